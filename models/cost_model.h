@@ -1,0 +1,32 @@
+// CostModel: how long one engine step takes on one replica.
+//
+// Contract: estimate() is a pure function of the BatchShape (same shape ⇒ same cost, no hidden
+// state), is O(1) in the batch size, never returns a negative or NaN time, and is monotone: adding
+// tokens or context to a shape never makes the step faster. A non-empty shape takes > 0 s.
+#ifndef SERVESIM_MODELS_COST_MODEL_H_
+#define SERVESIM_MODELS_COST_MODEL_H_
+
+#include "models/batch_shape.h"
+
+namespace servesim::models {
+
+// Breakdown of one step's predicted time, all in seconds. total_s is what the simulator uses; the
+// parts explain it (they add up to total_s).
+struct StepCost {
+  double linear_s = 0;     // QKV/O projections, MLP or MoE experts, embeddings (all layers)
+  double attention_s = 0;  // prefill + decode attention (all layers)
+  double lm_head_s = 0;    // final norm + LM head + sampling for the sampled rows
+  double comm_s = 0;       // tensor-parallel all-reduces, pipeline send/recv
+  double overhead_s = 0;   // fixed per-step and per-request CPU/launch overheads
+  double total_s = 0;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual StepCost estimate(const BatchShape& shape) const = 0;
+};
+
+}  // namespace servesim::models
+
+#endif  // SERVESIM_MODELS_COST_MODEL_H_

@@ -1,0 +1,43 @@
+// Deployment: what runs on one replica — the model, the GPU, parallelism and precision — plus the
+// cost-model options. The scheduler's knobs (max-num-seqs, budget, ...) live in EngineConfig.
+#ifndef SERVESIM_MODELS_DEPLOYMENT_H_
+#define SERVESIM_MODELS_DEPLOYMENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hardware/gpu_spec.h"
+#include "models/cost_model.h"
+#include "models/model_spec.h"
+
+namespace servesim::models {
+
+struct Deployment {
+  ModelSpec model;
+  hardware::GpuSpec gpu;
+  int tensor_parallel_size = 1;    // --tensor-parallel-size / -tp
+  int pipeline_parallel_size = 1;  // --pipeline-parallel-size / -pp
+  std::string quantization;        // --quantization: "" (model dtype) or "fp8"
+  std::string kv_cache_dtype = "auto";  // --kv-cache-dtype: auto (= model dtype) | fp8
+  bool enforce_eager = false;      // --enforce-eager: no CUDA graphs (no padding)
+  // Decode batch sizes with a captured CUDA graph (ascending). Empty = vLLM's default for
+  // max_num_seqs (see default_cuda_graph_sizes).
+  std::vector<int> cuda_graph_sizes;
+  bool ideal = false;  // 100% efficiency, zero overhead: the physical lower bound
+
+  int weight_bytes_per_param() const;  // 1 under fp8 quantization, else model dtype bytes
+  int kv_dtype_bytes() const;          // 1 for fp8, else model dtype bytes
+  int num_gpus() const { return tensor_parallel_size * pipeline_parallel_size; }
+};
+
+// vLLM v0.11+ capture sizes: [1,2,4] + range(8,256,8) + range(256, max+1, 16) with
+// max = min(2*max_num_seqs, 512), capped at max_num_batched_tokens.
+std::vector<int> default_cuda_graph_sizes(int max_num_seqs, int max_num_batched_tokens);
+
+// The roofline cost model of DESIGN.md §4 for this deployment (ideal variant when d.ideal).
+std::unique_ptr<CostModel> make_cost_model(const Deployment& d);
+
+}  // namespace servesim::models
+
+#endif  // SERVESIM_MODELS_DEPLOYMENT_H_

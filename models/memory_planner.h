@@ -1,0 +1,42 @@
+// MemoryPlanner: how much of a GPU the KV cache gets, in blocks (DESIGN.md §3, REFERENCE.md §1.2).
+//
+// budget = memory * gpu_memory_utilization; KV = budget - weights/rank - activation peak of the
+// profiling run (grows with max_num_batched_tokens) - non-torch memory; blocks = floor(KV /
+// (block_size * kv_bytes_per_token_per_rank)). Per rank: every rank of a TP group holds the same.
+#ifndef SERVESIM_MODELS_MEMORY_PLANNER_H_
+#define SERVESIM_MODELS_MEMORY_PLANNER_H_
+
+#include <cstdint>
+
+#include "models/deployment.h"
+
+namespace servesim::models {
+
+struct MemoryPlan {
+  double device_bytes = 0;        // GPU memory
+  double budget_bytes = 0;        // device_bytes * gpu_memory_utilization
+  double weight_bytes = 0;        // per rank
+  double activation_bytes = 0;    // profiling-run activation peak, per rank
+  double non_torch_bytes = 0;     // per rank
+  double kv_bytes = 0;            // per rank, what is left for the KV cache
+  int64_t kv_bytes_per_token = 0; // per rank
+  int64_t num_blocks = 0;
+  int64_t kv_tokens = 0;          // num_blocks * block_size
+};
+
+struct MemoryPlanOptions {
+  double gpu_memory_utilization = 0.9;
+  int block_size = 16;
+  int max_num_batched_tokens = 8192;
+  int max_num_seqs = 1024;
+  // If > 0, overrides the computed block count (like vLLM's --num-gpu-blocks-override).
+  int64_t num_gpu_blocks_override = 0;
+};
+
+// Throws ConfigError when the model does not fit: the message says how much memory is missing and
+// the smallest tensor-parallel size that fits (or that none up to 8 does).
+MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts);
+
+}  // namespace servesim::models
+
+#endif  // SERVESIM_MODELS_MEMORY_PLANNER_H_

@@ -1,0 +1,56 @@
+// ModelSpec: a decoder-only transformer's architecture, read from HuggingFace config.json fields.
+//
+// Dense Llama-style (SwiGLU) and MoE (Mixtral, Qwen-MoE) models. Parameter counts and KV bytes
+// per token follow REFERENCE.md §4.
+#ifndef SERVESIM_MODELS_MODEL_SPEC_H_
+#define SERVESIM_MODELS_MODEL_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace servesim::models {
+
+struct ModelSpec {
+  std::string name;  // catalog name or the config file's path
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;  // dense MLP width (per expert for Mixtral)
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;  // = num_heads when absent (MHA)
+  int64_t head_dim = 0;      // = hidden/heads when absent
+  int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
+  bool qkv_bias = false;
+  int64_t max_position_embeddings = 0;  // the default --max-model-len
+  int dtype_bytes = 2;                  // torch_dtype bf16/fp16 -> 2, float32 -> 4
+
+  // MoE (0 experts = dense).
+  int64_t num_experts = 0;
+  int64_t experts_per_token = 0;
+  int64_t moe_intermediate_size = 0;     // per routed expert (Qwen-MoE); = intermediate for Mixtral
+  int64_t shared_expert_intermediate_size = 0;
+
+  bool is_moe() const { return num_experts > 0; }
+  // Total parameters (all experts). REFERENCE.md §4 formula.
+  double param_count() const;
+  // Parameters touched per token (top-k experts only).
+  double active_param_count() const;
+  // Parameters of the embedding + LM head (kept in 16-bit under fp8 weight quantization).
+  double embedding_param_count() const;
+  // KV cache bytes per token for the whole model (all layers, all KV heads).
+  int64_t kv_bytes_per_token(int kv_dtype_bytes) const;
+  // KV bytes per token held by one tensor-parallel rank (KV heads split over TP, replicated when
+  // TP > num_kv_heads).
+  int64_t kv_bytes_per_token_per_rank(int kv_dtype_bytes, int tp) const;
+};
+
+// Loads a model by catalog name (models/catalog/<name>.json) or path to an HF config.json.
+// Throws ConfigError naming the file and field on bad input; lists known names for unknown ones.
+ModelSpec load_model(const std::string& name_or_path);
+
+std::vector<std::string> model_catalog_names();
+
+}  // namespace servesim::models
+
+#endif  // SERVESIM_MODELS_MODEL_SPEC_H_

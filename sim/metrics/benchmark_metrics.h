@@ -1,0 +1,69 @@
+// BenchmarkMetrics: the numbers `vllm bench serve` reports, computed from RequestRecords exactly as
+// vLLM's calculate_metrics() does (REFERENCE.md §2.1):
+//   TTFT = first token − send time; TPOT = (E2E − TTFT)/(output − 1) for output > 1;
+//   ITL = every gap between consecutive tokens of a request, pooled over requests;
+//   E2EL = last token − send time. mean = np.mean, median = np.median, std = np.std (population),
+//   percentiles = np.percentile (linear interpolation). Summaries in ms.
+// Requests marked warmup are excluded from everything; failed ones count only in `failed`.
+#ifndef SERVESIM_SIM_METRICS_BENCHMARK_METRICS_H_
+#define SERVESIM_SIM_METRICS_BENCHMARK_METRICS_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/request_record.h"
+
+namespace servesim::metrics {
+
+// Options mirroring vllm bench serve's flags.
+struct MetricsOptions {
+  // --percentile-metrics: subset of {ttft, tpot, itl, e2el}, in vLLM's default order.
+  std::vector<std::string> percentile_metrics = {"ttft", "tpot", "itl"};
+  // --metric-percentiles: e.g. {99} (vLLM default "99").
+  std::vector<double> metric_percentiles = {99};
+  // --goodput: SLO in ms per metric key ("ttft", "tpot", "e2el"); empty = no goodput.
+  std::map<std::string, double> goodput_slo_ms;
+  // Added to every TTFT (and so E2E): client-side overhead from calibration, seconds.
+  double ttft_offset_s = 0;
+};
+
+// Parses vLLM's "--goodput ttft:500 tpot:50" items. Throws ConfigError on a bad key or value.
+std::map<std::string, double> parse_goodput(const std::vector<std::string>& items);
+
+struct MetricSummary {
+  double mean_ms = 0, median_ms = 0, std_ms = 0;
+  std::vector<std::pair<double, double>> percentiles_ms;  // (p, value)
+};
+
+struct BenchmarkMetrics {
+  int64_t completed = 0;
+  int64_t failed = 0;
+  int64_t total_input_tokens = 0;
+  int64_t total_output_tokens = 0;
+  double duration_s = 0;  // first measured send → last measured completion
+  double request_throughput = 0;
+  std::optional<double> request_goodput;  // set when goodput SLOs were given
+  double output_throughput = 0;
+  double total_token_throughput = 0;
+  double max_output_tokens_per_s = 0;  // peak of per-second output token counts
+  int64_t max_concurrent_requests = 0;
+  // Keyed "ttft", "tpot", "itl", "e2el" (all four always computed; the writer filters).
+  std::map<std::string, MetricSummary> summaries;
+};
+
+// `step_logs[r]` is replica r's StepLog; records refer to it through `replica` and segments.
+BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
+                                 const std::vector<StepLog>& step_logs,
+                                 const MetricsOptions& options);
+
+// Per-request token times for one record (length output_tokens), for detailed output and tests.
+std::vector<SimTime> token_times(const RequestRecord& record, const StepLog& log);
+
+// np.percentile(values, p) with linear interpolation. REQUIRES: values sorted ascending, non-empty.
+double percentile_linear(const std::vector<double>& sorted_values, double p);
+
+}  // namespace servesim::metrics
+
+#endif  // SERVESIM_SIM_METRICS_BENCHMARK_METRICS_H_

@@ -1,0 +1,50 @@
+// Result files in the `vllm bench serve --save-result` schema (REFERENCE.md §2.1), plus a
+// "servesim" object with what vLLM's file lacks, and the one-screen summary table.
+//
+// The JSON is deterministic: keys in a fixed order, numbers printed the same way every time, no
+// wall-clock values (the "date" field is fixed by the caller). Writing goes to a temporary file
+// renamed into place, so a failed run never leaves a half-written result.
+#ifndef SERVESIM_SIM_METRICS_RESULT_WRITER_H_
+#define SERVESIM_SIM_METRICS_RESULT_WRITER_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/metrics/benchmark_metrics.h"
+
+namespace servesim::metrics {
+
+struct ResultContext {
+  std::string date;          // "YYYYmmdd-HHMMSS"; callers pass a fixed value for reproducibility
+  std::string backend = "vllm";
+  std::string model_id;
+  std::string tokenizer_id;
+  int64_t num_prompts = 0;
+  nlohmann::json request_rate;  // number or the string "inf"
+  double burstiness = 1.0;
+  nlohmann::json max_concurrency;  // int or null
+  bool save_detailed = false;      // add per-request arrays (seconds)
+  nlohmann::json servesim;         // the "servesim" object (config echo, KV, preemptions, ...)
+};
+
+// Builds the result object. Keys and units exactly as vLLM writes them: summaries in ms, arrays
+// in seconds, "request_goodput" null unless goodput was asked for, p{P}_{metric}_ms with P
+// printed as an integer when integral (p99) else as is (p99.9).
+nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const MetricsOptions& options,
+                                         const ResultContext& ctx,
+                                         const std::vector<RequestRecord>& records,
+                                         const std::vector<StepLog>& step_logs);
+
+// Writes `j` to `path` atomically (temp file + rename). Throws ConfigError when it cannot.
+void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j);
+
+// The one-screen table, laid out like vLLM's "Serving Benchmark Result" block.
+void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
+                         const MetricsOptions& options);
+
+}  // namespace servesim::metrics
+
+#endif  // SERVESIM_SIM_METRICS_RESULT_WRITER_H_

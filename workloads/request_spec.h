@@ -1,0 +1,26 @@
+// RequestSpec: one request as the client sends it.
+#ifndef SERVESIM_WORKLOADS_REQUEST_SPEC_H_
+#define SERVESIM_WORKLOADS_REQUEST_SPEC_H_
+
+#include <cstdint>
+
+#include "sim/base/time.h"
+
+namespace servesim::workloads {
+
+struct RequestSpec {
+  int64_t id = 0;          // 0, 1, 2, ... in arrival order
+  SimTime arrival;         // when the client would send it (before any --max-concurrency wait)
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;  // generated exactly (ignore_eos), as vLLM's random dataset asks
+  // Prefix identity for prefix caching: the first `prefix_tokens` tokens of the prompt are
+  // identical for every request with the same prefix_group (-1 = no shared prefix). The rest of
+  // the prompt is unique to the request.
+  int64_t prefix_group = -1;
+  int32_t prefix_tokens = 0;
+  int32_t priority = 0;  // --scheduling-policy priority: lower value is served first
+};
+
+}  // namespace servesim::workloads
+
+#endif  // SERVESIM_WORKLOADS_REQUEST_SPEC_H_

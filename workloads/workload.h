@@ -1,0 +1,70 @@
+// Workload: what the benchmark client sends — arrival times and request lengths — with the
+// semantics of `vllm bench serve` (REFERENCE.md §2.2, §5) and SGLang's generated-shared-prefix set.
+//
+// A Workload is built once from a WorkloadConfig and a seed; next() hands out requests in arrival
+// order. Same config + seed ⇒ same sequence, on every platform. The arrival process, the lengths
+// and the prefixes each draw from their own named RngStream, so changing one knob never reshuffles
+// the others.
+#ifndef SERVESIM_WORKLOADS_WORKLOAD_H_
+#define SERVESIM_WORKLOADS_WORKLOAD_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workloads/request_spec.h"
+
+namespace servesim::workloads {
+
+struct WorkloadConfig {
+  // --- arrivals (vllm bench serve) ---
+  // --request-rate: requests/s; +infinity = all requests at t=0 ("inf").
+  double request_rate = std::numeric_limits<double>::infinity();
+  // --burstiness: gamma shape of inter-arrival times (1 = Poisson); only when rate is finite.
+  double burstiness = 1.0;
+  // --arrival-process: "poisson" (gamma with `burstiness`) or "constant" (every 1/rate).
+  std::string arrival_process = "poisson";
+  int64_t num_prompts = 1000;  // --num-prompts
+  uint64_t seed = 0;           // --seed
+
+  // --- dataset ---
+  std::string dataset_name = "random";  // --dataset-name: random | generated-shared-prefix
+  // random (vLLM current RandomDataset semantics)
+  int32_t random_input_len = 1024;     // --random-input-len
+  int32_t random_output_len = 128;     // --random-output-len
+  double random_range_ratio = 0.0;     // --random-range-ratio, in [0, 1)
+  int32_t random_prefix_len = 0;       // --random-prefix-len: one prefix shared by all requests
+  // generated-shared-prefix (SGLang bench_serving names)
+  int32_t gsp_num_groups = 64;          // --gsp-num-groups
+  int32_t gsp_prompts_per_group = 16;   // --gsp-prompts-per-group
+  int32_t gsp_system_prompt_len = 2048; // --gsp-system-prompt-len (shared within a group)
+  int32_t gsp_question_len = 128;       // --gsp-question-len (unique per request)
+  int32_t gsp_output_len = 256;         // --gsp-output-len
+};
+
+// Checks every field; throws ConfigError naming the flag, the value and what was expected.
+void validate(const WorkloadConfig& config);
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // The next request in arrival order, or nullopt when all have been handed out.
+  virtual std::optional<RequestSpec> next() = 0;
+  // Total number of requests this workload will produce.
+  virtual int64_t size() const = 0;
+};
+
+// Builds the workload described by `config`. REQUIRES: validate(config) passes (it is called).
+std::unique_ptr<Workload> make_workload(const WorkloadConfig& config);
+
+// Arrival times for n requests at `rate` (finite) with gamma shape `burstiness`, from a stream
+// seeded by `seed`: exposed for tests of the arrival process. Times in seconds, nondecreasing.
+std::vector<double> arrival_times_s(int64_t n, double rate, double burstiness,
+                                    const std::string& process, uint64_t seed);
+
+}  // namespace servesim::workloads
+
+#endif  // SERVESIM_WORKLOADS_WORKLOAD_H_
