@@ -1,1 +1,133 @@
-// placeholder: being written
+// GpuSpec loading and validation. File format: the GpuSpec fields by name (snake_case), with
+// scale_up as an object {kind, bandwidth_bytes_per_s, latency_s} and sources as an object
+// field -> note. Keys starting with '_' are comments; any other unknown key is an error (typos in
+// a hand-written GPU file must not be silently ignored).
+#include "hardware/gpu_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+
+namespace servesim::hardware {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path catalog_dir() { return data_dir() / "hardware" / "catalog"; }
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos ||
+         (s.size() >= 5 && s.compare(s.size() - 5, 5, ".json") == 0);
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+void reject_unknown_keys(const json& j, const std::set<std::string>& known,
+                         const std::string& where) {
+  for (const auto& [key, value] : j.items()) {
+    if (!key.empty() && key[0] == '_') continue;
+    if (known.count(key) == 0) throw ConfigError(where + ": unknown field '" + key + "'");
+  }
+}
+
+// Reads a finite number and checks lo < v (or lo <= v when lo_inclusive) and v <= hi.
+double read_number(const json& j, const std::string& key, const std::string& where, bool required,
+                   double fallback, double lo, bool lo_inclusive, double hi = INFINITY) {
+  const double v = required ? require_field<double>(j, key, where)
+                            : optional_field<double>(j, key, where, fallback);
+  const bool ok = std::isfinite(v) && (lo_inclusive ? v >= lo : v > lo) && v <= hi;
+  if (!ok) {
+    std::string range = (lo_inclusive ? ">= " : "> ") + number(lo);
+    if (std::isfinite(hi)) range = "in " + std::string(lo_inclusive ? "[" : "(") + number(lo) +
+                                   ", " + number(hi) + "]";
+    throw ConfigError(where + ": field '" + key + "' must be a finite number " + range +
+                      " (value " + number(v) + ")");
+  }
+  return v;
+}
+
+GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::string& where) {
+  if (!j.is_object()) throw ConfigError(where + ": expected a JSON object");
+  reject_unknown_keys(j,
+                      {"name", "display_name", "memory_bytes", "hbm_bandwidth_bytes_per_s",
+                       "bf16_flops", "fp8_flops", "scale_up", "compute_efficiency",
+                       "memory_efficiency", "step_overhead_s", "per_seq_overhead_s",
+                       "non_torch_memory_bytes", "price_per_hour_usd", "sources"},
+                      where);
+  GpuSpec g;
+  g.name = optional_field<std::string>(j, "name", where, default_name);
+  if (g.name.empty()) throw ConfigError(where + ": field 'name' must not be empty");
+  g.display_name = optional_field<std::string>(j, "display_name", where, g.name);
+  g.memory_bytes = read_number(j, "memory_bytes", where, true, 0, 0, false);
+  g.hbm_bandwidth_bytes_per_s = read_number(j, "hbm_bandwidth_bytes_per_s", where, true, 0, 0, false);
+  g.bf16_flops = read_number(j, "bf16_flops", where, true, 0, 0, false);
+  g.fp8_flops = read_number(j, "fp8_flops", where, false, 0, 0, true);
+
+  const auto link = require_field<json>(j, "scale_up", where);
+  const std::string link_where = where + ": scale_up";
+  if (!link.is_object()) throw ConfigError(link_where + ": expected an object");
+  reject_unknown_keys(link, {"kind", "bandwidth_bytes_per_s", "latency_s"}, link_where);
+  g.scale_up.kind = require_field<std::string>(link, "kind", link_where);
+  if (g.scale_up.kind.empty()) throw ConfigError(link_where + ": field 'kind' must not be empty");
+  g.scale_up.bandwidth_bytes_per_s =
+      read_number(link, "bandwidth_bytes_per_s", link_where, true, 0, 0, false);
+  g.scale_up.latency_s = read_number(link, "latency_s", link_where, true, 0, 0, true);
+
+  g.compute_efficiency = read_number(j, "compute_efficiency", where, false, 1.0, 0, false, 1.0);
+  g.memory_efficiency = read_number(j, "memory_efficiency", where, false, 1.0, 0, false, 1.0);
+  g.step_overhead_s = read_number(j, "step_overhead_s", where, false, 0, 0, true);
+  g.per_seq_overhead_s = read_number(j, "per_seq_overhead_s", where, false, 0, 0, true);
+  g.non_torch_memory_bytes = read_number(j, "non_torch_memory_bytes", where, false, 0, 0, true,
+                                         g.memory_bytes);
+  g.price_per_hour_usd = read_number(j, "price_per_hour_usd", where, false, 0, 0, true);
+  g.sources = optional_field<json>(j, "sources", where, json::object());
+  if (!g.sources.is_object()) throw ConfigError(where + ": field 'sources' must be an object");
+  return g;
+}
+
+}  // namespace
+
+GpuSpec load_gpu(const std::string& name_or_path) {
+  if (looks_like_path(name_or_path)) {
+    return parse_gpu(read_json_file(name_or_path), fs::path(name_or_path).stem().string(),
+                     name_or_path);
+  }
+  const fs::path file = catalog_dir() / (name_or_path + ".json");
+  if (!fs::is_regular_file(file)) {
+    throw ConfigError("unknown GPU '" + name_or_path + "'; known: " + join(gpu_catalog_names()) +
+                      " (or give a path to a GPU JSON file)");
+  }
+  return parse_gpu(read_json_file(file), name_or_path, file.string());
+}
+
+std::vector<std::string> gpu_catalog_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(catalog_dir(), ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".json") {
+      names.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace servesim::hardware

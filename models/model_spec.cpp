@@ -1,1 +1,205 @@
-// placeholder: being written
+// ModelSpec loading from HuggingFace config.json fields, and the parameter / KV arithmetic of
+// REFERENCE.md §4.
+#include "models/model_spec.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+
+namespace servesim::models {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path catalog_dir() { return data_dir() / "models" / "catalog"; }
+
+// A name is a path when it names a file the user wrote: contains a separator or ends in .json.
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos ||
+         (s.size() >= 5 && s.compare(s.size() - 5, 5, ".json") == 0);
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// A required positive integer field.
+int64_t require_positive(const json& j, const std::string& key, const std::string& where) {
+  const auto v = require_field<int64_t>(j, key, where);
+  if (v <= 0) {
+    throw ConfigError(where + ": field '" + key + "' must be a positive integer (value " +
+                      std::to_string(v) + ")");
+  }
+  return v;
+}
+
+// An optional integer field that, when present, must be positive.
+int64_t optional_positive(const json& j, const std::string& key, const std::string& where,
+                          int64_t fallback) {
+  const auto v = optional_field<int64_t>(j, key, where, fallback);
+  if (v <= 0) {
+    throw ConfigError(where + ": field '" + key + "' must be a positive integer (value " +
+                      std::to_string(v) + ")");
+  }
+  return v;
+}
+
+// torch_dtype (or "dtype", its name in transformers >= 4.56) -> bytes per weight element.
+int dtype_bytes_of(const json& j, const std::string& where) {
+  std::string key = "torch_dtype";
+  if (!j.contains(key) || j[key].is_null()) key = "dtype";
+  const auto dtype = optional_field<std::string>(j, key, where, "bfloat16");
+  if (dtype == "bfloat16" || dtype == "float16") return 2;
+  if (dtype == "float32") return 4;
+  throw ConfigError(where + ": field '" + key + "' has unsupported value '" + dtype +
+                    "' (expected bfloat16, float16 or float32)");
+}
+
+ModelSpec parse_model(const json& j, const std::string& name, const std::string& where) {
+  if (!j.is_object()) throw ConfigError(where + ": expected a JSON object (an HF config.json)");
+  ModelSpec m;
+  m.name = name;
+  m.hidden_size = require_positive(j, "hidden_size", where);
+  m.intermediate_size = require_positive(j, "intermediate_size", where);
+  m.num_layers = require_positive(j, "num_hidden_layers", where);
+  m.num_heads = require_positive(j, "num_attention_heads", where);
+  m.num_kv_heads = optional_positive(j, "num_key_value_heads", where, m.num_heads);
+  if (!j.contains("head_dim") || j["head_dim"].is_null()) {
+    if (m.hidden_size % m.num_heads != 0) {
+      throw ConfigError(where + ": hidden_size " + std::to_string(m.hidden_size) +
+                        " is not divisible by num_attention_heads " +
+                        std::to_string(m.num_heads) + " and no head_dim is given");
+    }
+  }
+  m.head_dim = optional_positive(j, "head_dim", where, m.hidden_size / m.num_heads);
+  if (m.num_kv_heads > m.num_heads || m.num_heads % m.num_kv_heads != 0) {
+    throw ConfigError(where + ": num_key_value_heads " + std::to_string(m.num_kv_heads) +
+                      " must divide num_attention_heads " + std::to_string(m.num_heads));
+  }
+  m.vocab_size = require_positive(j, "vocab_size", where);
+  // HF's PretrainedConfig defaults this to true, but every Llama/Mistral/Qwen config class
+  // defaults it to false; the decoder-only families we load all follow the latter.
+  m.tie_word_embeddings = optional_field<bool>(j, "tie_word_embeddings", where, false);
+  m.max_position_embeddings = require_positive(j, "max_position_embeddings", where);
+  m.dtype_bytes = dtype_bytes_of(j, where);
+
+  // QKV bias: explicit attention_bias, or Qwen2-family models, which always carry it.
+  const auto model_type = optional_field<std::string>(j, "model_type", where, "");
+  m.qkv_bias = optional_field<bool>(j, "attention_bias", where, false) ||
+               model_type == "qwen2" || model_type == "qwen2_moe";
+
+  // MoE. Mixtral: num_local_experts, experts as wide as intermediate_size.
+  // Qwen-MoE: num_experts, moe_intermediate_size, optional shared expert.
+  if (j.contains("num_local_experts") && !j["num_local_experts"].is_null()) {
+    m.num_experts = require_positive(j, "num_local_experts", where);
+    m.moe_intermediate_size = m.intermediate_size;
+  } else if (j.contains("num_experts") && !j["num_experts"].is_null()) {
+    m.num_experts = require_positive(j, "num_experts", where);
+    m.moe_intermediate_size = require_positive(j, "moe_intermediate_size", where);
+    const auto shared =
+        optional_field<int64_t>(j, "shared_expert_intermediate_size", where, 0);
+    if (shared < 0) {
+      throw ConfigError(where + ": field 'shared_expert_intermediate_size' must be >= 0");
+    }
+    m.shared_expert_intermediate_size = shared;
+  }
+  if (m.num_experts > 0) {
+    m.experts_per_token = require_positive(j, "num_experts_per_tok", where);
+    if (m.experts_per_token > m.num_experts) {
+      throw ConfigError(where + ": num_experts_per_tok " + std::to_string(m.experts_per_token) +
+                        " exceeds the number of experts " + std::to_string(m.num_experts));
+    }
+  }
+  return m;
+}
+
+// Parameters of one decoder layer with `experts` routed experts counted (REFERENCE.md §4):
+// attention projections (+ QKV bias), the MLP or experts (+ shared expert and its gate), the
+// router, and the two RMSNorm weights.
+double layer_params(const ModelSpec& m, int64_t experts) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double q = static_cast<double>(m.num_heads * m.head_dim);
+  const double kv = static_cast<double>(m.num_kv_heads * m.head_dim);
+  double p = h * q + 2 * h * kv + q * h;
+  if (m.qkv_bias) p += q + 2 * kv;
+  if (m.is_moe()) {
+    p += 3 * h * static_cast<double>(m.moe_intermediate_size) * static_cast<double>(experts);
+    p += h * static_cast<double>(m.num_experts);  // router
+    if (m.shared_expert_intermediate_size > 0) {
+      p += 3 * h * static_cast<double>(m.shared_expert_intermediate_size) + h;  // + its gate
+    }
+  } else {
+    p += 3 * h * static_cast<double>(m.intermediate_size);
+  }
+  return p + 2 * h;
+}
+
+std::vector<std::string> catalog_names_in(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".json") {
+      names.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+double ModelSpec::embedding_param_count() const {
+  return static_cast<double>(vocab_size) * static_cast<double>(hidden_size) *
+         (tie_word_embeddings ? 1.0 : 2.0);
+}
+
+double ModelSpec::param_count() const {
+  const int64_t experts = is_moe() ? num_experts : 0;
+  return static_cast<double>(num_layers) * layer_params(*this, experts) +
+         embedding_param_count() + static_cast<double>(hidden_size);  // + final norm
+}
+
+double ModelSpec::active_param_count() const {
+  if (!is_moe()) return param_count();
+  return static_cast<double>(num_layers) * layer_params(*this, experts_per_token) +
+         embedding_param_count() + static_cast<double>(hidden_size);
+}
+
+int64_t ModelSpec::kv_bytes_per_token(int kv_dtype_bytes) const {
+  return 2 * num_layers * num_kv_heads * head_dim * kv_dtype_bytes;
+}
+
+int64_t ModelSpec::kv_bytes_per_token_per_rank(int kv_dtype_bytes, int tp) const {
+  if (tp < 1) {
+    throw ConfigError("tensor-parallel size must be >= 1 (got " + std::to_string(tp) + ")");
+  }
+  // ceil(n_kv / tp), at least 1: with tp > n_kv each KV head is replicated on tp / n_kv ranks.
+  const int64_t heads_per_rank = std::max<int64_t>(1, (num_kv_heads + tp - 1) / tp);
+  return 2 * num_layers * heads_per_rank * head_dim * kv_dtype_bytes;
+}
+
+ModelSpec load_model(const std::string& name_or_path) {
+  if (looks_like_path(name_or_path)) {
+    return parse_model(read_json_file(name_or_path), name_or_path, name_or_path);
+  }
+  const fs::path file = catalog_dir() / (name_or_path + ".json");
+  if (!fs::is_regular_file(file)) {
+    throw ConfigError("unknown model '" + name_or_path + "'; known: " +
+                      join(model_catalog_names()) +
+                      " (or give a path to an HF config.json)");
+  }
+  return parse_model(read_json_file(file), name_or_path, file.string());
+}
+
+std::vector<std::string> model_catalog_names() { return catalog_names_in(catalog_dir()); }
+
+}  // namespace servesim::models
