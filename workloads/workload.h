@@ -27,7 +27,9 @@ struct WorkloadConfig {
   double burstiness = 1.0;
   // --arrival-process: "poisson" (gamma with `burstiness`) or "constant" (every 1/rate).
   std::string arrival_process = "poisson";
-  int64_t num_prompts = 1000;  // --num-prompts
+  // --num-prompts. Ignored by generated-shared-prefix, whose size is groups × prompts per group
+  // (as in SGLang).
+  int64_t num_prompts = 1000;
   uint64_t seed = 0;           // --seed
 
   // --- dataset ---
