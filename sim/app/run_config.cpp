@@ -1,0 +1,306 @@
+#include "sim/app/run_config.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "sim/base/error.h"
+
+namespace servesim::app {
+namespace {
+
+using nlohmann::json;
+using sim::SimulationConfig;
+
+std::string flag_name(const std::string& key) {
+  std::string f = "--" + key;
+  for (char& c : f) {
+    if (c == '_') c = '-';
+  }
+  return f;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::string item;
+  std::stringstream ss(s);
+  while (std::getline(ss, item, ',')) {
+    // Also accept spaces as separators, as vLLM's flags take "ttft,tpot" or "ttft tpot".
+    std::stringstream words(item);
+    std::string w;
+    while (words >> w) out.push_back(w);
+  }
+  return out;
+}
+
+// Typed field constructors: each binds a key to a member through small lambdas.
+template <typename T>
+ConfigField field(std::string key, FieldKind kind, std::string help, T SimulationConfig::*member,
+                  std::string alias = "") {
+  return ConfigField{std::move(key), kind, std::move(help), std::move(alias),
+                     [member](SimulationConfig& c, const json& v) { c.*member = v.get<T>(); },
+                     [member](const SimulationConfig& c) { return json(c.*member); }};
+}
+template <typename T>
+ConfigField engine_field(std::string key, FieldKind kind, std::string help,
+                         T sim::EngineConfig::*member) {
+  return ConfigField{std::move(key), kind, std::move(help), "",
+                     [member](SimulationConfig& c, const json& v) { c.engine.*member = v.get<T>(); },
+                     [member](const SimulationConfig& c) { return json(c.engine.*member); }};
+}
+template <typename T>
+ConfigField workload_field(std::string key, FieldKind kind, std::string help,
+                           T workloads::WorkloadConfig::*member) {
+  return ConfigField{
+      std::move(key), kind, std::move(help), "",
+      [member](SimulationConfig& c, const json& v) { c.workload.*member = v.get<T>(); },
+      [member](const SimulationConfig& c) { return json(c.workload.*member); }};
+}
+
+std::vector<ConfigField> build_fields() {
+  using K = FieldKind;
+  std::vector<ConfigField> f;
+  // Deployment (vllm serve).
+  f.push_back(field("model", K::kString,
+                    "model: catalog name (see `servesim list`) or path to an HF config.json "
+                    "[llama-3.1-8b]",
+                    &SimulationConfig::model));
+  f.push_back(field("gpu", K::kString, "GPU: catalog name or path to a GPU JSON file [h100-sxm]",
+                    &SimulationConfig::gpu));
+  f.push_back(field("tensor_parallel_size", K::kInt, "tensor-parallel GPUs per replica [1]",
+                    &SimulationConfig::tensor_parallel_size, "-tp"));
+  f.push_back(field("pipeline_parallel_size", K::kInt, "pipeline stages per replica [1]",
+                    &SimulationConfig::pipeline_parallel_size, "-pp"));
+  f.push_back(field("quantization", K::kString, "weight quantization: fp8, or unset for the model dtype",
+                    &SimulationConfig::quantization));
+  f.push_back(field("kv_cache_dtype", K::kString, "KV cache dtype: auto | fp8 [auto]",
+                    &SimulationConfig::kv_cache_dtype));
+  f.push_back(field("enforce_eager", K::kBool, "disable CUDA graphs (no decode padding) [false]",
+                    &SimulationConfig::enforce_eager));
+  f.push_back(field("ideal", K::kBool,
+                    "ideal hardware: 100% of peak, zero overheads (the lower bound) [false]",
+                    &SimulationConfig::ideal));
+  // Engine (vllm serve).
+  f.push_back(engine_field("max_num_seqs", K::kInt,
+                           "max running requests [1024 on >=70 GiB non-A100 GPUs, else 256]",
+                           &sim::EngineConfig::max_num_seqs));
+  f.push_back(engine_field("max_num_batched_tokens", K::kInt,
+                           "per-step token budget [8192 on >=70 GiB non-A100 GPUs, else 2048]",
+                           &sim::EngineConfig::max_num_batched_tokens));
+  f.push_back(engine_field("block_size", K::kInt, "KV block size in tokens [16]",
+                           &sim::EngineConfig::block_size));
+  f.push_back(engine_field("gpu_memory_utilization", K::kDouble,
+                           "fraction of GPU memory vLLM may use [0.9]",
+                           &sim::EngineConfig::gpu_memory_utilization));
+  f.push_back(engine_field("enable_prefix_caching", K::kBool,
+                           "prefix caching of full KV blocks; --no-enable-prefix-caching turns it "
+                           "off [true]",
+                           &sim::EngineConfig::enable_prefix_caching));
+  f.push_back(engine_field("long_prefill_token_threshold", K::kInt,
+                           "per-request per-step prefill chunk cap, 0 = off [0]",
+                           &sim::EngineConfig::long_prefill_token_threshold));
+  f.push_back(engine_field("max_model_len", K::kInt,
+                           "longest prompt+output accepted [model's max_position_embeddings]",
+                           &sim::EngineConfig::max_model_len));
+  f.push_back(engine_field("scheduling_policy", K::kString, "fcfs | priority [fcfs]",
+                           &sim::EngineConfig::scheduling_policy));
+  f.push_back(engine_field("num_gpu_blocks_override", K::kInt,
+                           "force the KV block count, 0 = from memory [0]",
+                           &sim::EngineConfig::num_gpu_blocks_override));
+  // Load (vllm bench serve).
+  f.push_back(ConfigField{
+      "request_rate", K::kRate, "requests/s, or inf to send all at t=0 [inf]", "",
+      [](SimulationConfig& c, const json& v) {
+        c.workload.request_rate =
+            v.is_string() ? std::numeric_limits<double>::infinity() : v.get<double>();
+      },
+      [](const SimulationConfig& c) {
+        return std::isinf(c.workload.request_rate) ? json("inf") : json(c.workload.request_rate);
+      }});
+  f.push_back(workload_field("burstiness", K::kDouble,
+                             "gamma shape of inter-arrival times, 1 = Poisson [1.0]",
+                             &workloads::WorkloadConfig::burstiness));
+  f.push_back(workload_field("arrival_process", K::kString, "poisson | constant [poisson]",
+                             &workloads::WorkloadConfig::arrival_process));
+  f.push_back(workload_field("num_prompts", K::kInt, "requests to send [1000]",
+                             &workloads::WorkloadConfig::num_prompts));
+  f.push_back(workload_field("seed", K::kInt, "random seed [0]", &workloads::WorkloadConfig::seed));
+  f.push_back(workload_field("dataset_name", K::kString,
+                             "random | generated-shared-prefix [random]",
+                             &workloads::WorkloadConfig::dataset_name));
+  f.push_back(workload_field("random_input_len", K::kInt, "input tokens per request [1024]",
+                             &workloads::WorkloadConfig::random_input_len));
+  f.push_back(workload_field("random_output_len", K::kInt, "output tokens per request [128]",
+                             &workloads::WorkloadConfig::random_output_len));
+  f.push_back(workload_field("random_range_ratio", K::kDouble,
+                             "lengths uniform on [L(1-r), L(1+r)] [0.0]",
+                             &workloads::WorkloadConfig::random_range_ratio));
+  f.push_back(workload_field("random_prefix_len", K::kInt,
+                             "tokens of one prefix shared by all requests [0]",
+                             &workloads::WorkloadConfig::random_prefix_len));
+  f.push_back(workload_field("gsp_num_groups", K::kInt, "shared-prefix groups [64]",
+                             &workloads::WorkloadConfig::gsp_num_groups));
+  f.push_back(workload_field("gsp_prompts_per_group", K::kInt, "prompts per group [16]",
+                             &workloads::WorkloadConfig::gsp_prompts_per_group));
+  f.push_back(workload_field("gsp_system_prompt_len", K::kInt,
+                             "shared system prompt tokens per group [2048]",
+                             &workloads::WorkloadConfig::gsp_system_prompt_len));
+  f.push_back(workload_field("gsp_question_len", K::kInt, "unique question tokens [128]",
+                             &workloads::WorkloadConfig::gsp_question_len));
+  f.push_back(workload_field("gsp_output_len", K::kInt, "output tokens [256]",
+                             &workloads::WorkloadConfig::gsp_output_len));
+  f.push_back(field("max_concurrency", K::kInt, "client-side cap on outstanding requests, 0 = none [0]",
+                    &SimulationConfig::max_concurrency));
+  f.push_back(field("warmup_requests", K::kInt, "first N requests excluded from metrics [0]",
+                    &SimulationConfig::warmup_requests));
+  // Metrics (vllm bench serve).
+  f.push_back(ConfigField{
+      "percentile_metrics", K::kStringList, "metrics with percentiles: ttft,tpot,itl,e2el [ttft,tpot,itl]",
+      "",
+      [](SimulationConfig& c, const json& v) {
+        c.metrics.percentile_metrics = v.get<std::vector<std::string>>();
+      },
+      [](const SimulationConfig& c) { return json(c.metrics.percentile_metrics); }});
+  f.push_back(ConfigField{
+      "metric_percentiles", K::kStringList, "percentiles to report, e.g. 50,90,99 [99]", "",
+      [](SimulationConfig& c, const json& v) {
+        c.metrics.metric_percentiles.clear();
+        for (const auto& item : v) {
+          if (item.is_number()) {
+            c.metrics.metric_percentiles.push_back(item.get<double>());
+            continue;
+          }
+          const std::string s = item.get<std::string>();
+          size_t used = 0;
+          double p = 0;
+          try {
+            p = std::stod(s, &used);
+          } catch (const std::exception&) {
+            used = 0;
+          }
+          if (used != s.size() || !(p >= 0 && p <= 100)) {
+            throw ConfigError("--metric-percentiles: '" + s +
+                              "' is invalid; expected numbers in [0, 100] such as 50,90,99");
+          }
+          c.metrics.metric_percentiles.push_back(p);
+        }
+      },
+      [](const SimulationConfig& c) { return json(c.metrics.metric_percentiles); }});
+  f.push_back(ConfigField{
+      "goodput", K::kStringList, "SLOs in ms for goodput, e.g. ttft:500 tpot:50", "",
+      [](SimulationConfig& c, const json& v) {
+        c.metrics.goodput_slo_ms = metrics::parse_goodput(v.get<std::vector<std::string>>());
+      },
+      [](const SimulationConfig& c) {
+        json out = json::array();
+        for (const auto& [k, v] : c.metrics.goodput_slo_ms) {
+          std::ostringstream os;
+          os << k << ":" << v;
+          out.push_back(os.str());
+        }
+        return out;
+      }});
+  return f;
+}
+
+const char* kind_word(FieldKind k) {
+  switch (k) {
+    case FieldKind::kString: return "a string";
+    case FieldKind::kInt: return "an integer";
+    case FieldKind::kDouble: return "a number";
+    case FieldKind::kBool: return "true or false";
+    case FieldKind::kRate: return "a number of requests/s or \"inf\"";
+    case FieldKind::kStringList: return "a list";
+  }
+  return "a value";
+}
+
+bool type_ok(FieldKind kind, const json& v) {
+  switch (kind) {
+    case FieldKind::kString: return v.is_string();
+    case FieldKind::kInt: return v.is_number_integer();
+    case FieldKind::kDouble: return v.is_number();
+    case FieldKind::kBool: return v.is_boolean();
+    case FieldKind::kRate: return v.is_number() || (v.is_string() && v.get<std::string>() == "inf");
+    case FieldKind::kStringList: return v.is_array();
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<ConfigField>& config_fields() {
+  static const std::vector<ConfigField> fields = build_fields();  // immutable after first use
+  return fields;
+}
+
+void apply_config_json(SimulationConfig& config, const json& j, const std::string& where) {
+  if (!j.is_object()) throw ConfigError(where + ": expected a JSON object of run settings");
+  for (const auto& [key, value] : j.items()) {
+    const ConfigField* match = nullptr;
+    for (const ConfigField& f : config_fields()) {
+      if (f.key == key) match = &f;
+    }
+    if (match == nullptr) {
+      throw ConfigError(where + ": unknown key '" + key +
+                        "' (keys are the flag names with underscores, e.g. max_num_seqs)");
+    }
+    if (!type_ok(match->kind, value)) {
+      throw ConfigError(where + ": key '" + key + "' has value " + value.dump() + "; expected " +
+                        kind_word(match->kind));
+    }
+    match->set(config, value);
+  }
+}
+
+json parse_flag_value(const ConfigField& field, const std::string& text) {
+  const std::string flag = flag_name(field.key);
+  auto bad = [&](const std::string& what) {
+    return ConfigError(flag + ": '" + text + "' is invalid; expected " + what);
+  };
+  switch (field.kind) {
+    case FieldKind::kString:
+      return text;
+    case FieldKind::kBool:
+      if (text == "true" || text == "1") return true;
+      if (text == "false" || text == "0") return false;
+      throw bad("true or false");
+    case FieldKind::kInt: {
+      size_t used = 0;
+      long long v = 0;
+      try {
+        v = std::stoll(text, &used);
+      } catch (const std::exception&) {
+        throw bad("an integer");
+      }
+      if (used != text.size()) throw bad("an integer");
+      return v;
+    }
+    case FieldKind::kDouble:
+    case FieldKind::kRate: {
+      if (field.kind == FieldKind::kRate && (text == "inf" || text == "Inf")) return "inf";
+      size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+        throw bad(field.kind == FieldKind::kRate ? "a number of requests/s or inf" : "a number");
+      }
+      if (used != text.size() || !std::isfinite(v)) {
+        throw bad(field.kind == FieldKind::kRate ? "a number of requests/s or inf" : "a number");
+      }
+      return v;
+    }
+    case FieldKind::kStringList:
+      return split_list(text);
+  }
+  return text;
+}
+
+json config_to_json(const SimulationConfig& config) {
+  json out = json::object();
+  for (const ConfigField& f : config_fields()) out[f.key] = f.get(config);
+  return out;
+}
+
+}  // namespace servesim::app

@@ -1,0 +1,45 @@
+// The run description as data: every field of SimulationConfig has one name, used with dashes
+// as a CLI flag (--max-num-seqs) and with underscores as a key of a --config JSON file
+// (max_num_seqs). One table drives both, so they cannot drift apart.
+#ifndef SERVESIM_SIM_APP_RUN_CONFIG_H_
+#define SERVESIM_SIM_APP_RUN_CONFIG_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cluster/simulation.h"
+
+namespace servesim::app {
+
+enum class FieldKind { kString, kInt, kDouble, kBool, kRate, kStringList };
+
+struct ConfigField {
+  std::string key;           // underscore name, e.g. "max_num_seqs"
+  FieldKind kind;
+  std::string help;          // one line, with unit and default
+  std::string short_alias;   // e.g. "-tp" (optional)
+  std::function<void(sim::SimulationConfig&, const nlohmann::json&)> set;
+  std::function<nlohmann::json(const sim::SimulationConfig&)> get;
+};
+
+// All run fields, in the order --help lists them.
+const std::vector<ConfigField>& config_fields();
+
+// Applies the JSON object `j` onto `config`. Unknown keys and values of the wrong type throw
+// ConfigError naming `where` (the file or "command line"), the key, the value and what was expected.
+void apply_config_json(sim::SimulationConfig& config, const nlohmann::json& j,
+                       const std::string& where);
+
+// Converts a command-line string to the JSON value a field expects ("inf" for rates, "a,b" for
+// lists, "true"/"false" for bools). Throws ConfigError naming the flag.
+nlohmann::json parse_flag_value(const ConfigField& field, const std::string& text);
+
+// Every field's value, for echoing the config.
+nlohmann::json config_to_json(const sim::SimulationConfig& config);
+
+}  // namespace servesim::app
+
+#endif  // SERVESIM_SIM_APP_RUN_CONFIG_H_

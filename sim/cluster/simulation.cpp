@@ -1,0 +1,259 @@
+#include "sim/cluster/simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "hardware/gpu_spec.h"
+#include "models/model_spec.h"
+#include "sim/base/error.h"
+#include "sim/cluster/benchmark_client.h"
+#include "sim/engine/simulator.h"
+
+namespace servesim::sim {
+namespace {
+
+std::string gib(double bytes) {
+  std::ostringstream os;
+  os.precision(2);
+  os << std::fixed << bytes / double(1ull << 30) << " GiB";
+  return os.str();
+}
+
+// Sends every request to a single replica.
+class SingleReplicaSink : public RequestSink {
+ public:
+  explicit SingleReplicaSink(Replica& replica) : replica_(replica) {}
+  void send(engine::Simulator& sim, const workloads::RequestSpec& spec) override {
+    replica_.add_request(sim, spec);
+  }
+
+ private:
+  Replica& replica_;
+};
+
+// Forwards completions to the client once the replica exists (the two refer to each other).
+class ObserverRelay : public RequestObserver {
+ public:
+  RequestObserver* target = nullptr;
+  void on_request_done(engine::Simulator& sim, int64_t id) override {
+    target->on_request_done(sim, id);
+  }
+};
+
+}  // namespace
+
+PreparedDeployment prepare_deployment(const SimulationConfig& config) {
+  PreparedDeployment p;
+  models::Deployment& d = p.deployment;
+  d.model = models::load_model(config.model);
+  d.gpu = hardware::load_gpu(config.gpu);
+  if (config.tensor_parallel_size < 1) {
+    throw ConfigError("--tensor-parallel-size: " + std::to_string(config.tensor_parallel_size) +
+                      " is invalid; expected an integer >= 1");
+  }
+  if (config.pipeline_parallel_size < 1) {
+    throw ConfigError("--pipeline-parallel-size: " +
+                      std::to_string(config.pipeline_parallel_size) +
+                      " is invalid; expected an integer >= 1");
+  }
+  if (d.model.num_heads % config.tensor_parallel_size != 0) {
+    throw ConfigError("--tensor-parallel-size: " + std::to_string(config.tensor_parallel_size) +
+                      " does not divide the " + std::to_string(d.model.num_heads) +
+                      " attention heads of " + d.model.name +
+                      " (vLLM requires num_attention_heads % tensor_parallel_size == 0)");
+  }
+  if (config.pipeline_parallel_size > d.model.num_layers) {
+    throw ConfigError("--pipeline-parallel-size: " +
+                      std::to_string(config.pipeline_parallel_size) + " exceeds the " +
+                      std::to_string(d.model.num_layers) + " layers of " + d.model.name);
+  }
+  if (!config.quantization.empty() && config.quantization != "fp8") {
+    throw ConfigError("--quantization: '" + config.quantization +
+                      "' is not supported; expected 'fp8' (or leave it unset for the model dtype)");
+  }
+  static const char* kKvDtypes[] = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"};
+  if (std::find(std::begin(kKvDtypes), std::end(kKvDtypes), config.kv_cache_dtype) ==
+      std::end(kKvDtypes)) {
+    throw ConfigError("--kv-cache-dtype: '" + config.kv_cache_dtype +
+                      "' is not supported; expected auto, fp8, fp8_e4m3 or fp8_e5m2");
+  }
+  d.tensor_parallel_size = config.tensor_parallel_size;
+  d.pipeline_parallel_size = config.pipeline_parallel_size;
+  d.quantization = config.quantization;
+  d.kv_cache_dtype = config.kv_cache_dtype;
+  d.enforce_eager = config.enforce_eager;
+  d.ideal = config.ideal;
+
+  p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
+  d.cuda_graph_sizes =
+      models::default_cuda_graph_sizes(p.engine.max_num_seqs, p.engine.max_num_batched_tokens);
+
+  models::MemoryPlanOptions mo;
+  mo.gpu_memory_utilization = p.engine.gpu_memory_utilization;
+  mo.block_size = p.engine.block_size;
+  mo.max_num_batched_tokens = p.engine.max_num_batched_tokens;
+  mo.max_num_seqs = p.engine.max_num_seqs;
+  mo.num_gpu_blocks_override = p.engine.num_gpu_blocks_override;
+  p.memory = models::plan_memory(d, mo);
+
+  // vLLM V1 refuses to start when one request of max_model_len tokens cannot fit in the KV cache
+  // (kv_cache_utils.check_enough_kv_cache_memory), suggesting a smaller --max-model-len.
+  if (p.memory.kv_tokens < p.engine.max_model_len) {
+    const bool user_set = config.engine.max_model_len > 0;
+    throw ConfigError(
+        "--max-model-len: " + std::to_string(p.engine.max_model_len) +
+        (user_set ? "" : " (the model's default)") + " tokens need " +
+        gib(double(p.engine.max_model_len) * double(p.memory.kv_bytes_per_token)) +
+        " of KV cache per GPU but only " + gib(p.memory.kv_bytes) + " (" +
+        std::to_string(p.memory.kv_tokens) +
+        " tokens) is available; set --max-model-len to at most " +
+        std::to_string(p.memory.kv_tokens) +
+        " or increase --gpu-memory-utilization / --tensor-parallel-size");
+  }
+
+  p.cost = models::make_cost_model(d);
+  models::Deployment ideal = d;
+  ideal.ideal = true;
+  p.ideal_cost = models::make_cost_model(ideal);
+  return p;
+}
+
+SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared) {
+  if (config.max_concurrency < 0) {
+    throw ConfigError("--max-concurrency: " + std::to_string(config.max_concurrency) +
+                      " is invalid; expected an integer >= 1");
+  }
+  if (config.warmup_requests < 0 || config.warmup_requests >= config.workload.num_prompts) {
+    if (config.warmup_requests != 0) {
+      throw ConfigError("--warmup-requests: " + std::to_string(config.warmup_requests) +
+                        " is invalid; expected 0 <= N < --num-prompts (" +
+                        std::to_string(config.workload.num_prompts) + ")");
+    }
+  }
+  std::unique_ptr<workloads::Workload> workload = workloads::make_workload(config.workload);
+
+  SimulationResult result;
+  result.records.resize(static_cast<size_t>(workload->size()));
+  engine::Simulator sim;
+  ObserverRelay relay;
+  Replica replica(0, prepared.engine, *prepared.cost, prepared.ideal_cost.get(),
+                  prepared.memory.num_blocks, &result.records, &relay);
+  SingleReplicaSink sink(replica);
+  BenchmarkClient client(*workload, sink, config.max_concurrency, config.warmup_requests,
+                         &result.records);
+  relay.target = &client;
+  client.start(sim);
+  result.events = sim.run();
+  result.simulated_s = sim.now().seconds();
+  SERVESIM_CHECK(client.done() == workload->size(), "requests lost: sent " +
+                                                        std::to_string(client.sent()) + ", done " +
+                                                        std::to_string(client.done()));
+
+  result.step_logs.push_back(replica.step_log());
+  result.replica_stats.push_back(replica.stats());
+  result.metrics = metrics::compute_metrics(result.records, result.step_logs, config.metrics);
+  return result;
+}
+
+nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDeployment& p,
+                                const SimulationResult& r) {
+  using nlohmann::json;
+  const models::Deployment& d = p.deployment;
+  json cfg = {
+      {"model", config.model},
+      {"gpu", d.gpu.name},
+      {"tensor_parallel_size", d.tensor_parallel_size},
+      {"pipeline_parallel_size", d.pipeline_parallel_size},
+      {"quantization", d.quantization.empty() ? json(nullptr) : json(d.quantization)},
+      {"kv_cache_dtype", d.kv_cache_dtype},
+      {"enforce_eager", d.enforce_eager},
+      {"ideal", d.ideal},
+      {"max_num_seqs", p.engine.max_num_seqs},
+      {"max_num_batched_tokens", p.engine.max_num_batched_tokens},
+      {"block_size", p.engine.block_size},
+      {"gpu_memory_utilization", p.engine.gpu_memory_utilization},
+      {"enable_prefix_caching", p.engine.enable_prefix_caching},
+      {"long_prefill_token_threshold", p.engine.long_prefill_token_threshold},
+      {"max_model_len", p.engine.max_model_len},
+      {"scheduling_policy", p.engine.scheduling_policy},
+      {"num_gpu_blocks_override", p.engine.num_gpu_blocks_override},
+      {"dataset_name", config.workload.dataset_name},
+      {"random_input_len", config.workload.random_input_len},
+      {"random_output_len", config.workload.random_output_len},
+      {"random_range_ratio", config.workload.random_range_ratio},
+      {"random_prefix_len", config.workload.random_prefix_len},
+      {"arrival_process", config.workload.arrival_process},
+      {"seed", config.workload.seed},
+      {"warmup_requests", config.warmup_requests},
+  };
+  if (config.workload.dataset_name == "generated-shared-prefix") {
+    cfg["gsp_num_groups"] = config.workload.gsp_num_groups;
+    cfg["gsp_prompts_per_group"] = config.workload.gsp_prompts_per_group;
+    cfg["gsp_system_prompt_len"] = config.workload.gsp_system_prompt_len;
+    cfg["gsp_question_len"] = config.workload.gsp_question_len;
+    cfg["gsp_output_len"] = config.workload.gsp_output_len;
+  }
+
+  ReplicaStats total;
+  for (const ReplicaStats& s : r.replica_stats) {
+    total.steps += s.steps;
+    total.busy_ns += s.busy_ns;
+    total.scheduled_seqs += s.scheduled_seqs;
+    total.scheduled_tokens += s.scheduled_tokens;
+    total.preemptions += s.preemptions;
+    total.peak_used_blocks = std::max(total.peak_used_blocks, s.peak_used_blocks);
+    total.prefix_queried_tokens += s.prefix_queried_tokens;
+    total.prefix_hit_tokens += s.prefix_hit_tokens;
+    total.ideal_busy_s += s.ideal_busy_s;
+    total.slow_path_steps += s.slow_path_steps;
+  }
+  const double replicas = static_cast<double>(std::max<size_t>(1, r.replica_stats.size()));
+  const double steps = static_cast<double>(std::max<int64_t>(1, total.steps));
+
+  // Ideal-roofline TPOT bound: a decode step of the mean decode batch on the ideal model.
+  models::BatchShape decode;
+  decode.decode_seqs = 1;
+  decode.decode_context_tokens = config.workload.random_input_len;
+  decode.sampled_seqs = 1;
+  const double ideal_tpot_ms = p.ideal_cost->estimate(decode).total_s * 1e3;
+
+  int64_t preempted_requests = 0;
+  for (const auto& rec : r.records) preempted_requests += rec.preemptions > 0;
+
+  json out = {
+      {"version", "0.1"},
+      {"config", cfg},
+      {"kv_cache",
+       {{"num_gpu_blocks", p.memory.num_blocks},
+        {"block_size", p.engine.block_size},
+        {"kv_tokens", p.memory.kv_tokens},
+        {"kv_bytes_per_token_per_gpu", p.memory.kv_bytes_per_token},
+        {"kv_cache_gib_per_gpu", p.memory.kv_bytes / double(1ull << 30)},
+        {"weights_gib_per_gpu", p.memory.weight_bytes / double(1ull << 30)},
+        {"activation_gib_per_gpu", p.memory.activation_bytes / double(1ull << 30)},
+        {"non_torch_gib_per_gpu", p.memory.non_torch_bytes / double(1ull << 30)},
+        {"max_concurrency_at_max_model_len",
+         double(p.memory.kv_tokens) / double(p.engine.max_model_len)},
+        {"peak_used_blocks", total.peak_used_blocks}}},
+      {"preemptions", total.preemptions},
+      {"preempted_requests", preempted_requests},
+      {"prefix_cache_hit_rate",
+       total.prefix_queried_tokens > 0
+           ? double(total.prefix_hit_tokens) / double(total.prefix_queried_tokens)
+           : 0.0},
+      {"num_steps", total.steps},
+      {"mean_batch_size", double(total.scheduled_seqs) / steps},
+      {"mean_batch_tokens", double(total.scheduled_tokens) / steps},
+      {"busy_fraction",
+       r.simulated_s > 0 ? double(total.busy_ns) * 1e-9 / (r.simulated_s * replicas) : 0.0},
+      {"ideal_busy_fraction_of_busy",
+       total.busy_ns > 0 ? total.ideal_busy_s / (double(total.busy_ns) * 1e-9) : 0.0},
+      {"ideal_tpot_bound_ms", ideal_tpot_ms},
+      {"simulated_time_s", r.simulated_s},
+      {"num_replicas", r.replica_stats.size()},
+  };
+  return out;
+}
+
+}  // namespace servesim::sim

@@ -1,0 +1,80 @@
+// Simulation: one benchmark run end to end — build the deployment, plan memory, replay the
+// workload through the benchmark client into the replicas, and compute vLLM's metrics.
+//
+// SimulationConfig is the whole description of a run (every CLI flag maps to one field; a JSON
+// config file uses the same names with underscores). run_simulation() is a pure function of it:
+// same config ⇒ identical result, on any thread, with no global state.
+#ifndef SERVESIM_SIM_CLUSTER_SIMULATION_H_
+#define SERVESIM_SIM_CLUSTER_SIMULATION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/deployment.h"
+#include "models/memory_planner.h"
+#include "sim/metrics/benchmark_metrics.h"
+#include "sim/metrics/request_record.h"
+#include "sim/replica/engine_config.h"
+#include "sim/replica/replica.h"
+#include "workloads/workload.h"
+
+namespace servesim::sim {
+
+struct SimulationConfig {
+  // --- deployment (vllm serve) ---
+  std::string model = "llama-3.1-8b";  // --model: catalog name or path to an HF config.json
+  std::string gpu = "h100-sxm";        // --gpu: catalog name or path to a GPU JSON file
+  int tensor_parallel_size = 1;        // --tensor-parallel-size / -tp
+  int pipeline_parallel_size = 1;      // --pipeline-parallel-size / -pp
+  std::string quantization;            // --quantization: "" or "fp8"
+  std::string kv_cache_dtype = "auto"; // --kv-cache-dtype: auto | fp8
+  bool enforce_eager = false;          // --enforce-eager
+  EngineConfig engine;                 // scheduler and cache flags
+  bool ideal = false;                  // --ideal: 100% efficiency, zero overhead (lower bound)
+
+  // --- load (vllm bench serve) ---
+  workloads::WorkloadConfig workload;
+  int64_t max_concurrency = 0;   // --max-concurrency: client-side cap (0 = none)
+  int64_t warmup_requests = 0;   // --warmup-requests: first N excluded from metrics
+  metrics::MetricsOptions metrics;
+};
+
+// The deployment built from a config: catalogs loaded, defaults resolved, memory planned.
+// Building it is the expensive, failure-prone part (files, fit checks); sweeps reuse it.
+struct PreparedDeployment {
+  models::Deployment deployment;
+  EngineConfig engine;  // resolved
+  models::MemoryPlan memory;
+  std::unique_ptr<models::CostModel> cost;
+  std::unique_ptr<models::CostModel> ideal_cost;
+};
+
+// Loads, resolves and checks everything about the deployment. Throws ConfigError with a one-line
+// message on unknown names, bad values, a model that does not fit, or a max-model-len whose KV
+// does not fit in the cache (vLLM refuses to start in that case too).
+PreparedDeployment prepare_deployment(const SimulationConfig& config);
+
+struct SimulationResult {
+  std::vector<metrics::RequestRecord> records;  // indexed by request id
+  std::vector<metrics::StepLog> step_logs;      // per replica
+  std::vector<ReplicaStats> replica_stats;
+  metrics::BenchmarkMetrics metrics;
+  double simulated_s = 0;       // simulated time at the end of the run
+  uint64_t events = 0;          // events processed
+};
+
+// Runs the benchmark on a prepared deployment. The deployment must come from the same config.
+SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared);
+
+// The "servesim" object of the result file: resolved config echo, KV capacity, preemptions,
+// prefix-cache hit rate, mean batch size, busy fraction, ideal-roofline TPOT bound.
+nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDeployment& prepared,
+                                const SimulationResult& result);
+
+}  // namespace servesim::sim
+
+#endif  // SERVESIM_SIM_CLUSTER_SIMULATION_H_

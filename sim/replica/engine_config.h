@@ -1,0 +1,47 @@
+// EngineConfig: the `vllm serve` scheduler and cache flags that shape one replica's behaviour.
+//
+// Fields left at 0 mean "vLLM's default", resolved by resolve_engine_config() from the GPU as vLLM
+// V1 does (REFERENCE.md §1). The resolved config is a separate value; nothing writes back into the
+// user's config.
+#ifndef SERVESIM_SIM_REPLICA_ENGINE_CONFIG_H_
+#define SERVESIM_SIM_REPLICA_ENGINE_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "hardware/gpu_spec.h"
+#include "models/model_spec.h"
+
+namespace servesim::sim {
+
+struct EngineConfig {
+  // --max-num-seqs: cap on running requests. 0 = vLLM V1 default: 1024 on GPUs with >= 70 GiB
+  // whose name is not an A100, else 256 (EngineArgs.get_batch_defaults, OPENAI_API_SERVER).
+  int max_num_seqs = 0;
+  // --max-num-batched-tokens: per-step token budget. 0 = 8192 on >= 70 GiB non-A100 GPUs, else
+  // 2048 (same source).
+  int max_num_batched_tokens = 0;
+  // --block-size: tokens per KV block. vLLM CUDA default 16.
+  int block_size = 16;
+  // --gpu-memory-utilization: fraction of device memory vLLM may use. Default 0.9.
+  double gpu_memory_utilization = 0.9;
+  // --enable-prefix-caching / --no-enable-prefix-caching. V1 default on.
+  bool enable_prefix_caching = true;
+  // --long-prefill-token-threshold: per-request per-step chunk cap. 0 = off.
+  int long_prefill_token_threshold = 0;
+  // --max-model-len: longest prompt + output accepted. 0 = the model's max_position_embeddings.
+  int max_model_len = 0;
+  // --scheduling-policy: "fcfs" or "priority" (lower value first, ties by arrival).
+  std::string scheduling_policy = "fcfs";
+  // --num-gpu-blocks-override: force the KV block count (0 = computed from memory).
+  int64_t num_gpu_blocks_override = 0;
+};
+
+// Fills vLLM's defaults and checks every value; throws ConfigError naming the flag on nonsense
+// (e.g. max-num-batched-tokens < max-num-seqs, utilisation outside (0, 1]).
+EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::GpuSpec& gpu,
+                                   const models::ModelSpec& model);
+
+}  // namespace servesim::sim
+
+#endif  // SERVESIM_SIM_REPLICA_ENGINE_CONFIG_H_

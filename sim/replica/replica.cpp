@@ -1,0 +1,516 @@
+#include "sim/replica/replica.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "sim/base/error.h"
+
+namespace servesim::sim {
+
+Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel& cost,
+                 const models::CostModel* ideal_cost, int64_t num_blocks,
+                 std::vector<metrics::RequestRecord>* records, RequestObserver* observer)
+    : id_(id),
+      config_(config),
+      cost_(cost),
+      ideal_cost_(ideal_cost),
+      kv_(num_blocks, config.block_size, config.enable_prefix_caching),
+      records_(records),
+      observer_(observer),
+      fcfs_(config.scheduling_policy != "priority"),
+      block_buckets_(config.block_size) {}
+
+ReplicaStats Replica::stats() const {
+  ReplicaStats s = stats_;
+  s.prefix_queried_tokens = kv_.queried_tokens();
+  s.prefix_hit_tokens = kv_.hit_tokens();
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arrivals and events
+
+void Replica::add_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
+  metrics::RequestRecord& rec = (*records_)[spec.id];
+  rec.replica = id_;
+  account_outstanding(sim.now());
+  const int64_t total = static_cast<int64_t>(spec.prompt_tokens) + spec.output_tokens;
+  if (total > config_.max_model_len) {
+    // vLLM's OpenAI server rejects the request before it reaches the engine.
+    rec.failed = true;
+    rec.error = "This model's maximum context length is " + std::to_string(config_.max_model_len) +
+                " tokens. However, you requested " + std::to_string(total) + " tokens (" +
+                std::to_string(spec.prompt_tokens) + " in the messages, " +
+                std::to_string(spec.output_tokens) + " in the completion).";
+    observer_->on_request_done(sim, spec.id);
+    return;
+  }
+  const int32_t slot = new_slot();
+  Req& r = slots_[slot];
+  std::vector<int32_t> blocks = std::move(r.blocks);
+  const uint32_t epoch = r.epoch + 1;
+  r = Req{};
+  r.blocks = std::move(blocks);
+  r.blocks.clear();
+  r.epoch = epoch;
+  r.id = spec.id;
+  r.prompt = spec.prompt_tokens;
+  r.output = spec.output_tokens;
+  r.group = spec.prefix_group;
+  r.shared_blocks = spec.prefix_group >= 0 ? spec.prefix_tokens / config_.block_size : 0;
+  r.priority = spec.priority;
+  r.arrival_ns = sim.now().ns();
+  waiting_push_back(slot);
+  if (!step_in_flight_ && !kick_pending_) {
+    // A kick event at the same time (after every arrival already queued for this instant) lets
+    // all simultaneous arrivals join the first step, as they would in a real engine's queue.
+    kick_pending_ = true;
+    sim.schedule_at(sim.now(), this, kKick);
+  }
+}
+
+void Replica::on_event(engine::Simulator& sim, int64_t tag) {
+  if (tag == kKick) {
+    kick_pending_ = false;
+    if (!step_in_flight_) start_step(sim);
+  } else {
+    end_step(sim);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheduling one step
+
+int64_t Replica::new_blocks_for(const Req& r, int32_t q) const {
+  const int64_t bs = config_.block_size;
+  const int64_t need = (static_cast<int64_t>(r.num_computed) + q + bs - 1) / bs;
+  return std::max<int64_t>(0, need - static_cast<int64_t>(r.blocks.size()));
+}
+
+void Replica::after_allocation(int32_t slot, int32_t q) {
+  Req& r = slots_[slot];
+  if (r.group < 0 || r.shared_registered >= r.shared_blocks) return;
+  // vLLM caches a block as soon as the tokens that fill it are scheduled (allocate_slots).
+  const int64_t covered = std::min<int64_t>((static_cast<int64_t>(r.num_computed) + q) /
+                                                config_.block_size,
+                                            r.shared_blocks);
+  if (covered > r.shared_registered) {
+    kv_.register_shared(r.group, r.blocks, r.shared_registered, covered);
+    r.shared_registered = static_cast<int32_t>(covered);
+  }
+}
+
+bool Replica::schedule_running_fast() {
+  const int64_t k = step_index_;
+  const int32_t threshold = config_.long_prefill_token_threshold > 0
+                                ? config_.long_prefill_token_threshold
+                                : std::numeric_limits<int32_t>::max();
+  int64_t want = n_decoders_;
+  int64_t blocks = 0;
+  for (int32_t s : prefilling_) {
+    const Req& r = slots_[s];
+    const int32_t q = std::min(num_tokens(r) - r.num_computed, threshold);
+    want += q;
+    blocks += new_blocks_for(r, q);
+  }
+  if (want > budget_) return false;
+  // Decoders whose next token starts a new block this step; drop stale entries on the way.
+  std::vector<Entry>& bucket = block_buckets_[k % config_.block_size];
+  size_t live = 0;
+  for (const Entry& e : bucket) {
+    const Req& r = slots_[e.slot];
+    if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
+  }
+  bucket.resize(live);
+  blocks += static_cast<int64_t>(live);
+  if (blocks > kv_.num_free_blocks()) return false;
+
+  // Everyone in `running` gets exactly what it wants: the order no longer matters.
+  for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].blocks);
+  for (int32_t s : prefilling_) {
+    Req& r = slots_[s];
+    r.scheduled = std::min(num_tokens(r) - r.num_computed, threshold);
+    kv_.allocate(new_blocks_for(r, r.scheduled), r.blocks);
+    after_allocation(s, r.scheduled);
+    step_prefills_.push_back(s);
+  }
+  step_decoders_ = n_decoders_;
+  step_decoder_ctx_ = decoder_ctx_offset_ + n_decoders_ * k;
+  budget_ -= want;
+  return true;
+}
+
+void Replica::settle_decoder(Req& r, int64_t step) {
+  const int64_t delta = step - r.base_step;
+  r.generated += static_cast<int32_t>(delta);
+  r.num_computed += static_cast<int32_t>(delta);
+  r.base_step = step;
+}
+
+void Replica::schedule_running_slow(bool& preempted) {
+  const int64_t k = step_index_;
+  const int32_t threshold = config_.long_prefill_token_threshold > 0
+                                ? config_.long_prefill_token_threshold
+                                : std::numeric_limits<int32_t>::max();
+  for (int32_t s : running_) {
+    Req& r = slots_[s];
+    r.scheduled = 0;
+    if (r.phase == Phase::kDecode) settle_decoder(r, k);
+  }
+  // vLLM's ordered walk over self.running (scheduler.py, "First, schedule the RUNNING requests").
+  size_t i = 0;
+  while (i < running_.size() && budget_ > 0) {
+    const int32_t s = running_[i];
+    Req& r = slots_[s];
+    int64_t q = std::min<int64_t>(num_tokens(r) - r.num_computed, threshold);
+    q = std::min<int64_t>(q, budget_);
+    if (q <= 0) {
+      ++i;
+      continue;
+    }
+    bool scheduled = false;
+    for (;;) {
+      const int64_t need = new_blocks_for(r, static_cast<int32_t>(q));
+      if (need <= kv_.num_free_blocks()) {
+        kv_.allocate(need, r.blocks);
+        scheduled = true;
+        break;
+      }
+      int32_t victim;
+      if (fcfs_) {
+        victim = running_.back();
+        running_.pop_back();
+      } else {
+        // max(self.running, key=(priority, arrival_time)): the first maximal element.
+        size_t vi = 0;
+        for (size_t j = 1; j < running_.size(); ++j) {
+          const Req& a = slots_[running_[j]];
+          const Req& b = slots_[running_[vi]];
+          if (std::tie(a.priority, a.arrival_ns) > std::tie(b.priority, b.arrival_ns)) vi = j;
+        }
+        victim = running_[vi];
+        running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(vi));
+        Req& v = slots_[victim];
+        if (v.scheduled > 0) {  // already scheduled this step: give its tokens back
+          budget_ += v.scheduled;
+          v.scheduled = 0;
+        }
+        if (vi < i) --i;
+      }
+      preempt(victim, k);
+      preempted = true;
+      if (victim == s) break;
+    }
+    if (!scheduled) break;
+    r.scheduled = static_cast<int32_t>(q);
+    budget_ -= q;
+    if (r.phase == Phase::kPrefill) after_allocation(s, r.scheduled);
+    ++i;
+  }
+  // Collect the batch; decoders left out this step (budget exhausted) skip a token.
+  step_decoders_ = 0;
+  step_decoder_ctx_ = 0;
+  for (int32_t s : running_) {
+    Req& r = slots_[s];
+    if (r.phase == Phase::kDecode) {
+      if (r.scheduled > 0) {
+        ++step_decoders_;
+        step_decoder_ctx_ += r.num_computed;
+      } else {
+        close_segment(r, k - 1);
+        r.seg_start = k + 1;  // tentative: the next token comes at the next step it runs
+        r.base_step = k + 1;
+      }
+    } else if (r.scheduled > 0) {
+      step_prefills_.push_back(s);
+    }
+  }
+  rebuild_decoder_index();
+}
+
+void Replica::schedule_waiting() {
+  const int64_t bs = config_.block_size;
+  const int32_t threshold = config_.long_prefill_token_threshold > 0
+                                ? config_.long_prefill_token_threshold
+                                : std::numeric_limits<int32_t>::max();
+  while (!waiting_empty() && static_cast<int64_t>(running_.size()) < config_.max_num_seqs &&
+         budget_ > 0) {
+    const int32_t s = waiting_front();
+    Req& r = slots_[s];
+    const int64_t nt = num_tokens(r);
+    // vLLM never serves the whole prompt from cache: at least the last token is recomputed.
+    const int64_t max_hit_blocks = (nt - 1) / bs;
+    const int64_t hits = kv_.find_cached(r.id, r.group, r.shared_blocks, r.blocks,
+                                         max_hit_blocks, hits_scratch_);
+    const int64_t cached = hits * bs;
+    int64_t q = std::min<int64_t>(nt - cached, threshold);
+    q = std::min<int64_t>(q, budget_);
+    const int64_t fresh = (cached + q + bs - 1) / bs - hits;
+    if (kv_.blocks_needed(fresh, hits_scratch_) > kv_.num_free_blocks()) break;
+
+    waiting_pop_front();
+    r.blocks.clear();
+    kv_.take_hits(hits_scratch_, r.blocks);
+    kv_.allocate(fresh, r.blocks);
+    kv_.record_query(nt, cached);
+    if (!r.admitted_before) {
+      (*records_)[r.id].cached_prompt_tokens = cached;
+      r.admitted_before = true;
+    }
+    r.num_computed = static_cast<int32_t>(cached);
+    r.phase = Phase::kPrefill;
+    r.shared_registered = static_cast<int32_t>(std::min<int64_t>(hits, r.shared_blocks));
+    r.scheduled = static_cast<int32_t>(q);
+    after_allocation(s, r.scheduled);
+    running_.push_back(s);
+    prefilling_.push_back(s);
+    step_prefills_.push_back(s);
+    budget_ -= q;
+  }
+}
+
+void Replica::start_step(engine::Simulator& sim) {
+  for (;;) {
+    budget_ = config_.max_num_batched_tokens;
+    step_prefills_.clear();
+    step_decoders_ = 0;
+    step_decoder_ctx_ = 0;
+    bool preempted = false;
+    if (!running_.empty() && !schedule_running_fast()) {
+      ++stats_.slow_path_steps;
+      schedule_running_slow(preempted);
+    }
+    if (!preempted) schedule_waiting();
+
+    models::BatchShape shape;
+    shape.decode_seqs = step_decoders_;
+    shape.decode_context_tokens = step_decoder_ctx_;
+    shape.sampled_seqs = step_decoders_;
+    for (int32_t s : step_prefills_) {
+      const Req& r = slots_[s];
+      const double q = r.scheduled;
+      const double c = r.num_computed;
+      ++shape.prefill_seqs;
+      shape.prefill_tokens += r.scheduled;
+      shape.prefill_attn_work += q * (c + q / 2.0);
+      shape.prefill_context_tokens += r.num_computed;
+      if (r.num_computed + r.scheduled == num_tokens(r)) ++shape.sampled_seqs;
+    }
+
+    if (shape.empty()) {
+      if (running_.empty() && waiting_empty()) return;  // idle until the next arrival
+      if (preempted) continue;  // everything was preempted: admit again from the waiting queue
+      if (running_.empty()) {
+        // The head of the queue does not fit even in an empty cache: it can never run.
+        const Req& r = slots_[waiting_front()];
+        fail(sim, waiting_front(),
+             "needs " + std::to_string((num_tokens(r) + config_.block_size - 1) /
+                                       config_.block_size) +
+                 " KV blocks but the cache holds " + std::to_string(kv_.num_blocks()));
+        continue;
+      }
+      SERVESIM_CHECK(false, "running requests but nothing scheduled");
+    }
+
+    const models::StepCost cost = cost_.estimate(shape);
+    const SimTime duration = std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(cost.total_s));
+    step_in_flight_ = true;
+    sim.schedule_after(duration, this, kStepEnd);
+
+    ++stats_.steps;
+    stats_.busy_ns += duration.ns();
+    stats_.scheduled_seqs += shape.prefill_seqs + shape.decode_seqs;
+    stats_.scheduled_tokens += shape.total_tokens();
+    stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
+    stats_.peak_running = std::max<int64_t>(stats_.peak_running, running_.size());
+    stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, shape.total_tokens());
+    if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideal_cost_->estimate(shape).total_s;
+    SERVESIM_CHECK(static_cast<int64_t>(running_.size()) <= config_.max_num_seqs,
+                   "max_num_seqs exceeded");
+    SERVESIM_CHECK(shape.total_tokens() <= config_.max_num_batched_tokens,
+                   "token budget exceeded");
+    return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// End of a step
+
+void Replica::end_step(engine::Simulator& sim) {
+  const int64_t k = step_index_;
+  step_in_flight_ = false;
+  step_log_.step_end.push_back(sim.now());
+  ++step_index_;
+
+  for (int32_t s : step_prefills_) {
+    Req& r = slots_[s];
+    r.num_computed += r.scheduled;
+    r.scheduled = 0;
+    if (r.num_computed < num_tokens(r)) continue;  // a chunk of a longer prompt
+    // The prompt (or the recompute of prompt + generated tokens) is complete: sample a token.
+    ++r.generated;
+    metrics::RequestRecord& rec = (*records_)[r.id];
+    if (r.generated == 1) rec.first_token = sim.now();
+    if (r.seg_start < 0) r.seg_start = k;
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
+    if (r.generated >= r.output) {
+      finish(sim, s, k);
+    } else {
+      add_decoder(s, k + 1);
+    }
+  }
+  while (!finishes_.empty() && finishes_.top().step <= k) {
+    const FinishEntry e = finishes_.top();
+    finishes_.pop();
+    Req& r = slots_[e.slot];
+    if (r.epoch != e.epoch || r.phase != Phase::kDecode) continue;  // stale
+    SERVESIM_CHECK(e.step == k, "missed a finish step");
+    settle_decoder(r, k + 1);
+    finish(sim, e.slot, k);
+  }
+  if (!step_in_flight_ && (!running_.empty() || !waiting_empty())) start_step(sim);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request state changes
+
+void Replica::add_decoder(int32_t slot, int64_t base_step) {
+  Req& r = slots_[slot];
+  const int64_t bs = config_.block_size;
+  r.phase = Phase::kDecode;
+  r.base_step = base_step;
+  ++n_decoders_;
+  decoder_ctx_offset_ += r.num_computed - base_step;
+  // Needs a block at step j iff (num_computed + j - base_step) % block_size == 0.
+  const int64_t bucket = ((base_step - r.num_computed) % bs + bs) % bs;
+  block_buckets_[bucket].push_back(Entry{slot, r.epoch});
+  finishes_.push(FinishEntry{base_step + (r.output - r.generated) - 1, r.id, slot, r.epoch});
+}
+
+void Replica::rebuild_decoder_index() {
+  for (auto& b : block_buckets_) b.clear();
+  finishes_ = {};
+  n_decoders_ = 0;
+  decoder_ctx_offset_ = 0;
+  for (int32_t s : running_) {
+    Req& r = slots_[s];
+    if (r.phase != Phase::kDecode) continue;
+    ++r.epoch;
+    add_decoder(s, r.base_step);
+  }
+}
+
+void Replica::close_segment(Req& r, int64_t last_step) {
+  if (r.seg_start >= 0 && r.seg_start <= last_step) {
+    (*records_)[r.id].segments.push_back(metrics::TokenSegment{r.seg_start, last_step});
+  }
+  r.seg_start = -1;
+}
+
+void Replica::preempt(int32_t slot, int64_t step) {
+  Req& r = slots_[slot];
+  if (r.phase == Phase::kDecode) {
+    close_segment(r, step - 1);  // its last token came at the end of the previous step
+  } else {
+    prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
+  }
+  r.seg_start = -1;
+  kv_.free(r.id, r.blocks, r.num_computed / config_.block_size);
+  r.num_computed = 0;
+  r.scheduled = 0;
+  r.phase = Phase::kWaiting;
+  ++r.epoch;
+  ++(*records_)[r.id].preemptions;
+  ++stats_.preemptions;
+  waiting_push_front(slot);
+}
+
+void Replica::account_outstanding(SimTime now) {
+  stats_.outstanding_ns += (now - last_change_).ns() * outstanding();
+  last_change_ = now;
+}
+
+void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
+  account_outstanding(sim.now());
+  Req& r = slots_[slot];
+  metrics::RequestRecord& rec = (*records_)[r.id];
+  rec.last_token = sim.now();
+  rec.completed = true;
+  close_segment(r, step);
+  kv_.free(r.id, r.blocks, r.num_computed / config_.block_size);
+  remove_running(slot);
+  if (r.phase == Phase::kDecode) {
+    --n_decoders_;
+    decoder_ctx_offset_ -= r.num_computed - r.base_step;
+  }
+  r.phase = Phase::kWaiting;
+  ++r.epoch;
+  r.blocks.clear();
+  free_slots_.push_back(slot);
+  observer_->on_request_done(sim, r.id);
+}
+
+void Replica::fail(engine::Simulator& sim, int32_t slot, const std::string& why) {
+  account_outstanding(sim.now());
+  Req& r = slots_[slot];
+  metrics::RequestRecord& rec = (*records_)[r.id];
+  rec.failed = true;
+  rec.error = why;
+  waiting_pop_front();
+  ++r.epoch;
+  r.blocks.clear();
+  free_slots_.push_back(slot);
+  observer_->on_request_done(sim, r.id);
+}
+
+int32_t Replica::new_slot() {
+  if (!free_slots_.empty()) {
+    const int32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  slots_.emplace_back();
+  return static_cast<int32_t>(slots_.size() - 1);
+}
+
+void Replica::remove_running(int32_t slot) {
+  auto it = std::find(running_.begin(), running_.end(), slot);
+  SERVESIM_CHECK(it != running_.end(), "finishing a request that is not running");
+  running_.erase(it);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waiting queue: a deque for FCFS, an ordered set for the priority policy.
+
+int32_t Replica::waiting_front() const {
+  return fcfs_ ? waiting_fcfs_.front() : std::get<3>(*waiting_prio_.begin());
+}
+
+void Replica::waiting_pop_front() {
+  if (fcfs_) {
+    waiting_fcfs_.pop_front();
+  } else {
+    waiting_prio_.erase(waiting_prio_.begin());
+  }
+}
+
+void Replica::waiting_push_front(int32_t slot) {
+  if (fcfs_) {
+    waiting_fcfs_.push_front(slot);
+  } else {
+    const Req& r = slots_[slot];
+    waiting_prio_.emplace(r.priority, r.arrival_ns, r.id, slot);
+  }
+}
+
+void Replica::waiting_push_back(int32_t slot) {
+  if (fcfs_) {
+    waiting_fcfs_.push_back(slot);
+  } else {
+    const Req& r = slots_[slot];
+    waiting_prio_.emplace(r.priority, r.arrival_ns, r.id, slot);
+  }
+}
+
+}  // namespace servesim::sim

@@ -1,0 +1,193 @@
+// Replica: one vLLM V1 engine instance — scheduler, paged KV cache and step loop.
+//
+// Scheduling follows vllm/v1/core/sched/scheduler.py::schedule (REFERENCE.md §1.1, DESIGN.md §3):
+// each step has a token budget (max_num_batched_tokens); running requests are served first, in
+// order, each getting min(remaining, long-prefill threshold, budget) tokens (1 when decoding); a
+// failed KV allocation preempts the last running request (FCFS) or the lowest-priority one
+// (recompute: its blocks are freed, its progress reset, and it goes to the front of the waiting
+// queue); waiting requests are admitted only in steps without preemption, while running <
+// max_num_seqs and budget remains, with prefix-cache hits counted as computed and the last prompt
+// chunked to fit. The step's duration comes from the CostModel for the exact batch shape. At the
+// end of the step every request that completed its prompt or is decoding emits one token.
+//
+// Speed. A step costs O(1) plus the requests whose state changes in it. Decoding requests advance
+// by one token per step, so their progress is kept implicit — (base step, tokens at base) — and
+// settled only when something happens to them: they need a new KV block (every block_size
+// steps, found through block_size buckets), they finish (a min-heap of finish steps), or they are
+// preempted or skipped. When the budget or the free blocks cannot cover the whole running set at
+// once, the step falls back to vLLM's exact ordered walk over the running list (O(batch)).
+//
+// Ownership: the Replica keeps its in-flight request state; per-request results go to the
+// RequestRecord vector owned by the caller (indexed by request id), and the caller is told of each
+// finished or failed request through RequestObserver.
+#ifndef SERVESIM_SIM_REPLICA_REPLICA_H_
+#define SERVESIM_SIM_REPLICA_REPLICA_H_
+
+#include <cstdint>
+#include <deque>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "models/batch_shape.h"
+#include "models/cost_model.h"
+#include "sim/engine/simulator.h"
+#include "sim/metrics/request_record.h"
+#include "sim/replica/engine_config.h"
+#include "sim/replica/kv_cache_manager.h"
+#include "workloads/request_spec.h"
+
+namespace servesim::sim {
+
+// Told when a request leaves a replica (completed or failed), at the simulated time it happens.
+class RequestObserver {
+ public:
+  virtual ~RequestObserver() = default;
+  virtual void on_request_done(engine::Simulator& sim, int64_t request_id) = 0;
+};
+
+// Aggregate counters of one replica over a run.
+struct ReplicaStats {
+  int64_t steps = 0;
+  int64_t busy_ns = 0;            // Σ step durations
+  int64_t scheduled_seqs = 0;     // Σ sequences per step (for the mean batch size)
+  int64_t scheduled_tokens = 0;   // Σ tokens per step
+  int64_t preemptions = 0;
+  int64_t slow_path_steps = 0;    // steps that needed the exact ordered walk
+  int64_t peak_used_blocks = 0;
+  int64_t peak_running = 0;
+  int64_t peak_step_tokens = 0;    // most tokens scheduled in one step
+  int64_t outstanding_ns = 0;      // ∫ (running + waiting) dt: for Little's law checks
+  int64_t prefix_queried_tokens = 0;
+  int64_t prefix_hit_tokens = 0;
+  double ideal_busy_s = 0;        // Σ ideal step times, when an ideal model is attached
+};
+
+class Replica : public engine::EventHandler {
+ public:
+  // `config` must be resolved (resolve_engine_config). `records` is indexed by request id and must
+  // outlive the replica; `ideal_cost` may be null (then ideal_busy_s stays 0).
+  Replica(int32_t id, const EngineConfig& config, const models::CostModel& cost,
+          const models::CostModel* ideal_cost, int64_t num_blocks,
+          std::vector<metrics::RequestRecord>* records, RequestObserver* observer);
+
+  // A request reaches the engine now. Requests longer than max_model_len fail at once, as vLLM's
+  // server rejects them. REQUIRES: records[spec.id] exists and holds the send time.
+  void add_request(engine::Simulator& sim, const workloads::RequestSpec& spec);
+
+  void on_event(engine::Simulator& sim, int64_t tag) override;
+
+  int32_t id() const { return id_; }
+  // Requests queued or running here (what a least-outstanding router compares).
+  int64_t outstanding() const { return static_cast<int64_t>(running_.size() + waiting_size()); }
+  int64_t num_running() const { return static_cast<int64_t>(running_.size()); }
+  int64_t num_waiting() const { return static_cast<int64_t>(waiting_size()); }
+  const KvCacheManager& kv() const { return kv_; }
+  const metrics::StepLog& step_log() const { return step_log_; }
+  ReplicaStats stats() const;
+
+ private:
+  enum class Phase : uint8_t { kWaiting, kPrefill, kDecode };
+  enum EventTag : int64_t { kKick = 0, kStepEnd = 1 };
+
+  struct Req {
+    int64_t id = 0;
+    int32_t prompt = 0;
+    int32_t output = 0;
+    int64_t group = -1;
+    int32_t shared_blocks = 0;  // full blocks inside the shared prefix
+    int32_t priority = 0;
+    int64_t arrival_ns = 0;
+    Phase phase = Phase::kWaiting;
+    uint32_t epoch = 0;           // bumped whenever queued bucket/heap entries become stale
+    int32_t generated = 0;        // settled value (at base_step for decoders)
+    int32_t num_computed = 0;     // settled value (at base_step for decoders)
+    int64_t base_step = 0;        // decoders: the step at which `generated` holds
+    int32_t shared_registered = 0;
+    int32_t scheduled = 0;        // tokens scheduled in the step in flight
+    int64_t seg_start = -1;       // first step of the open token segment, -1 = none
+    bool admitted_before = false;
+    std::vector<int32_t> blocks;  // block table (kept after preemption for self prefix hits)
+  };
+  struct Entry {  // a lazily-invalidated reference to a request slot
+    int32_t slot;
+    uint32_t epoch;
+  };
+  struct FinishEntry {
+    int64_t step;
+    int64_t id;  // tie-break: deterministic order among requests finishing in the same step
+    int32_t slot;
+    uint32_t epoch;
+    bool operator>(const FinishEntry& o) const {
+      return step != o.step ? step > o.step : id > o.id;
+    }
+  };
+
+  int32_t num_tokens(const Req& r) const { return r.prompt + r.generated; }
+  void start_step(engine::Simulator& sim);
+  void end_step(engine::Simulator& sim);
+  bool schedule_running_fast();
+  void schedule_running_slow(bool& preempted);
+  void schedule_waiting();
+  void settle_decoder(Req& r, int64_t step);
+  void add_decoder(int32_t slot, int64_t base_step);
+  void rebuild_decoder_index();
+  void after_allocation(int32_t slot, int32_t q);
+  int64_t new_blocks_for(const Req& r, int32_t q) const;
+  void preempt(int32_t slot, int64_t step);
+  void finish(engine::Simulator& sim, int32_t slot, int64_t step);
+  void fail(engine::Simulator& sim, int32_t slot, const std::string& why);
+  void close_segment(Req& r, int64_t last_step);
+  void account_outstanding(SimTime now);
+  int32_t new_slot();
+  void remove_running(int32_t slot);
+  size_t waiting_size() const { return fcfs_ ? waiting_fcfs_.size() : waiting_prio_.size(); }
+  bool waiting_empty() const { return waiting_size() == 0; }
+  int32_t waiting_front() const;
+  void waiting_pop_front();
+  void waiting_push_front(int32_t slot);
+  void waiting_push_back(int32_t slot);
+
+  int32_t id_;
+  EngineConfig config_;
+  const models::CostModel& cost_;
+  const models::CostModel* ideal_cost_;
+  KvCacheManager kv_;
+  std::vector<metrics::RequestRecord>* records_;
+  RequestObserver* observer_;
+  bool fcfs_;
+
+  std::vector<Req> slots_;
+  std::vector<int32_t> free_slots_;
+  std::vector<int32_t> running_;     // vLLM's self.running, in order
+  std::vector<int32_t> prefilling_;  // the running requests still computing their prompt, in order
+  std::deque<int32_t> waiting_fcfs_;
+  // priority policy: ordered by (priority, arrival, id)
+  std::set<std::tuple<int32_t, int64_t, int64_t, int32_t>> waiting_prio_;
+
+  // Implicit decode progress.
+  int64_t n_decoders_ = 0;
+  int64_t decoder_ctx_offset_ = 0;  // Σ (num_computed − base_step) over decoders
+  std::vector<std::vector<Entry>> block_buckets_;  // [step % block_size]: decoders needing a block
+  std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<FinishEntry>> finishes_;
+
+  // The step in flight.
+  int64_t step_index_ = 0;  // index of the next step to start (= steps run so far)
+  bool step_in_flight_ = false;
+  bool kick_pending_ = false;
+  SimTime step_start_;
+  std::vector<int32_t> step_prefills_;  // slots with prefill tokens in the step in flight
+  int64_t step_decoders_ = 0;
+  int64_t step_decoder_ctx_ = 0;  // Σ context of the decoders in the step
+  int64_t budget_ = 0;            // token budget left while scheduling
+
+  metrics::StepLog step_log_;
+  SimTime last_change_;  // when outstanding() last changed (for outstanding_ns)
+  ReplicaStats stats_;
+  std::vector<int32_t> hits_scratch_;
+};
+
+}  // namespace servesim::sim
+
+#endif  // SERVESIM_SIM_REPLICA_REPLICA_H_

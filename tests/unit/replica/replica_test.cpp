@@ -1,0 +1,253 @@
+// Replica tests on a cost model simple enough to compute by hand:
+//   step time = 1 ms + 10 µs per scheduled token (prefill or decode).
+#include "sim/replica/replica.h"
+
+#include <catch2/catch.hpp>
+
+#include <numeric>
+#include <vector>
+
+#include "sim/engine/simulator.h"
+
+namespace servesim::sim {
+namespace {
+
+class AffineCost : public models::CostModel {
+ public:
+  models::StepCost estimate(const models::BatchShape& s) const override {
+    models::StepCost c;
+    c.overhead_s = 1e-3;
+    c.linear_s = 1e-5 * static_cast<double>(s.total_tokens());
+    c.total_s = c.overhead_s + c.linear_s;
+    return c;
+  }
+};
+SimTime step_time(int64_t tokens) { return SimTime::from_seconds_ceil(1e-3 + 1e-5 * tokens); }
+
+class Counter : public RequestObserver {
+ public:
+  int64_t done = 0;
+  void on_request_done(engine::Simulator&, int64_t) override { ++done; }
+};
+
+struct Harness {
+  AffineCost cost;
+  Counter observer;
+  engine::Simulator sim;
+  std::vector<metrics::RequestRecord> records;
+  std::unique_ptr<Replica> replica;
+
+  Harness(EngineConfig cfg, int64_t blocks, int n_requests) : records(n_requests) {
+    replica = std::make_unique<Replica>(0, cfg, cost, nullptr, blocks, &records, &observer);
+  }
+  void add(int64_t id, int32_t prompt, int32_t output, int32_t priority = 0) {
+    workloads::RequestSpec spec;
+    spec.id = id;
+    spec.prompt_tokens = prompt;
+    spec.output_tokens = output;
+    spec.priority = priority;
+    records[id].id = id;
+    records[id].arrival = sim.now();
+    records[id].prompt_tokens = prompt;
+    records[id].output_tokens = output;
+    replica->add_request(sim, spec);
+  }
+};
+
+EngineConfig config(int max_num_seqs, int budget, bool prefix_caching = false) {
+  EngineConfig c;
+  c.max_num_seqs = max_num_seqs;
+  c.max_num_batched_tokens = budget;
+  c.block_size = 16;
+  c.enable_prefix_caching = prefix_caching;
+  c.max_model_len = 1 << 20;
+  return c;
+}
+
+int64_t emitted_tokens(const metrics::RequestRecord& r) {
+  int64_t n = 0;
+  for (const auto& s : r.segments) n += s.tokens();
+  return n;
+}
+
+TEST_CASE("one request on an idle replica finishes at the sum of its step times", "[replica]") {
+  // Expectations: step 0 prefills 100 tokens (1 ms + 100·10 µs = 2 ms) and emits token 1;
+  // steps 1..9 decode one token each (1.01 ms). TTFT = 2 ms, E2E = 2 + 9·1.01 = 11.09 ms.
+  Harness h(config(8, 512), 100, 1);
+  h.add(0, 100, 10);
+  h.sim.run();
+  const auto& r = h.records[0];
+  REQUIRE(r.completed);
+  REQUIRE(r.first_token == step_time(100));
+  SimTime expected_end = step_time(100);
+  for (int i = 0; i < 9; ++i) expected_end += step_time(1);
+  REQUIRE(r.last_token == expected_end);
+  REQUIRE(emitted_tokens(r) == 10);
+  REQUIRE(h.replica->stats().steps == 10);
+  REQUIRE(h.observer.done == 1);
+}
+
+TEST_CASE("a single-token output finishes at its first token", "[replica]") {
+  Harness h(config(8, 512), 100, 1);
+  h.add(0, 40, 1);
+  h.sim.run();
+  REQUIRE(h.records[0].first_token == h.records[0].last_token);
+  REQUIRE(h.records[0].last_token == step_time(40));
+}
+
+TEST_CASE("chunked prefill splits a long prompt into budget-sized steps", "[replica]") {
+  // Expectations: 1000 prompt tokens with a 256-token budget take ceil(1000/256) = 4 steps of
+  // 256, 256, 256 and 232 tokens; the first token comes at the end of the 4th.
+  Harness h(config(8, 256), 200, 1);
+  h.add(0, 1000, 2);
+  h.sim.run();
+  const SimTime ttft = step_time(256) + step_time(256) + step_time(256) + step_time(232);
+  REQUIRE(h.records[0].first_token == ttft);
+  REQUIRE(h.records[0].last_token == ttft + step_time(1));
+  REQUIRE(h.replica->stats().steps == 5);
+  REQUIRE(h.replica->stats().peak_step_tokens == 256);
+}
+
+TEST_CASE("the long-prefill threshold caps each request's chunk", "[replica]") {
+  EngineConfig c = config(8, 2048);
+  c.long_prefill_token_threshold = 300;
+  Harness h(c, 200, 1);
+  h.add(0, 1000, 1);
+  h.sim.run();
+  // 300 + 300 + 300 + 100.
+  REQUIRE(h.records[0].first_token ==
+          step_time(300) + step_time(300) + step_time(300) + step_time(100));
+}
+
+TEST_CASE("decodes and a new prefill share the token budget", "[replica]") {
+  // Budget 64: request 0 (prompt 16) decodes while request 1 (prompt 200) arrives; every later
+  // step carries request 0's decode token plus a 63-token chunk of request 1.
+  Harness h(config(8, 64), 200, 2);
+  h.add(0, 16, 50);
+  h.sim.run(SimTime::zero());  // let the first step start with request 0 only
+  h.add(1, 200, 2);
+  h.sim.run();
+  REQUIRE(h.replica->stats().peak_step_tokens == 64);
+  REQUIRE(h.records[1].completed);
+  REQUIRE(h.records[0].completed);
+}
+
+TEST_CASE("max_num_seqs caps the running set at N", "[replica]") {
+  // Expectations: with max_num_seqs 3, five requests at t=0 → the first step admits exactly 3.
+  Harness h(config(3, 4096), 1000, 5);
+  for (int i = 0; i < 5; ++i) h.add(i, 32, 20);
+  h.sim.run();
+  REQUIRE(h.replica->stats().peak_running == 3);
+  REQUIRE(h.records[0].first_token == step_time(96));
+  REQUIRE(h.records[3].first_token > h.records[2].last_token - SimTime::from_ns(1));
+  for (const auto& r : h.records) REQUIRE(emitted_tokens(r) == 20);
+}
+
+TEST_CASE("preemption happens exactly when the KV cache runs out", "[replica]") {
+  // In details: 10 blocks of 16 tokens; two requests with 64-token prompts (4 blocks each) and
+  // long outputs. Decode step j (j >= 1) computes token 64 + j - 1, so each request needs
+  // ceil((64 + j) / 16) blocks: 5 for j = 1..16 (10 in all: fits), 6 for j = 17 (12 > 10).
+  // Expectations: no preemption before decode step 17 (step index 17); at step 17 the last
+  // running request (1) is preempted (FCFS) and recomputed later; both finish every token.
+  Harness h(config(8, 1024), 10, 2);
+  h.add(0, 64, 40);
+  h.add(1, 64, 40);
+  h.sim.run();
+  const auto& a = h.records[0];
+  const auto& b = h.records[1];
+  REQUIRE(a.preemptions == 0);
+  REQUIRE(b.preemptions == 1);
+  // Request 1 emitted tokens at steps 0..16 (17 tokens), then was preempted at step 17.
+  REQUIRE(b.segments.size() == 2);
+  REQUIRE(b.segments[0].first_step == 0);
+  REQUIRE(b.segments[0].last_step == 16);
+  REQUIRE(emitted_tokens(a) == 40);
+  REQUIRE(emitted_tokens(b) == 40);
+  REQUIRE(h.replica->stats().preemptions == 1);
+  REQUIRE(h.replica->kv().num_used_blocks() == 0);
+  // Request 1 can only come back once request 0 has finished and released its blocks: it needs
+  // ceil(81 / 16) = 6 blocks to recompute 81 tokens, and request 0 holds up to 7.
+  REQUIRE(b.segments[1].first_step > a.segments.back().last_step);
+}
+
+TEST_CASE("at N-1 blocks short of the boundary there is no preemption", "[replica]") {
+  // Same as above with 12 blocks: both requests fit until ceil((64 + j)/16) = 7 (j = 33).
+  // Outputs of 33 tokens need decode steps up to j = 32 only: no preemption at all.
+  Harness h(config(8, 1024), 12, 2);
+  h.add(0, 64, 33);
+  h.add(1, 64, 33);
+  h.sim.run();
+  REQUIRE(h.replica->stats().preemptions == 0);
+  // One more output token crosses the boundary at j = 33.
+  Harness h2(config(8, 1024), 12, 2);
+  h2.add(0, 64, 34);
+  h2.add(1, 64, 34);
+  h2.sim.run();
+  REQUIRE(h2.replica->stats().preemptions == 1);
+  REQUIRE(h2.records[1].preemptions == 1);
+}
+
+TEST_CASE("the priority policy preempts the lowest-priority request", "[replica]") {
+  EngineConfig c = config(8, 1024);
+  c.scheduling_policy = "priority";
+  Harness h(c, 10, 2);
+  h.add(0, 64, 40, /*priority=*/5);  // lower priority (larger value), admitted first
+  h.add(1, 64, 40, /*priority=*/0);
+  h.sim.run();
+  REQUIRE(h.records[0].preemptions == 1);
+  REQUIRE(h.records[1].preemptions == 0);
+}
+
+TEST_CASE("prefix caching serves a shared prefix from cache", "[replica]") {
+  // Two requests share a 64-token prefix (4 full blocks). The second arrives after the first
+  // finished: its lookup hits 4 blocks, so it prefills 100 - 64 = 36 tokens.
+  Harness h(config(8, 1024, /*prefix_caching=*/true), 100, 2);
+  workloads::RequestSpec a{0, SimTime::zero(), 100, 5, /*group=*/7, /*prefix=*/64, 0};
+  h.records[0].id = 0;
+  h.replica->add_request(h.sim, a);
+  h.sim.run();
+  const SimTime t1 = h.sim.now();
+  workloads::RequestSpec b{1, t1, 100, 5, 7, 64, 0};
+  h.records[1].id = 1;
+  h.records[1].arrival = t1;
+  h.replica->add_request(h.sim, b);
+  h.sim.run();
+  REQUIRE(h.records[0].cached_prompt_tokens == 0);
+  REQUIRE(h.records[1].cached_prompt_tokens == 64);
+  REQUIRE(h.records[1].first_token - t1 == step_time(36));
+  REQUIRE(h.replica->stats().prefix_hit_tokens == 64);
+}
+
+TEST_CASE("without prefix caching nothing is reused", "[replica]") {
+  Harness h(config(8, 1024, false), 100, 2);
+  workloads::RequestSpec a{0, SimTime::zero(), 100, 5, 7, 64, 0};
+  h.replica->add_request(h.sim, a);
+  h.sim.run();
+  workloads::RequestSpec b{1, h.sim.now(), 100, 5, 7, 64, 0};
+  h.replica->add_request(h.sim, b);
+  h.sim.run();
+  REQUIRE(h.records[1].cached_prompt_tokens == 0);
+}
+
+TEST_CASE("a request longer than max-model-len fails and the run goes on", "[replica]") {
+  EngineConfig c = config(8, 1024);
+  c.max_model_len = 128;
+  Harness h(c, 100, 2);
+  h.add(0, 100, 29);  // 129 > 128
+  h.add(1, 100, 28);  // 128: accepted (boundary)
+  h.sim.run();
+  REQUIRE(h.records[0].failed);
+  REQUIRE(h.records[0].error.find("maximum context length is 128") != std::string::npos);
+  REQUIRE(h.records[1].completed);
+  REQUIRE(h.observer.done == 2);
+}
+
+TEST_CASE("simultaneous arrivals join the same first step", "[replica]") {
+  Harness h(config(8, 4096), 100, 3);
+  for (int i = 0; i < 3; ++i) h.add(i, 10, 1);
+  h.sim.run();
+  for (const auto& r : h.records) REQUIRE(r.first_token == step_time(30));
+}
+
+}  // namespace
+}  // namespace servesim::sim
