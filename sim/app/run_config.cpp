@@ -1,5 +1,6 @@
 #include "sim/app/run_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -158,7 +159,16 @@ std::vector<ConfigField> build_fields() {
       "percentile_metrics", K::kStringList, "metrics with percentiles: ttft,tpot,itl,e2el [ttft,tpot,itl]",
       "",
       [](SimulationConfig& c, const json& v) {
+        static const std::vector<std::string> kKnown = {"ttft", "tpot", "itl", "e2el",
+                                                        "client_queue_time",
+                                                        "e2el_including_client_queue"};
         c.metrics.percentile_metrics = v.get<std::vector<std::string>>();
+        for (const std::string& m : c.metrics.percentile_metrics) {
+          if (std::find(kKnown.begin(), kKnown.end(), m) == kKnown.end()) {
+            throw ConfigError("--percentile-metrics: '" + m +
+                              "' is not a metric; expected a list of ttft, tpot, itl, e2el");
+          }
+        }
       },
       [](const SimulationConfig& c) { return json(c.metrics.percentile_metrics); }});
   f.push_back(ConfigField{

@@ -49,16 +49,23 @@ struct BenchmarkMetrics {
   double total_token_throughput = 0;
   double max_output_tokens_per_s = 0;  // peak of per-second output token counts
   int64_t max_concurrent_requests = 0;
-  // Keyed "ttft", "tpot", "itl", "e2el" (all four always computed; the writer filters).
+  // Keyed "ttft", "tpot", "itl", "e2el" (all four always computed; the writer filters), plus
+  // vLLM's newer "client_queue_time" and "e2el_including_client_queue" (from
+  // RequestRecord::client_queue_time), computed only when listed in percentile_metrics; as vLLM
+  // does, the writer emits those two only when --max-concurrency is set.
   std::map<std::string, MetricSummary> summaries;
 };
 
 // `step_logs[r]` is replica r's StepLog; records refer to it through `replica` and segments.
+// Throws ConfigError for a percentile outside [0, 100], an unknown --percentile-metrics name or an
+// unknown goodput key; InternalError (SERVESIM_CHECK) when a completed record's segments disagree
+// with its output_tokens / first_token / last_token or point outside its replica's StepLog.
 BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
                                  const std::vector<StepLog>& step_logs,
                                  const MetricsOptions& options);
 
 // Per-request token times for one record (length output_tokens), for detailed output and tests.
+// Raw step_end values: MetricsOptions::ttft_offset_s is not added.
 std::vector<SimTime> token_times(const RequestRecord& record, const StepLog& log);
 
 // np.percentile(values, p) with linear interpolation. REQUIRES: values sorted ascending, non-empty.

@@ -27,6 +27,9 @@ struct RequestRecord {
   int64_t id = 0;
   int32_t replica = 0;
   SimTime arrival;  // when the client sent it (after any --max-concurrency wait), t=0 at bench start
+  // Time it waited for the client's --max-concurrency semaphore before `arrival` (vLLM's
+  // client_queue_time); zero when concurrency is unlimited. Added by sim/metrics.
+  SimTime client_queue_time;
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;  // requested = generated when completed
   bool completed = false;

@@ -1,1 +1,320 @@
-// placeholder: being written
+// Result files and the summary table in `vllm bench serve` form.
+//
+// Reference: vllm-project/vllm `vllm/benchmarks/serve.py` (read at commit 009e6d4a):
+//   main_async()          — the setup keys (date … max_concurrency) and the --save-detailed pruning;
+//   benchmark()           — the result dict, process_one_metric() (summary keys, p_word, table).
+#include "sim/metrics/result_writer.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "sim/base/error.h"
+
+namespace servesim::metrics {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+// One metric section as vLLM's process_one_metric() names and prints it.
+struct MetricInfo {
+  const char* key;     // metric_attribute_name
+  const char* name;    // metric_name
+  const char* header;  // metric_header
+};
+// The order in which benchmark() calls process_one_metric(): fixed, whatever the order of
+// --percentile-metrics.
+constexpr MetricInfo kMetrics[] = {
+    {"ttft", "TTFT", "Time to First Token"},
+    {"tpot", "TPOT", "Time per Output Token (excl. 1st token)"},
+    {"itl", "ITL", "Inter-token Latency"},
+    {"e2el", "E2EL", "End-to-end Latency"},
+    {"client_queue_time", "Client Queue Time", "Client-side Queueing"},
+    {"e2el_including_client_queue", "E2EL incl. Client Queue",
+     "Queue-inclusive End-to-end Latency"},
+};
+
+bool rate_is_finite(const nlohmann::json& rate) {
+  if (rate.is_number()) return std::isfinite(rate.get<double>());
+  return false;  // null or "inf"
+}
+
+// benchmark(): the client-queue metrics exist only with --max-concurrency, and the queue-inclusive
+// E2EL only when the request rate is also finite.
+bool metric_available(const std::string& key, const ResultContext& ctx) {
+  const bool capped = !ctx.max_concurrency.is_null();
+  if (key == "client_queue_time") return capped;
+  if (key == "e2el_including_client_queue") return capped && rate_is_finite(ctx.request_rate);
+  return true;
+}
+
+bool selected(const MetricsOptions& options, const std::string& key) {
+  for (const auto& m : options.percentile_metrics) {
+    if (m == key) return true;
+  }
+  return false;
+}
+
+// "{:<40} {:<10}" and "{:<40} {:<10.2f}" of Python's str.format.
+std::string line_int(const std::string& label, int64_t v) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%-40s %-10lld", label.c_str(), static_cast<long long>(v));
+  return buf;
+}
+std::string line_f2(const std::string& label, double v) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%-40s %-10.2f", label.c_str(), v);
+  return buf;
+}
+// "{s:{c}^{n}}": centred, the odd fill character going to the right.
+std::string centered(const std::string& s, std::size_t n, char fill) {
+  if (s.size() >= n) return s;
+  const std::size_t pad = n - s.size();
+  return std::string(pad / 2, fill) + s + std::string(pad - pad / 2, fill);
+}
+
+// request_rate as main_async() writes it: a float, or the string "inf".
+ordered_json request_rate_json(const nlohmann::json& rate) {
+  if (rate_is_finite(rate)) return rate.get<double>();
+  return "inf";
+}
+
+}  // namespace
+
+std::string percentile_word(double p) {
+  // Python: str(int(p)) if int(p) == p else str(p).
+  if (std::isfinite(p) && std::trunc(p) == p && std::fabs(p) < 9.2e18) {
+    return std::to_string(static_cast<long long>(p));
+  }
+  // str(float) = repr: shortest round-trip digits; exponent form when decpt <= -4 or decpt > 16
+  // (CPython format_float_short, mode 'r'), exponent with sign and at least two digits.
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, p, std::chars_format::scientific);
+  std::string sci(buf, res.ptr);  // e.g. "9.99e+01", "-1.5e-05"
+  std::string sign;
+  if (!sci.empty() && sci[0] == '-') {
+    sign = "-";
+    sci.erase(0, 1);
+  }
+  const auto epos = sci.find('e');
+  if (epos == std::string::npos) return sign + sci;  // inf / nan
+  std::string digits;
+  for (std::size_t i = 0; i < epos; ++i) {
+    if (sci[i] != '.') digits += sci[i];
+  }
+  const int exp10 = std::stoi(sci.substr(epos + 1));
+  const int decpt = exp10 + 1;
+  const int nd = static_cast<int>(digits.size());
+  if (decpt <= -4 || decpt > 16) {
+    std::string mant = digits.substr(0, 1);
+    if (nd > 1) mant += "." + digits.substr(1);
+    char ebuf[16];
+    std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exp10 < 0 ? '-' : '+', std::abs(exp10));
+    return sign + mant + ebuf;
+  }
+  if (decpt <= 0) return sign + "0." + std::string(static_cast<std::size_t>(-decpt), '0') + digits;
+  if (decpt >= nd) {
+    return sign + digits + std::string(static_cast<std::size_t>(decpt - nd), '0') + ".0";
+  }
+  return sign + digits.substr(0, static_cast<std::size_t>(decpt)) + "." +
+         digits.substr(static_cast<std::size_t>(decpt));
+}
+
+nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const MetricsOptions& options,
+                                         const ResultContext& ctx,
+                                         const std::vector<RequestRecord>& records,
+                                         const std::vector<StepLog>& step_logs) {
+  ordered_json j;
+  // main_async(): setup and traffic keys, in this order.
+  j["date"] = ctx.date;
+  j["endpoint_type"] = ctx.backend;  // "for backward compatibility" = backend
+  j["backend"] = ctx.backend;
+  j["label"] = nullptr;
+  j["model_id"] = ctx.model_id;
+  // tokenizer_id = args.tokenizer if given, else model_id.
+  j["tokenizer_id"] = ctx.tokenizer_id.empty() ? ctx.model_id : ctx.tokenizer_id;
+  j["num_prompts"] = ctx.num_prompts;
+  j["request_rate"] = request_rate_json(ctx.request_rate);
+  j["burstiness"] = ctx.burstiness;
+  if (ctx.max_concurrency.is_number()) {
+    j["max_concurrency"] = ctx.max_concurrency.get<int64_t>();
+  } else {
+    j["max_concurrency"] = nullptr;
+  }
+
+  // benchmark(): the result dict.
+  j["duration"] = m.duration_s;
+  j["completed"] = m.completed;
+  j["failed"] = m.failed;
+  j["total_input_tokens"] = m.total_input_tokens;
+  j["total_output_tokens"] = m.total_output_tokens;
+  j["request_throughput"] = m.request_throughput;
+  if (m.request_goodput) {
+    j["request_goodput"] = *m.request_goodput;
+  } else {
+    j["request_goodput"] = nullptr;
+  }
+  j["output_throughput"] = m.output_throughput;
+  j["total_token_throughput"] = m.total_token_throughput;
+
+  // Per-request arrays over every measured request, in the order given (vLLM: `outputs`, one per
+  // input request; warm-ups are not among them). Requests that did not succeed have vLLM's
+  // RequestFuncOutput defaults: ttft 0, itl [], latency 0, output_len 0.
+  // Without --save-detailed, main_async() deletes input_lens, output_lens, start_times, ttfts,
+  // itls, generated_texts and errors, but keeps latencies and queue_times. We drop those two as
+  // well: servesim writes per-request arrays only with --save-detailed, so that result files stay
+  // small in sweeps (a documented difference, docs/cli.md).
+  const double offset_s = options.ttft_offset_s;
+  ordered_json input_lens = ordered_json::array(), output_lens = ordered_json::array(),
+               ttfts = ordered_json::array(), itls = ordered_json::array(),
+               latencies = ordered_json::array(), start_times = ordered_json::array(),
+               queue_times = ordered_json::array(), texts = ordered_json::array(),
+               errors = ordered_json::array();
+  for (const auto& r : records) {
+    if (r.warmup) continue;
+    const bool ok = r.completed && !r.failed;
+    if (!ctx.save_detailed) continue;
+    latencies.push_back(ok ? (r.last_token - r.arrival).seconds() + offset_s : 0.0);
+    queue_times.push_back(r.client_queue_time.seconds());
+    input_lens.push_back(r.prompt_tokens);
+    output_lens.push_back(ok ? r.output_tokens : 0);
+    ttfts.push_back(ok ? (r.first_token - r.arrival).seconds() + offset_s : 0.0);
+    ordered_json gaps = ordered_json::array();
+    if (ok) {
+      SERVESIM_CHECK(r.replica >= 0 && static_cast<std::size_t>(r.replica) < step_logs.size(),
+                     "request " + std::to_string(r.id) + ": replica index outside step_logs");
+      const auto times = token_times(r, step_logs[static_cast<std::size_t>(r.replica)]);
+      for (std::size_t k = 1; k < times.size(); ++k) gaps.push_back((times[k] - times[k - 1]).seconds());
+    }
+    itls.push_back(std::move(gaps));
+    start_times.push_back(r.arrival.seconds());
+    texts.push_back("");
+    errors.push_back(ok ? std::string() : r.error);
+  }
+  if (ctx.save_detailed) {
+    j["input_lens"] = std::move(input_lens);
+    j["output_lens"] = std::move(output_lens);
+    j["ttfts"] = std::move(ttfts);
+    j["itls"] = std::move(itls);
+    j["latencies"] = std::move(latencies);
+    j["start_times"] = std::move(start_times);
+    j["queue_times"] = std::move(queue_times);
+    j["generated_texts"] = std::move(texts);
+    j["errors"] = std::move(errors);
+  }
+  j["max_output_tokens_per_s"] = m.max_output_tokens_per_s;
+  j["max_concurrent_requests"] = m.max_concurrent_requests;
+  j["rtfx"] = 0.0;  // inverse real-time factor of audio benchmarks; 0 for text
+
+  // process_one_metric(): mean, median, std, then p{P} for each percentile, in ms.
+  for (const auto& info : kMetrics) {
+    const std::string key = info.key;
+    if (!selected(options, key) || !metric_available(key, ctx)) continue;
+    const auto it = m.summaries.find(key);
+    const MetricSummary empty;
+    const MetricSummary& s = it == m.summaries.end() ? empty : it->second;
+    j["mean_" + key + "_ms"] = s.mean_ms;
+    j["median_" + key + "_ms"] = s.median_ms;
+    j["std_" + key + "_ms"] = s.std_ms;
+    for (const auto& [p, value] : s.percentiles_ms) {
+      std::string name = "p";  // built by append: GCC 12 warns (-Wrestrict) on "lit" + string&&
+      name.append(percentile_word(p)).append("_").append(key).append("_ms");
+      j[name] = value;
+    }
+  }
+
+  j["servesim"] = ctx.servesim.is_null() ? ordered_json::object() : ordered_json(ctx.servesim);
+  return j;
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j) {
+  namespace fs = std::filesystem;
+  // Invalid UTF-8 (e.g. in an error string) is replaced rather than thrown half-way.
+  const std::string text =
+      j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw ConfigError(path + ": cannot write result file: directory '" + dir.string() +
+                      "' does not exist");
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      throw ConfigError(path + ": cannot write result file (cannot create '" + tmp + "')");
+    }
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      throw ConfigError(path + ": cannot write result file (write to '" + tmp + "' failed)");
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw ConfigError(path + ": cannot write result file (rename failed: " + ec.message() + ")");
+  }
+}
+
+void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
+                         const MetricsOptions& options) {
+  ResultContext ctx;
+  ctx.request_rate = "inf";
+  ctx.max_concurrency = nullptr;
+  print_summary_table(os, m, options, ctx);
+}
+
+void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
+                         const MetricsOptions& options, const ResultContext& ctx) {
+  // benchmark(): the lines it prints for a generative backend with a tokenizer.
+  os << centered(" Serving Benchmark Result ", 50, '=') << '\n';
+  os << line_int("Successful requests:", m.completed) << '\n';
+  os << line_int("Failed requests:", m.failed) << '\n';
+  if (ctx.max_concurrency.is_number()) {
+    os << line_int("Maximum request concurrency:", ctx.max_concurrency.get<int64_t>()) << '\n';
+  }
+  if (rate_is_finite(ctx.request_rate)) {
+    os << line_f2("Request rate configured (RPS):", ctx.request_rate.get<double>()) << '\n';
+  }
+  os << line_f2("Benchmark duration (s):", m.duration_s) << '\n';
+  os << line_int("Total input tokens:", m.total_input_tokens) << '\n';
+  os << line_int("Total generated tokens:", m.total_output_tokens) << '\n';
+  os << line_f2("Request throughput (req/s):", m.request_throughput) << '\n';
+  if (m.request_goodput) {
+    os << line_f2("Request goodput (req/s):", *m.request_goodput) << '\n';
+  }
+  os << line_f2("Output token throughput (tok/s):", m.output_throughput) << '\n';
+  os << line_f2("Peak output token throughput (tok/s):", m.max_output_tokens_per_s) << '\n';
+  os << line_f2("Peak concurrent requests:", static_cast<double>(m.max_concurrent_requests))
+     << '\n';
+  os << line_f2("Total token throughput (tok/s):", m.total_token_throughput) << '\n';
+  for (const auto& info : kMetrics) {
+    const std::string key = info.key;
+    if (!selected(options, key) || !metric_available(key, ctx)) continue;
+    const auto it = m.summaries.find(key);
+    const MetricSummary empty;
+    const MetricSummary& s = it == m.summaries.end() ? empty : it->second;
+    const std::string name = info.name;
+    os << centered(info.header, 50, '-') << '\n';
+    os << line_f2("Mean " + name + " (ms):", s.mean_ms) << '\n';
+    os << line_f2("Median " + name + " (ms):", s.median_ms) << '\n';
+    for (const auto& [p, value] : s.percentiles_ms) {
+      std::string label = "P";
+      label.append(percentile_word(p)).append(" ").append(name).append(" (ms):");
+      os << line_f2(label, value) << '\n';
+    }
+  }
+  os << std::string(50, '=') << '\n';
+}
+
+}  // namespace servesim::metrics

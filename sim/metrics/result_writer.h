@@ -44,6 +44,15 @@ void write_json_atomically(const std::string& path, const nlohmann::ordered_json
 // The one-screen table, laid out like vLLM's "Serving Benchmark Result" block.
 void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
                          const MetricsOptions& options);
+// Same, plus the lines vLLM prints from its arguments: "Maximum request concurrency" (when
+// ctx.max_concurrency is set), "Request rate configured (RPS)" (when ctx.request_rate is finite),
+// and the client-queue sections (when selected and max_concurrency is set). (Added by sim/metrics.)
+void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
+                         const MetricsOptions& options, const ResultContext& ctx);
+
+// The "P" of p{P}_{metric}_ms as vLLM spells it: str(int(p)) when integral, else Python's
+// str(float) (shortest round-trip repr): 99 → "99", 99.9 → "99.9", 0.0001 → "0.0001".
+std::string percentile_word(double p);
 
 }  // namespace servesim::metrics
 

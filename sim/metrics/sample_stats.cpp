@@ -1,0 +1,144 @@
+#include "sim/metrics/sample_stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/base/error.h"
+
+namespace servesim::metrics {
+namespace detail {
+namespace {
+
+constexpr double kMsPerSecond = 1000.0;  // vLLM multiplies every summary by 1000
+__extension__ typedef __int128 Int128;   // exact Σ weight·ns (GCC/Clang extension)
+
+// np.percentile(x, p) for the default method="linear" (numpy ≥ 1.22 _quantile):
+// virtual index = (n − 1)·(p/100); previous = floor, next = previous + 1; at or above n − 1 both
+// are the last element; gamma = virtual − previous; result = _lerp(x[prev], x[next], gamma).
+// `at(k)` returns the k-th smallest element. REQUIRES: n > 0, 0 <= p <= 100.
+template <typename At>
+double percentile_at(int64_t n, double p, const At& at) {
+  const double q = p / 100.0;  // np.true_divide(q, 100)
+  const double virtual_index = static_cast<double>(n - 1) * q;
+  if (virtual_index >= static_cast<double>(n - 1)) return at(n - 1);
+  if (virtual_index <= 0) return at(0);
+  const double previous = std::floor(virtual_index);
+  const auto k = static_cast<int64_t>(previous);
+  return numpy_lerp(at(k), at(k + 1), virtual_index - previous);
+}
+
+// np.median: the middle element, or np.mean of the two middle ones ((a + b) / 2).
+template <typename At>
+double median_at(int64_t n, const At& at) {
+  if (n % 2 == 1) return at(n / 2);
+  return (at(n / 2 - 1) + at(n / 2)) / 2.0;
+}
+
+MetricSummary zero_summary(const std::vector<double>& percentiles) {
+  // vLLM: np.mean(x or 0) etc. — an empty list becomes the scalar 0, so every statistic is 0.
+  MetricSummary s;
+  for (double p : percentiles) s.percentiles_ms.emplace_back(p, 0.0);
+  return s;
+}
+
+}  // namespace
+
+double numpy_lerp(double a, double b, double t) {
+  const double diff_b_a = b - a;
+  if (t >= 0.5) return b - diff_b_a * (1 - t);
+  return a + diff_b_a * t;
+}
+
+void WeightedNsSamples::add(int64_t value_ns, int64_t weight) {
+  if (weight <= 0) return;
+  values_.emplace_back(value_ns, weight);
+  total_ += weight;
+  merged_ = false;
+}
+
+void WeightedNsSamples::sort_and_merge() {
+  if (merged_) return;
+  std::sort(values_.begin(), values_.end());
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < values_.size(); ++i) {
+    if (out > 0 && values_[out - 1].first == values_[i].first) {
+      values_[out - 1].second += values_[i].second;
+    } else {
+      values_[out++] = values_[i];
+    }
+  }
+  values_.resize(out);
+  cumulative_.resize(out);
+  int64_t running = 0;
+  for (std::size_t i = 0; i < out; ++i) {
+    running += values_[i].second;
+    cumulative_[i] = running;
+  }
+  merged_ = true;
+}
+
+double WeightedNsSamples::at_seconds(int64_t k) const {
+  // The first distinct value whose cumulative weight exceeds k holds order statistic k.
+  const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), k);
+  SERVESIM_CHECK(it != cumulative_.end(), "order statistic out of range");
+  const int64_t ns = values_[static_cast<std::size_t>(it - cumulative_.begin())].first;
+  return static_cast<double>(ns) * 1e-9;  // the same conversion as SimTime::seconds()
+}
+
+MetricSummary WeightedNsSamples::summarize(const std::vector<double>& percentiles) {
+  if (total_ == 0) return zero_summary(percentiles);
+  sort_and_merge();
+  const int64_t n = total_;
+  const auto at = [this](int64_t k) { return at_seconds(k); };
+
+  // Exact Σ w·v in integer nanoseconds (no rounding until the final division).
+  Int128 sum_ns = 0;
+  for (const auto& [v, w] : values_) sum_ns += static_cast<Int128>(v) * w;
+  const double mean_s =
+      static_cast<double>(static_cast<long double>(sum_ns) / static_cast<long double>(n) * 1e-9L);
+  long double sq = 0;
+  for (const auto& [v, w] : values_) {
+    const long double d = static_cast<long double>(static_cast<double>(v) * 1e-9 - mean_s);
+    sq += d * d * static_cast<long double>(w);
+  }
+  MetricSummary s;
+  s.mean_ms = mean_s * kMsPerSecond;
+  s.median_ms = median_at(n, at) * kMsPerSecond;
+  s.std_ms = static_cast<double>(std::sqrt(sq / static_cast<long double>(n))) * kMsPerSecond;
+  for (double p : percentiles) s.percentiles_ms.emplace_back(p, percentile_at(n, p, at) * kMsPerSecond);
+  return s;
+}
+
+MetricSummary summarize_seconds(std::vector<double>& values, const std::vector<double>& percentiles) {
+  if (values.empty()) return zero_summary(percentiles);
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<int64_t>(values.size());
+  const auto at = [&values](int64_t k) { return values[static_cast<std::size_t>(k)]; };
+
+  long double sum = 0;
+  for (double v : values) sum += v;
+  const double mean_s = static_cast<double>(sum / static_cast<long double>(n));
+  long double sq = 0;
+  for (double v : values) {
+    const long double d = static_cast<long double>(v - mean_s);
+    sq += d * d;
+  }
+  MetricSummary s;
+  s.mean_ms = mean_s * kMsPerSecond;
+  s.median_ms = median_at(n, at) * kMsPerSecond;
+  s.std_ms = static_cast<double>(std::sqrt(sq / static_cast<long double>(n))) * kMsPerSecond;
+  for (double p : percentiles) s.percentiles_ms.emplace_back(p, percentile_at(n, p, at) * kMsPerSecond);
+  return s;
+}
+
+}  // namespace detail
+
+double percentile_linear(const std::vector<double>& sorted_values, double p) {
+  SERVESIM_CHECK(!sorted_values.empty(), "percentile of an empty list");
+  return detail::percentile_at(static_cast<int64_t>(sorted_values.size()), p,
+                               [&sorted_values](int64_t k) {
+                                 return sorted_values[static_cast<std::size_t>(k)];
+                               });
+}
+
+}  // namespace servesim::metrics

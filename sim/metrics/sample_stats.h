@@ -1,0 +1,53 @@
+// numpy-exact summary statistics over a sorted sample, plain or weighted (internal to sim/metrics).
+//
+// vLLM's calculate_metrics (vllm/benchmarks/serve.py) reports np.mean, np.median, np.std and
+// np.percentile(method="linear") of Python lists of seconds, times 1000. This file reproduces those
+// four functions:
+//   * on a plain sorted vector<double> (TTFT, TPOT, E2EL: one value per request), and
+//   * on a weighted multiset of integer-nanosecond values (ITL), where a value with weight w stands
+//     for w equal list elements. Percentiles and the median pick the same order statistics as on
+//     the expanded list and interpolate with numpy's own formula, so they are bit-identical to the
+//     expanded computation; mean and std are accumulated exactly (integers) or in long double, so
+//     they agree with numpy to a few ulp (numpy itself uses pairwise float64 summation).
+#ifndef SERVESIM_SIM_METRICS_SAMPLE_STATS_H_
+#define SERVESIM_SIM_METRICS_SAMPLE_STATS_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "sim/metrics/benchmark_metrics.h"
+
+namespace servesim::metrics::detail {
+
+// A multiset of int64 nanosecond values with int64 multiplicities.
+// Usage: add() any number of times, then summarize() (which sorts and merges once).
+class WeightedNsSamples {
+ public:
+  // Adds `weight` copies of `value_ns`. Weights <= 0 are ignored.
+  void add(int64_t value_ns, int64_t weight);
+  // Total multiplicity n (the length of the expanded list).
+  int64_t count() const { return total_; }
+  // mean/median/std/percentiles of the expanded list of seconds (value_ns * 1e-9), in ms.
+  // An empty multiset gives all zeros, like vLLM's np.mean(x or 0).
+  MetricSummary summarize(const std::vector<double>& percentiles);
+
+ private:
+  void sort_and_merge();
+  double at_seconds(int64_t k) const;  // k-th order statistic (0-based) of the expanded list
+
+  std::vector<std::pair<int64_t, int64_t>> values_;  // (value_ns, weight)
+  std::vector<int64_t> cumulative_;                  // after merge: Σ weights of values_[0..i]
+  int64_t total_ = 0;
+  bool merged_ = true;
+};
+
+// Summary of a plain list of seconds (any order; sorted in place). Empty → all zeros.
+MetricSummary summarize_seconds(std::vector<double>& values, const std::vector<double>& percentiles);
+
+// numpy's _lerp (numpy/lib/function_base.py): a + (b−a)·t, or b − (b−a)·(1−t) when t ≥ 0.5.
+double numpy_lerp(double a, double b, double t);
+
+}  // namespace servesim::metrics::detail
+
+#endif  // SERVESIM_SIM_METRICS_SAMPLE_STATS_H_
