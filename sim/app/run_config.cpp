@@ -82,10 +82,10 @@ std::vector<ConfigField> build_fields() {
                     "ideal hardware: 100% of peak, zero overheads (the lower bound) [false]",
                     &SimulationConfig::ideal));
   // Engine (vllm serve).
-  f.push_back(engine_field("max_num_seqs", K::kInt,
+  f.push_back(engine_field("max_num_seqs", K::kPositiveInt,
                            "max running requests [1024 on >=70 GiB non-A100 GPUs, else 256]",
                            &sim::EngineConfig::max_num_seqs));
-  f.push_back(engine_field("max_num_batched_tokens", K::kInt,
+  f.push_back(engine_field("max_num_batched_tokens", K::kPositiveInt,
                            "per-step token budget [8192 on >=70 GiB non-A100 GPUs, else 2048]",
                            &sim::EngineConfig::max_num_batched_tokens));
   f.push_back(engine_field("block_size", K::kInt, "KV block size in tokens [16]",
@@ -100,7 +100,7 @@ std::vector<ConfigField> build_fields() {
   f.push_back(engine_field("long_prefill_token_threshold", K::kInt,
                            "per-request per-step prefill chunk cap, 0 = off [0]",
                            &sim::EngineConfig::long_prefill_token_threshold));
-  f.push_back(engine_field("max_model_len", K::kInt,
+  f.push_back(engine_field("max_model_len", K::kPositiveInt,
                            "longest prompt+output accepted [model's max_position_embeddings]",
                            &sim::EngineConfig::max_model_len));
   f.push_back(engine_field("scheduling_policy", K::kString, "fcfs | priority [fcfs]",
@@ -217,6 +217,7 @@ const char* kind_word(FieldKind k) {
   switch (k) {
     case FieldKind::kString: return "a string";
     case FieldKind::kInt: return "an integer";
+    case FieldKind::kPositiveInt: return "an integer >= 1";
     case FieldKind::kDouble: return "a number";
     case FieldKind::kBool: return "true or false";
     case FieldKind::kRate: return "a number of requests/s or \"inf\"";
@@ -229,6 +230,7 @@ bool type_ok(FieldKind kind, const json& v) {
   switch (kind) {
     case FieldKind::kString: return v.is_string();
     case FieldKind::kInt: return v.is_number_integer();
+    case FieldKind::kPositiveInt: return v.is_number_integer() && v.get<int64_t>() >= 1;
     case FieldKind::kDouble: return v.is_number();
     case FieldKind::kBool: return v.is_boolean();
     case FieldKind::kRate: return v.is_number() || (v.is_string() && v.get<std::string>() == "inf");
@@ -256,6 +258,10 @@ void apply_config_json(SimulationConfig& config, const json& j, const std::strin
                         "' (keys are the flag names with underscores, e.g. max_num_seqs)");
     }
     if (!type_ok(match->kind, value)) {
+      if (where == "command line") {
+        throw ConfigError(flag_name(key) + ": " + value.dump() + " is invalid; expected " +
+                          kind_word(match->kind));
+      }
       throw ConfigError(where + ": key '" + key + "' has value " + value.dump() + "; expected " +
                         kind_word(match->kind));
     }
@@ -275,7 +281,8 @@ json parse_flag_value(const ConfigField& field, const std::string& text) {
       if (text == "true" || text == "1") return true;
       if (text == "false" || text == "0") return false;
       throw bad("true or false");
-    case FieldKind::kInt: {
+    case FieldKind::kInt:
+    case FieldKind::kPositiveInt: {
       size_t used = 0;
       long long v = 0;
       try {
@@ -284,6 +291,7 @@ json parse_flag_value(const ConfigField& field, const std::string& text) {
         throw bad("an integer");
       }
       if (used != text.size()) throw bad("an integer");
+      if (field.kind == FieldKind::kPositiveInt && v < 1) throw bad("an integer >= 1");
       return v;
     }
     case FieldKind::kDouble:

@@ -14,7 +14,8 @@
 
 namespace servesim::app {
 
-enum class FieldKind { kString, kInt, kDouble, kBool, kRate, kStringList };
+// kPositiveInt: an integer >= 1 (the field's 0 means "vLLM's default" and cannot be asked for).
+enum class FieldKind { kString, kInt, kPositiveInt, kDouble, kBool, kRate, kStringList };
 
 struct ConfigField {
   std::string key;           // underscore name, e.g. "max_num_seqs"

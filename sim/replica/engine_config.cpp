@@ -1,5 +1,6 @@
 #include "sim/replica/engine_config.h"
 
+#include <sstream>
 #include <string>
 
 #include "sim/base/error.h"
@@ -9,6 +10,12 @@ namespace {
 
 void require(bool ok, const std::string& flag, const std::string& value, const std::string& what) {
   if (!ok) throw ConfigError(flag + ": " + value + " is invalid; expected " + what);
+}
+
+std::string num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
 }
 
 }  // namespace
@@ -34,7 +41,7 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   require(c.block_size >= 1 && c.block_size <= 1024, "--block-size", std::to_string(c.block_size),
           "a block size in [1, 1024] (vLLM uses 8, 16, 32, ...)");
   require(c.gpu_memory_utilization > 0 && c.gpu_memory_utilization <= 1,
-          "--gpu-memory-utilization", std::to_string(c.gpu_memory_utilization),
+          "--gpu-memory-utilization", num(c.gpu_memory_utilization),
           "a fraction in (0, 1]");
   require(c.long_prefill_token_threshold >= 0, "--long-prefill-token-threshold",
           std::to_string(c.long_prefill_token_threshold), "an integer >= 0");

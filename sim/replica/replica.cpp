@@ -25,6 +25,7 @@ ReplicaStats Replica::stats() const {
   ReplicaStats s = stats_;
   s.prefix_queried_tokens = kv_.queried_tokens();
   s.prefix_hit_tokens = kv_.hit_tokens();
+  s.used_blocks_now = kv_.num_used_blocks();
   return s;
 }
 

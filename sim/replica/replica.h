@@ -62,6 +62,7 @@ struct ReplicaStats {
   int64_t prefix_queried_tokens = 0;
   int64_t prefix_hit_tokens = 0;
   double ideal_busy_s = 0;        // Σ ideal step times, when an ideal model is attached
+  int64_t used_blocks_now = 0;    // KV blocks held when stats() was called (0 after a drained run)
 };
 
 class Replica : public engine::EventHandler {

@@ -1,0 +1,134 @@
+// The command line as a user meets it: exit codes, one-line errors, no partial files, and
+// byte-identical result files for the same config and seed.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/app/cli.h"
+
+namespace servesim::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+Outcome run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+fs::path temp_dir() {
+  fs::path d = fs::temp_directory_path() / ("servesim_cli_test_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const std::vector<std::string> kSmall = {"simulate", "--model", "llama-3.1-8b", "--gpu",
+                                         "h100-sxm", "--num-prompts", "200", "--request-rate",
+                                         "10", "--random-output-len", "64"};
+
+TEST_CASE("simulate prints vLLM's table and the engine summary", "[cli]") {
+  Outcome o = run(kSmall);
+  REQUIRE(o.code == 0);
+  REQUIRE(o.out.find("============ Serving Benchmark Result ============") != std::string::npos);
+  REQUIRE(o.out.find("Successful requests:") != std::string::npos);
+  REQUIRE(o.out.find("P99 TTFT (ms):") != std::string::npos);
+  REQUIRE(o.out.find("KV cache blocks (tokens):") != std::string::npos);
+}
+
+TEST_CASE("same config and seed give a byte-identical result file", "[cli][determinism]") {
+  const fs::path dir = temp_dir();
+  auto args = kSmall;
+  args.insert(args.end(), {"--save-detailed", "--result-dir", dir.string(), "--result-filename"});
+  auto a = args, b = args;
+  a.push_back("a.json");
+  b.push_back("b.json");
+  REQUIRE(run(a).code == 0);
+  REQUIRE(run(b).code == 0);
+  const std::string ja = slurp(dir / "a.json"), jb = slurp(dir / "b.json");
+  REQUIRE(!ja.empty());
+  REQUIRE(ja == jb);
+  // A different seed changes the result.
+  auto c = args;
+  c.insert(c.end(), {"c.json", "--seed", "1"});
+  REQUIRE(run(c).code == 0);
+  REQUIRE(slurp(dir / "c.json") != ja);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a JSON config file sets the same fields, and flags override it", "[cli]") {
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "run.json") << R"({"model": "llama-3.1-8b", "gpu": "h100-sxm",
+      "num_prompts": 200, "request_rate": 10, "random_output_len": 64, "seed": 0})";
+  auto from_file = std::vector<std::string>{"simulate", "--config", (dir / "run.json").string(),
+                                            "--save-result", "--result-dir", dir.string(),
+                                            "--result-filename", "file.json"};
+  auto from_flags = kSmall;
+  from_flags.insert(from_flags.end(), {"--save-result", "--result-dir", dir.string(),
+                                       "--result-filename", "flags.json"});
+  REQUIRE(run(from_file).code == 0);
+  REQUIRE(run(from_flags).code == 0);
+  REQUIRE(slurp(dir / "file.json") == slurp(dir / "flags.json"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bad input: one clear line, exit code 2, no output file", "[cli][errors]") {
+  const fs::path dir = temp_dir();
+  auto expect_error = [&](std::vector<std::string> args, const std::string& needle) {
+    args.insert(args.end(), {"--save-result", "--result-dir", dir.string(), "--result-filename",
+                             "never.json"});
+    Outcome o = run(args);
+    INFO(o.err);
+    REQUIRE(o.code == 2);
+    REQUIRE(o.err.find(needle) != std::string::npos);
+    REQUIRE(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+    REQUIRE_FALSE(fs::exists(dir / "never.json"));
+  };
+  SECTION("unknown model lists the known ones") {
+    expect_error({"simulate", "--model", "llama-9"}, "llama-3.1-8b");
+  }
+  SECTION("unknown GPU") { expect_error({"simulate", "--gpu", "h1000"}, "h100-sxm"); }
+  SECTION("a model that does not fit names the shortfall and the smallest TP") {
+    expect_error({"simulate", "--model", "llama-3.1-70b", "--gpu", "h100-sxm"},
+                 "smallest tensor-parallel-size that fits is 2");
+  }
+  SECTION("nonsensical flag values name the flag") {
+    expect_error({"simulate", "--max-num-seqs", "0"}, "--max-num-seqs");
+    expect_error({"simulate", "--gpu-memory-utilization", "1.5"}, "--gpu-memory-utilization");
+    expect_error({"simulate", "--request-rate", "fast"}, "--request-rate");
+    expect_error({"simulate", "--random-range-ratio", "1.5"}, "--random-range-ratio");
+    expect_error({"simulate", "--scheduling-policy", "lifo"}, "--scheduling-policy");
+    expect_error({"simulate", "--goodput", "ttfx:5"}, "--goodput");
+  }
+  SECTION("malformed or unknown config file content names the file and key") {
+    std::ofstream(dir / "bad.json") << "{\"max_num_seqs\": 12,";
+    expect_error({"simulate", "--config", (dir / "bad.json").string()}, "bad.json");
+    std::ofstream(dir / "typo.json") << R"({"max_num_seq": 12})";
+    expect_error({"simulate", "--config", (dir / "typo.json").string()}, "max_num_seq");
+  }
+  SECTION("unknown flags") { expect_error({"simulate", "--max-num-sequences", "4"}, "error"); }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("list shows both catalogs", "[cli]") {
+  Outcome o = run({"list"});
+  REQUIRE(o.code == 0);
+  REQUIRE(o.out.find("mixtral-8x7b") != std::string::npos);
+  REQUIRE(o.out.find("mi300x") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace servesim::app

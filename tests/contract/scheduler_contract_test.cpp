@@ -1,0 +1,135 @@
+// Contract tests: promises the engine keeps on any run, checked on randomised configurations.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "sim/cluster/simulation.h"
+
+namespace servesim::sim {
+namespace {
+
+SimulationConfig small_run(uint64_t seed) {
+  SimulationConfig c;
+  c.model = "llama-3.1-8b";
+  c.gpu = "a100-80gb";
+  c.workload.num_prompts = 400;
+  c.workload.request_rate = 30;
+  c.workload.random_input_len = 600;
+  c.workload.random_output_len = 120;
+  c.workload.random_range_ratio = 0.9;
+  c.workload.seed = seed;
+  return c;
+}
+
+// Runs `c` and checks every promise that must hold whatever the configuration.
+void check_contract(const SimulationConfig& c) {
+  const PreparedDeployment p = prepare_deployment(c);
+  const SimulationResult r = run_simulation(c, p);
+  const ReplicaStats& s = r.replica_stats.at(0);
+  INFO("seed " << c.workload.seed << " max_num_seqs " << p.engine.max_num_seqs << " budget "
+                << p.engine.max_num_batched_tokens << " blocks " << p.memory.num_blocks);
+  // Limits are never exceeded.
+  REQUIRE(s.peak_running <= p.engine.max_num_seqs);
+  REQUIRE(s.peak_step_tokens <= p.engine.max_num_batched_tokens);
+  REQUIRE(s.peak_used_blocks <= p.memory.num_blocks);
+  // Conservation: every request that arrived completed or failed; every token was emitted once;
+  // all KV blocks came back.
+  int64_t completed = 0, failed = 0, latency_ns = 0;
+  for (const auto& rec : r.records) {
+    REQUIRE(rec.completed != rec.failed);
+    completed += rec.completed;
+    failed += rec.failed;
+    if (!rec.completed) continue;
+    int64_t tokens = 0;
+    for (const auto& seg : rec.segments) tokens += seg.tokens();
+    REQUIRE(tokens == rec.output_tokens);
+    REQUIRE(rec.first_token >= rec.arrival);
+    REQUIRE(rec.last_token >= rec.first_token);
+    latency_ns += (rec.last_token - rec.arrival).ns();
+  }
+  REQUIRE(completed + failed == static_cast<int64_t>(r.records.size()));
+  REQUIRE(s.used_blocks_now == 0);
+  // Little's law, exactly: the time integral of requests in the replica equals the sum of their
+  // times in it (L·T = λ·W·T), both in integer nanoseconds.
+  REQUIRE(s.outstanding_ns == latency_ns);
+}
+
+TEST_CASE("limits, conservation and Little's law hold on random runs", "[contract]") {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SimulationConfig c = small_run(seed);
+    SECTION("defaults, seed " + std::to_string(seed)) { check_contract(c); }
+    SECTION("tight KV forces preemptions, seed " + std::to_string(seed)) {
+      c.engine.num_gpu_blocks_override = 400;  // 6,400 tokens: a few requests at a time
+      c.engine.max_model_len = 4096;
+      check_contract(c);
+    }
+    SECTION("small budget and seq cap, seed " + std::to_string(seed)) {
+      c.engine.max_num_seqs = 7;
+      c.engine.max_num_batched_tokens = 64;
+      check_contract(c);
+    }
+    SECTION("long-prefill threshold and priority policy, seed " + std::to_string(seed)) {
+      c.engine.long_prefill_token_threshold = 100;
+      c.engine.scheduling_policy = "priority";
+      c.engine.num_gpu_blocks_override = 500;
+      c.engine.max_model_len = 4096;
+      check_contract(c);
+    }
+    SECTION("shared prefixes with prefix caching, seed " + std::to_string(seed)) {
+      c.workload.dataset_name = "generated-shared-prefix";
+      c.workload.gsp_num_groups = 8;
+      c.workload.gsp_prompts_per_group = 40;
+      c.workload.gsp_system_prompt_len = 700;
+      c.workload.gsp_question_len = 50;
+      c.workload.gsp_output_len = 40;
+      c.engine.num_gpu_blocks_override = 600;
+      c.engine.max_model_len = 4096;
+      check_contract(c);
+    }
+    SECTION("closed loop, seed " + std::to_string(seed)) {
+      c.max_concurrency = 5;
+      c.workload.request_rate = std::numeric_limits<double>::infinity();
+      check_contract(c);
+    }
+  }
+}
+
+TEST_CASE("tight KV preempts and recomputes, and every request still completes", "[contract]") {
+  SimulationConfig c = small_run(7);
+  c.engine.num_gpu_blocks_override = 200;
+  c.engine.max_model_len = 3200;
+  const PreparedDeployment p = prepare_deployment(c);
+  const SimulationResult r = run_simulation(c, p);
+  REQUIRE(r.replica_stats[0].preemptions > 0);
+  REQUIRE(r.metrics.completed == c.workload.num_prompts);
+  int64_t preempted = 0;
+  for (const auto& rec : r.records) preempted += rec.preemptions;
+  REQUIRE(preempted == r.replica_stats[0].preemptions);
+}
+
+TEST_CASE("closed loop never has more than max-concurrency requests outstanding", "[contract]") {
+  SimulationConfig c = small_run(3);
+  c.max_concurrency = 4;
+  const PreparedDeployment p = prepare_deployment(c);
+  const SimulationResult r = run_simulation(c, p);
+  REQUIRE(r.replica_stats[0].peak_running <= 4);
+  REQUIRE(r.metrics.max_concurrent_requests <= 4);
+}
+
+TEST_CASE("requests over max-model-len fail with vLLM's reason and the run goes on", "[contract]") {
+  SimulationConfig c = small_run(5);
+  c.engine.max_model_len = 1000;  // input up to 1140 + output up to 228: many are too long
+  const PreparedDeployment p = prepare_deployment(c);
+  const SimulationResult r = run_simulation(c, p);
+  REQUIRE(r.metrics.failed > 0);
+  REQUIRE(r.metrics.completed > 0);
+  REQUIRE(r.metrics.completed + r.metrics.failed == c.workload.num_prompts);
+  for (const auto& rec : r.records) {
+    const bool too_long = rec.prompt_tokens + rec.output_tokens > 1000;
+    REQUIRE(rec.failed == too_long);
+    if (too_long) REQUIRE(rec.error.find("maximum context length is 1000 tokens") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace servesim::sim
