@@ -1,1 +1,212 @@
-// placeholder: being written
+// Memory plan of one replica rank, following vLLM V1's KV sizing (REFERENCE.md §1.2):
+//
+//   budget      = device_bytes · gpu_memory_utilization
+//   weights     = per-rank parameters (see below) + RoPE cos/sin cache
+//   activations = peak of vLLM's profiling run (dummy forward of max_num_batched_tokens tokens,
+//                 then a dummy sampler over min(max_num_seqs, mbt) rows)
+//   other       = gpu.non_torch_memory_bytes (+ NCCL buffers when the replica spans GPUs)
+//   kv          = budget − weights − activations − other
+//   blocks      = floor(kv / (block_size · kv_bytes_per_token_per_rank))
+//
+// Activation peak (per rank, bytes):
+//   forward = mbt · (3·I_eff/TP + 3·h) · dtype_bytes
+//     I_eff = intermediate_size (dense) or top_k·moe_intermediate + shared_intermediate (MoE).
+//     The peak sits inside one layer's MLP, where the fused gate_up output (2·I/TP), the SiLU·mul
+//     output (I/TP) and three hidden-size tensors (residual, normed input, layer output) are alive.
+//   sampler = 3 · min(max_num_seqs, mbt) · vocab · 4
+//     the dummy sampler run holds about three fp32 [rows, vocab] tensors (logits cast to fp32,
+//     probabilities, and the bf16 logits + top-k/top-p workspace).
+//   activations = forward + sampler
+//
+// Fit to the real KV capacities (docs/cost_model.md §4.1 has the table):
+//   CodeLlama-34B on H100, vLLM 0.11 (vllm.log): weights 62.8571 GiB (ours 62.8570 with the RoPE
+//   cache). KV 7.43 GiB at mbt 4096 / 256 seqs and 8.18 GiB at mbt 64 / 32 seqs: the difference,
+//   0.742 GiB, is pure activation; the formula gives 0.761 GiB (+2.5 %; a free multiplier would be
+//   0.97). With 79.19 GiB visible, the logs then imply non-torch memory of 0.197 and 0.215 GiB;
+//   the catalog's 0.214 GiB predicts 2531 (−0.24 %) and 2791 (+0.04 %) blocks vs 2537 and 2790.
+//   Llama-3.1-8B on H100 (third-party vLLM V1 log, mbt 8192, 256 seqs): activation peak logged
+//   1.21 GiB; the formula gives 1.211 GiB.
+//   Llama-3.1-8B on RTX 4090, vLLM 0.19 (meta.json, 2588 blocks): budget − weights − KV leaves
+//   1.120 GiB; the formula's activations are 0.578 GiB, so that GPU/version's non-torch memory is
+//   0.542 GiB — 2.5× the H100/0.11 value; recent vLLM also reserves CUDA-graph memory before
+//   sizing the KV cache (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS), which plausibly explains it.
+//
+// Weights per rank: linear layers at weight_bytes_per_param, embeddings/LM head at the model dtype,
+// both sharded over TP (KV projections replicated once TP > num_kv_heads); norms and the RoPE cache
+// replicated. Pipeline parallel: the planner sizes the most loaded stage, ceil(L/PP) layers plus
+// one of the embedding / LM head (both when PP = 1), and its KV holds those layers only.
+#include "models/memory_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "sim/base/error.h"
+
+namespace servesim::models {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// Hidden-size activation tensors alive at the MLP peak of the profiling run (see above).
+constexpr double kForwardHiddenTensors = 3;
+// fp32 [rows, vocab] tensors alive at the sampler peak of the profiling run.
+constexpr double kSamplerFp32Copies = 3;
+// NCCL communicators and vLLM's custom all-reduce buffers per rank when TP·PP > 1.
+// AIConfigurator systems/*.yaml: nccl_mem 342–392 MB per GPU.
+constexpr double kNcclBytesPerRank = 0.35 * kGiB;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct Sizes {
+  double weights = 0;
+  double activations = 0;
+  double other = 0;
+  double budget = 0;
+  int64_t kv_bytes_per_token = 0;
+};
+
+Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) {
+  const ModelSpec& m = d.model;
+  const int pp = d.pipeline_parallel_size;
+  const double h = static_cast<double>(m.hidden_size);
+  const double hd = static_cast<double>(m.head_dim);
+  const double heads_rank = static_cast<double>(m.num_heads) / tp;
+  const double kv_heads_rank = static_cast<double>(ceil_div(m.num_kv_heads, tp));
+
+  // Parameters of one decoder layer on one rank.
+  double attn = h * heads_rank * hd * 2 + 2 * h * kv_heads_rank * hd;
+  if (m.qkv_bias) {
+    attn += (heads_rank + 2 * kv_heads_rank) * hd;
+  }
+  double mlp = 0;
+  double i_eff = 0;  // MLP width per token for the activation peak
+  if (m.is_moe()) {
+    const double moe_i = static_cast<double>(
+        m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size);
+    const double shared_i = static_cast<double>(m.shared_expert_intermediate_size);
+    mlp = static_cast<double>(m.num_experts) * 3 * h * moe_i / tp + 3 * h * shared_i / tp +
+          h * static_cast<double>(m.num_experts);
+    i_eff = static_cast<double>(m.experts_per_token) * moe_i + shared_i;
+  } else {
+    mlp = 3 * h * static_cast<double>(m.intermediate_size) / tp;
+    i_eff = static_cast<double>(m.intermediate_size);
+  }
+  const double norms = 2 * h;
+  const double layer_params = attn + mlp + norms;
+
+  const int64_t layers_stage = ceil_div(m.num_layers, pp);
+  const double vocab_matrix = static_cast<double>(m.vocab_size) * h / tp;  // one of embed/LM head
+  double embedding_params = vocab_matrix;
+  if (pp == 1 && !m.tie_word_embeddings) {
+    embedding_params += vocab_matrix;  // embedding and LM head on the same (only) stage
+  }
+  const double rope_cache = static_cast<double>(m.max_position_embeddings) * hd * m.dtype_bytes;
+
+  Sizes s;
+  s.weights = static_cast<double>(layers_stage) * layer_params * d.weight_bytes_per_param() +
+              (embedding_params + h) * m.dtype_bytes + rope_cache;
+
+  const double mbt = opts.max_num_batched_tokens;
+  const double forward = mbt * (3 * i_eff / tp + kForwardHiddenTensors * h) * m.dtype_bytes;
+  const double rows = std::min(opts.max_num_seqs, opts.max_num_batched_tokens);
+  const double sampler = kSamplerFp32Copies * rows * static_cast<double>(m.vocab_size) * 4.0;
+  s.activations = forward + sampler;
+
+  s.other = d.gpu.non_torch_memory_bytes + (tp * pp > 1 ? kNcclBytesPerRank : 0.0);
+  s.budget = d.gpu.memory_bytes * opts.gpu_memory_utilization;
+  s.kv_bytes_per_token =
+      2 * layers_stage * static_cast<int64_t>(kv_heads_rank) * m.head_dim * d.kv_dtype_bytes();
+  return s;
+}
+
+bool fits(const Sizes& s, int block_size) {
+  const double kv = s.budget - s.weights - s.activations - s.other;
+  return kv >= static_cast<double>(block_size) * static_cast<double>(s.kv_bytes_per_token);
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts) {
+  const ModelSpec& m = d.model;
+  if (!(opts.gpu_memory_utilization > 0 && opts.gpu_memory_utilization <= 1)) {
+    throw ConfigError("gpu-memory-utilization must be in (0, 1], got " +
+                      std::to_string(opts.gpu_memory_utilization));
+  }
+  if (opts.block_size < 1 || opts.max_num_batched_tokens < 1 || opts.max_num_seqs < 1) {
+    throw ConfigError("block-size, max-num-batched-tokens and max-num-seqs must be >= 1");
+  }
+  if (d.tensor_parallel_size < 1 || d.pipeline_parallel_size < 1) {
+    throw ConfigError("tensor-parallel-size and pipeline-parallel-size must be >= 1");
+  }
+  if (m.hidden_size <= 0 || m.num_layers <= 0 || m.num_heads <= 0 || m.num_kv_heads <= 0 ||
+      m.head_dim <= 0 || m.vocab_size <= 0) {
+    throw ConfigError("model " + m.name + " has a zero dimension");
+  }
+  if (d.gpu.memory_bytes <= 0) {
+    throw ConfigError("GPU " + d.gpu.name + " has no memory_bytes");
+  }
+
+  const Sizes s = compute_sizes(d, d.tensor_parallel_size, opts);
+  MemoryPlan plan;
+  plan.device_bytes = d.gpu.memory_bytes;
+  plan.budget_bytes = s.budget;
+  plan.weight_bytes = s.weights;
+  plan.activation_bytes = s.activations;
+  plan.non_torch_bytes = s.other;
+  plan.kv_bytes = s.budget - s.weights - s.activations - s.other;
+  plan.kv_bytes_per_token = s.kv_bytes_per_token;
+
+  const double block_bytes =
+      static_cast<double>(opts.block_size) * static_cast<double>(s.kv_bytes_per_token);
+  if (plan.kv_bytes < block_bytes) {
+    // vLLM: "No available memory for the cache blocks". We also refuse a cache that cannot hold
+    // one block, since no request could ever run.
+    std::string where = m.name + " does not fit on " + d.gpu.name + " with tensor-parallel-size " +
+                        std::to_string(d.tensor_parallel_size);
+    if (d.pipeline_parallel_size > 1) {
+      where += " and pipeline-parallel-size " + std::to_string(d.pipeline_parallel_size);
+    }
+    std::string what;
+    const std::string parts = "weights " + fmt("%.1f", s.weights / kGiB) + " GiB + activations " +
+                              fmt("%.1f", s.activations / kGiB) + " GiB + other " +
+                              fmt("%.1f", s.other / kGiB) + " GiB";
+    const std::string budget = "the " + fmt("%.1f", s.budget / kGiB) +
+                               " GiB budget (gpu-memory-utilization " +
+                               fmt("%.2f", opts.gpu_memory_utilization) + ")";
+    if (plan.kv_bytes <= 0) {
+      what = parts + " exceed " + budget + " by " + fmt("%.1f", -plan.kv_bytes / kGiB) + " GiB";
+    } else {
+      what = parts + " leave " + fmt("%.1f", plan.kv_bytes / (1024.0 * 1024.0)) + " MiB of " +
+             budget + " for the KV cache, less than one " + std::to_string(opts.block_size) +
+             "-token block (" + fmt("%.1f", block_bytes / (1024.0 * 1024.0)) + " MiB)";
+    }
+    std::string hint = "; the smallest tensor-parallel-size that fits is none up to 8";
+    for (int tp : {1, 2, 4, 8}) {
+      if (m.num_heads % tp != 0) {
+        continue;
+      }
+      if (fits(compute_sizes(d, tp, opts), opts.block_size)) {
+        hint = "; the smallest tensor-parallel-size that fits is " + std::to_string(tp);
+        break;
+      }
+    }
+    throw ConfigError(where + ": " + what + hint);
+  }
+
+  plan.num_blocks = static_cast<int64_t>(std::floor(plan.kv_bytes / block_bytes));
+  if (opts.num_gpu_blocks_override > 0) {
+    plan.num_blocks = opts.num_gpu_blocks_override;
+  }
+  plan.kv_tokens = plan.num_blocks * opts.block_size;
+  return plan;
+}
+
+}  // namespace servesim::models

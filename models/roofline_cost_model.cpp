@@ -1,1 +1,283 @@
-// placeholder: being written
+#include "models/roofline_cost_model.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include "sim/base/error.h"
+
+namespace servesim::models {
+
+namespace {
+
+double ceil_div(int64_t a, int64_t b) { return static_cast<double>((a + b - 1) / b); }
+
+void require(bool ok, const std::string& what) {
+  if (!ok) {
+    throw ConfigError("cost model: " + what);
+  }
+}
+
+}  // namespace
+
+RooflineOptions RooflineOptions::from_gpu(const hardware::GpuSpec& gpu) {
+  RooflineOptions o;
+  o.compute_efficiency = gpu.compute_efficiency;
+  o.memory_efficiency = gpu.memory_efficiency;
+  o.step_overhead_s = gpu.step_overhead_s;
+  o.per_seq_overhead_s = gpu.per_seq_overhead_s;
+  o.compute_ramp_tokens = kDefaultComputeRampTokens;
+  o.op_latency_s = kDefaultOpLatencyS;
+  o.cuda_graph_padding = true;
+  return o;
+}
+
+RooflineOptions RooflineOptions::ideal() { return RooflineOptions{}; }
+
+double expected_experts_touched(double num_experts, double top_k, double tokens) {
+  if (num_experts <= 0 || top_k <= 0 || tokens <= 0) {
+    return 0;
+  }
+  const double k = std::min(top_k, num_experts);
+  // 1 − (1 − k/E)^T, computed as −expm1(T·log1p(−k/E)) to stay accurate for E ≫ k.
+  if (k >= num_experts) {
+    return num_experts;
+  }
+  return num_experts * -std::expm1(tokens * std::log1p(-k / num_experts));
+}
+
+double ring_all_reduce_s(double bytes, int ranks, const hardware::LinkSpec& link) {
+  if (ranks <= 1 || bytes <= 0) {
+    return 0;
+  }
+  const double steps = 2.0 * (ranks - 1);
+  return steps * link.latency_s + steps / ranks * bytes / link.bandwidth_bytes_per_s;
+}
+
+bool has_custom_all_reduce(const hardware::LinkSpec& link) {
+  return link.kind == "nvlink" || link.kind == "nvswitch" || link.kind == "infinity-fabric";
+}
+
+double all_reduce_s(double bytes, int ranks, const hardware::LinkSpec& link) {
+  if (ranks <= 1 || bytes <= 0) {
+    return 0;
+  }
+  if (!has_custom_all_reduce(link)) {
+    return ring_all_reduce_s(bytes, ranks, link);
+  }
+  // Two-shot: reduce-scatter then all-gather, every rank talking to all peers at once over the
+  // switch, so the latency is two hops whatever the rank count.
+  return 2.0 * link.latency_s + 2.0 * (ranks - 1) / ranks * bytes / link.bandwidth_bytes_per_s;
+}
+
+double ring_all_gather_s(double bytes, int ranks, const hardware::LinkSpec& link) {
+  if (ranks <= 1 || bytes <= 0) {
+    return 0;
+  }
+  const double steps = ranks - 1.0;
+  return steps * link.latency_s + steps / ranks * bytes / link.bandwidth_bytes_per_s;
+}
+
+int64_t cuda_graph_padded_tokens(int64_t tokens, const std::vector<int>& sizes) {
+  auto it = std::lower_bound(sizes.begin(), sizes.end(), tokens,
+                             [](int size, int64_t t) { return static_cast<int64_t>(size) < t; });
+  return it == sizes.end() ? tokens : static_cast<int64_t>(*it);
+}
+
+RooflineCostModel::RooflineCostModel(const Deployment& d)
+    : RooflineCostModel(d, RooflineOptions::from_gpu(d.gpu)) {}
+
+RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions& opts)
+    : opts_(opts) {
+  const ModelSpec& m = d.model;
+  const hardware::GpuSpec& g = d.gpu;
+  require(opts_.compute_efficiency > 0 && opts_.compute_efficiency <= 1,
+          "compute_efficiency must be in (0, 1], got " + std::to_string(opts_.compute_efficiency));
+  require(opts_.memory_efficiency > 0 && opts_.memory_efficiency <= 1,
+          "memory_efficiency must be in (0, 1], got " + std::to_string(opts_.memory_efficiency));
+  require(opts_.compute_ramp_tokens >= 0 && opts_.op_latency_s >= 0 &&
+              opts_.step_overhead_s >= 0 && opts_.per_seq_overhead_s >= 0,
+          "ramp, latency and overheads must be >= 0");
+  require(g.bf16_flops > 0 && g.hbm_bandwidth_bytes_per_s > 0,
+          "GPU " + g.name + " needs bf16_flops and hbm_bandwidth_bytes_per_s > 0");
+  require(m.hidden_size > 0 && m.num_layers > 0 && m.num_heads > 0 && m.num_kv_heads > 0 &&
+              m.head_dim > 0 && m.vocab_size > 0 && m.dtype_bytes > 0,
+          "model " + m.name + " has a zero dimension");
+  require(d.tensor_parallel_size >= 1 && d.pipeline_parallel_size >= 1,
+          "tensor/pipeline parallel sizes must be >= 1");
+  tp_ = d.tensor_parallel_size;
+  pp_ = d.pipeline_parallel_size;
+  require(tp_ == 1 || g.scale_up.bandwidth_bytes_per_s > 0,
+          "GPU " + g.name + " needs a scale_up link bandwidth for tensor parallelism");
+  require(pp_ == 1 || g.scale_up.bandwidth_bytes_per_s > 0,
+          "GPU " + g.name + " needs a scale_up link bandwidth for pipeline parallelism");
+  link_ = g.scale_up;
+
+  // CUDA graphs: explicit sizes, else vLLM's default for max_num_seqs = 256 (the deployment does
+  // not know max_num_seqs; the replica fills cuda_graph_sizes explicitly). No token cap here.
+  if (opts_.cuda_graph_padding && !d.enforce_eager) {
+    graph_sizes_ = d.cuda_graph_sizes.empty() ? default_cuda_graph_sizes(256, INT_MAX)
+                                              : d.cuda_graph_sizes;
+    std::sort(graph_sizes_.begin(), graph_sizes_.end());
+    max_graph_size_ = graph_sizes_.empty() ? 0 : graph_sizes_.back();
+  }
+
+  const double t = tp_;
+  const double h = static_cast<double>(m.hidden_size);
+  const double d_head = static_cast<double>(m.head_dim);
+  const double heads_rank = static_cast<double>(m.num_heads) / t;
+  // KV heads are split over TP, and replicated once TP exceeds them (each rank keeps >= 1).
+  const double kv_heads_rank = ceil_div(m.num_kv_heads, tp_);
+  const double wb = d.weight_bytes_per_param();
+  const double ab = m.dtype_bytes;  // activations stay in the model dtype under fp8 weights
+
+  auto gemm = [&](double k_in, double n_out) {
+    // A [T, k_in] × [k_in, n_out] GEMM on one rank.
+    LinearOp op;
+    op.flops_per_token = 2.0 * k_in * n_out;
+    op.weight_bytes = k_in * n_out * wb;
+    op.act_bytes_per_token = (k_in + n_out) * ab;
+    return op;
+  };
+  // Attention projections (column-parallel QKV, row-parallel O).
+  dense_ops_.push_back(gemm(h, (heads_rank + 2 * kv_heads_rank) * d_head));
+  dense_ops_.push_back(gemm(heads_rank * d_head, h));
+  if (m.is_moe()) {
+    moe_ = true;
+    num_experts_ = static_cast<double>(m.num_experts);
+    top_k_ = static_cast<double>(std::max<int64_t>(1, m.experts_per_token));
+    const double moe_i =
+        static_cast<double>(m.moe_intermediate_size > 0 ? m.moe_intermediate_size
+                                                        : m.intermediate_size) / t;
+    // One routed expert: gate_up [h, 2·I_e/t] and down [I_e/t, h] (TP shards every expert).
+    expert_op_.flops_per_token = 2.0 * 3.0 * h * moe_i;
+    expert_op_.weight_bytes = 3.0 * h * moe_i * wb;
+    expert_op_.act_bytes_per_token = (h + 2 * moe_i + moe_i + h) * ab;
+    // Router (replicated, tiny) and the shared expert (always active).
+    LinearOp router = gemm(h, num_experts_);
+    router.weight_bytes = h * num_experts_ * m.dtype_bytes;  // routers stay unquantized
+    dense_ops_.push_back(router);
+    if (m.shared_expert_intermediate_size > 0) {
+      const double si = static_cast<double>(m.shared_expert_intermediate_size) / t;
+      dense_ops_.push_back(gemm(h, 2 * si));
+      dense_ops_.push_back(gemm(si, h));
+    }
+  } else {
+    const double ii = static_cast<double>(m.intermediate_size) / t;
+    dense_ops_.push_back(gemm(h, 2 * ii));  // fused gate_up (column-parallel)
+    dense_ops_.push_back(gemm(ii, h));      // down (row-parallel)
+  }
+
+  attn_flops_per_work_ = 4.0 * heads_rank * d_head;
+  kv_bytes_per_token_ = 2.0 * kv_heads_rank * d_head * d.kv_dtype_bytes();
+  qo_bytes_per_token_ = 2.0 * heads_rank * d_head * ab;
+  num_layers_ = static_cast<double>(m.num_layers);
+
+  // LM head: [rows, h] × [h, V/t], weights in the model dtype (not quantized).
+  const double v_rank = static_cast<double>(m.vocab_size) / t;
+  lm_head_op_.flops_per_token = 2.0 * h * v_rank;
+  lm_head_op_.weight_bytes = h * v_rank * m.dtype_bytes;
+  lm_head_op_.act_bytes_per_token = (h + v_rank) * ab;
+  logits_bytes_per_row_ = static_cast<double>(m.vocab_size) * ab;
+
+  hidden_act_bytes_ = h * ab;
+  bf16_peak_flops_ = g.bf16_flops;
+  linear_peak_flops_ = (d.quantization == "fp8" && g.fp8_flops > 0) ? g.fp8_flops : g.bf16_flops;
+  bandwidth_ = g.hbm_bandwidth_bytes_per_s;
+}
+
+int64_t RooflineCostModel::linear_tokens(const BatchShape& shape) const {
+  const int64_t tokens = shape.total_tokens();
+  if (max_graph_size_ > 0 && tokens > 0 && tokens <= max_graph_size_) {
+    return cuda_graph_padded_tokens(tokens, graph_sizes_);
+  }
+  return tokens;
+}
+
+double RooflineCostModel::min_weight_bytes_per_step() const {
+  double per_layer = 0;
+  for (const LinearOp& op : dense_ops_) {
+    per_layer += op.weight_bytes;
+  }
+  if (moe_) {
+    per_layer += expected_experts_touched(num_experts_, top_k_, 1) * expert_op_.weight_bytes;
+  }
+  return num_layers_ * per_layer + lm_head_op_.weight_bytes;
+}
+
+double RooflineCostModel::linear_op_s(const LinearOp& op, double rows, double weight_bytes,
+                                      double peak_flops) const {
+  if (rows <= 0) {
+    return 0;
+  }
+  // FLOPs / (peak · η_c · rows/(rows + a)) = flops_per_token · (rows + a) / (peak · η_c).
+  const double compute =
+      op.flops_per_token * (rows + opts_.compute_ramp_tokens) /
+      (peak_flops * opts_.compute_efficiency);
+  const double memory = (weight_bytes + op.act_bytes_per_token * rows) /
+                        (bandwidth_ * opts_.memory_efficiency);
+  return std::max(compute, memory) + opts_.op_latency_s;
+}
+
+double RooflineCostModel::layer_linear_s(double tokens) const {
+  double s = 0;
+  for (const LinearOp& op : dense_ops_) {
+    s += linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
+  }
+  if (moe_) {
+    // Routed tokens·k rows over the experts hit; weights of the expected distinct experts.
+    const double touched = expected_experts_touched(num_experts_, top_k_, tokens);
+    s += linear_op_s(expert_op_, tokens * top_k_, touched * expert_op_.weight_bytes,
+                     linear_peak_flops_);
+  }
+  return s;
+}
+
+StepCost RooflineCostModel::estimate(const BatchShape& shape) const {
+  StepCost c;
+  if (shape.empty()) {
+    return c;
+  }
+  const double tokens = static_cast<double>(shape.total_tokens());
+  const double lin_tokens = static_cast<double>(linear_tokens(shape));
+
+  // Linear ops of every layer (Σ over PP stages = all layers, one batch in flight).
+  c.linear_s = num_layers_ * layer_linear_s(lin_tokens);
+
+  // Attention (one varlen kernel per layer for prefill chunks and decodes together).
+  const double attn_flops =
+      attn_flops_per_work_ *
+      (shape.prefill_attn_work + static_cast<double>(shape.decode_context_tokens));
+  const double kv_read = static_cast<double>(shape.prefill_context_tokens + shape.prefill_tokens +
+                                             shape.decode_context_tokens);
+  const double attn_bytes =
+      kv_bytes_per_token_ * (kv_read + tokens) + qo_bytes_per_token_ * tokens;
+  const double attn_layer_s =
+      std::max(attn_flops / (bf16_peak_flops_ * opts_.compute_efficiency),
+               attn_bytes / (bandwidth_ * opts_.memory_efficiency)) +
+      opts_.op_latency_s;
+  c.attention_s = num_layers_ * attn_layer_s;
+
+  // LM head on the sampled rows only: vLLM computes logits outside the CUDA graph, unpadded.
+  const double rows = static_cast<double>(shape.sampled_seqs);
+  // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
+  c.lm_head_s = linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes, bf16_peak_flops_);
+
+  // Tensor parallel: 2 all-reduces of [T, h] per layer (after O and after down), plus the
+  // all-gather of the vocabulary-parallel logits. Pipeline: (PP − 1) send/recv of [T, h].
+  const double layer_msg = lin_tokens * hidden_act_bytes_;
+  c.comm_s = num_layers_ * 2.0 * all_reduce_s(layer_msg, tp_, link_) +
+             ring_all_gather_s(rows * logits_bytes_per_row_, tp_, link_);
+  if (pp_ > 1) {
+    c.comm_s += (pp_ - 1) * (link_.latency_s + layer_msg / link_.bandwidth_bytes_per_s);
+  }
+
+  c.overhead_s = opts_.step_overhead_s +
+                 opts_.per_seq_overhead_s *
+                     static_cast<double>(shape.prefill_seqs + shape.decode_seqs);
+  c.total_s = c.linear_s + c.attention_s + c.lm_head_s + c.comm_s + c.overhead_s;
+  return c;
+}
+
+}  // namespace servesim::models

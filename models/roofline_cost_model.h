@@ -1,0 +1,157 @@
+// RooflineCostModel: the per-step cost model of DESIGN.md §4; IdealCostModel: its lower bound.
+//
+// One step of one replica (TP ranks in lock-step, PP stages summed: one batch in flight) is the
+// sum over the model's layers of a fixed set of ops, each timed by a roofline:
+//
+//   time(op) = max(FLOPs / (peak · η_c(T)), bytes / (bandwidth · η_m)) + op_latency
+//   η_c(T)   = η_c · T / (T + compute_ramp_tokens)       (GEMMs with few rows reach less)
+//
+// Ops per layer: QKV, O, gate_up, down projections (or router + routed experts + shared expert for
+// MoE), and attention; then the LM head on the sampled rows, the tensor-parallel all-reduces, the
+// pipeline send/recv and the fixed overheads. The constructor turns the model and deployment into
+// per-op constants (FLOPs per token, weight bytes, activation bytes per token), so estimate() is
+// O(1) in the batch size. docs/cost_model.md gives every equation, constant and source.
+//
+// Contract (CostModel): estimate() is pure, O(1), never negative or NaN, monotone in every
+// BatchShape field, and > 0 for a non-empty shape. An empty shape costs 0. The StepCost parts sum
+// to total_s. For the same deployment, IdealCostModel::estimate(s).total_s <=
+// RooflineCostModel::estimate(s).total_s for every shape s.
+#ifndef SERVESIM_MODELS_ROOFLINE_COST_MODEL_H_
+#define SERVESIM_MODELS_ROOFLINE_COST_MODEL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "hardware/gpu_spec.h"
+#include "models/batch_shape.h"
+#include "models/cost_model.h"
+#include "models/deployment.h"
+
+namespace servesim::models {
+
+// Tokens at which a GEMM reaches half its large-GEMM efficiency. Least-squares fit of
+// max(FLOPs·(T+a)/(T·peak·η_c), bytes/(bw·η_m)) + t0 to Vidur's per-op GEMM profiles
+// (realdata/vidur_profiling, Llama-2-7B/70B, CodeLlama-34B, InternLM-20B, Qwen-72B, TP 1–8,
+// 1–4096 tokens): a = 166 on H100, 84 on A100 (η_c 0.75/0.74, η_m 0.93/0.81, t0 6.4/6.8 µs;
+// median |log error| 7 % / 5 %). One value for all GPUs, the geometric mean, rounded.
+inline constexpr double kDefaultComputeRampTokens = 128;
+// Fixed time per modelled kernel (t0 of the same fit, ≈ 6.5 µs on both GPUs). It also stands for
+// the small elementwise kernels (RMSNorm, RoPE, SiLU·mul, residual adds) that are not modelled
+// one by one; it is what makes a decode step of a deep model slower than its weight stream.
+inline constexpr double kDefaultOpLatencyS = 6e-6;
+
+// Free parameters of the roofline. from_gpu() takes efficiencies and overheads from the GPU spec
+// (the "uncalibrated" model); ideal() is the physical lower bound; calibration may set any field.
+struct RooflineOptions {
+  double compute_efficiency = 1.0;   // η_c: fraction of peak FLOP/s a large GEMM reaches, (0, 1]
+  double memory_efficiency = 1.0;    // η_m: fraction of peak HBM bandwidth, (0, 1]
+  double step_overhead_s = 0;        // per step (scheduler, launch, sampling), s
+  double per_seq_overhead_s = 0;     // per scheduled sequence per step, s
+  double compute_ramp_tokens = 0;    // a in η_c(T) = η_c·T/(T+a), tokens; 0 = no ramp
+  double op_latency_s = 0;           // fixed time added to every modelled kernel, s
+  bool cuda_graph_padding = false;   // pad small batches to the CUDA-graph capture sizes
+
+  static RooflineOptions from_gpu(const hardware::GpuSpec& gpu);
+  // η = 1, no ramp, no latency, no overheads, no padding. Link α–β are kept (a property of the
+  // link, not an efficiency), so comm time is the same in both variants.
+  static RooflineOptions ideal();
+};
+
+// Expected number of distinct experts that `tokens` tokens touch when each picks top_k of
+// num_experts uniformly: E·(1 − (1 − k/E)^tokens). = k at 1 token, → E for many tokens.
+double expected_experts_touched(double num_experts, double top_k, double tokens);
+
+// Ring all-reduce of `bytes` over `ranks` GPUs on `link` (α–β):
+//   2(ranks−1)·α + 2(ranks−1)/ranks · bytes / bandwidth.   0 for ranks <= 1 or bytes <= 0.
+double ring_all_reduce_s(double bytes, int ranks, const hardware::LinkSpec& link);
+
+// The all-reduce vLLM runs for tensor parallelism. Inside an NVLink/NVSwitch (or AMD Infinity
+// Fabric) domain vLLM uses its custom all-reduce (vllm/distributed/device_communicators/
+// custom_all_reduce.py): a two-shot reduce-scatter + all-gather in which every rank reaches every
+// peer directly, so latency is 2α whatever the rank count:
+//   2α + 2(ranks−1)/ranks · bytes / bandwidth.
+// Over PCIe it falls back to NCCL's ring (ring_all_reduce_s).
+double all_reduce_s(double bytes, int ranks, const hardware::LinkSpec& link);
+bool has_custom_all_reduce(const hardware::LinkSpec& link);
+
+// Ring all-gather: (ranks−1)·α + (ranks−1)/ranks · bytes / bandwidth (bytes = gathered total).
+double ring_all_gather_s(double bytes, int ranks, const hardware::LinkSpec& link);
+
+// The smallest size in `sizes` (ascending) that is >= tokens; tokens itself when none is (the
+// batch runs eagerly).
+int64_t cuda_graph_padded_tokens(int64_t tokens, const std::vector<int>& sizes);
+
+class RooflineCostModel : public CostModel {
+ public:
+  // Options from the deployment's GPU spec (RooflineOptions::from_gpu), CUDA-graph padding on
+  // unless d.enforce_eager. d.ideal is ignored here (make_cost_model reads it).
+  explicit RooflineCostModel(const Deployment& d);
+  // REQUIRES: efficiencies in (0, 1]; GPU peaks and bandwidth > 0; model dimensions > 0;
+  // tensor_parallel_size and pipeline_parallel_size >= 1. Throws ConfigError otherwise.
+  RooflineCostModel(const Deployment& d, const RooflineOptions& opts);
+
+  StepCost estimate(const BatchShape& shape) const override;
+
+  const RooflineOptions& options() const { return opts_; }
+  // Tokens the linear ops (and TP all-reduces) run at: total_tokens() padded to the next CUDA-graph
+  // capture size when padding is on and total_tokens() <= the largest size, else unchanged.
+  int64_t linear_tokens(const BatchShape& shape) const;
+  // Bytes of weights one TP rank streams per step with a single token in the batch, summed over
+  // all layers (all PP stages) plus the LM head: the floor of any decode step is this / bandwidth.
+  double min_weight_bytes_per_step() const;
+  // Capture sizes in use (ascending); empty when padding is off.
+  const std::vector<int>& cuda_graph_sizes() const { return graph_sizes_; }
+
+ private:
+  // A GEMM-like op of one layer on one rank: time at T rows is
+  // max(flops_per_token·(T + a) / (peak·η_c), (weight_bytes + act_bytes_per_token·T) / (bw·η_m)).
+  struct LinearOp {
+    double flops_per_token = 0;      // 2 · parameters per rank
+    double weight_bytes = 0;         // per rank
+    double act_bytes_per_token = 0;  // input + output activations per row
+  };
+
+  double linear_op_s(const LinearOp& op, double rows, double weight_bytes,
+                     double peak_flops) const;
+  double layer_linear_s(double tokens) const;
+
+  RooflineOptions opts_;
+  std::vector<int> graph_sizes_;  // ascending; empty = no padding
+  int64_t max_graph_size_ = 0;
+
+  // Per-layer, per-rank constants (precomputed in the constructor).
+  std::vector<LinearOp> dense_ops_;  // QKV, O, gate_up, down (or router + shared expert for MoE)
+  bool moe_ = false;
+  LinearOp expert_op_;               // one routed expert: flops per routed token, bytes per expert
+  double num_experts_ = 0;
+  double top_k_ = 0;
+  double attn_flops_per_work_ = 0;   // 4 · heads_per_rank · head_dim
+  double kv_bytes_per_token_ = 0;    // per layer per rank: 2 · kv_heads_per_rank · head_dim · kv dtype
+  double qo_bytes_per_token_ = 0;    // per layer per rank: Q read + O write
+  double num_layers_ = 0;            // all layers (Σ over PP stages)
+
+  // LM head (last stage), per rank.
+  LinearOp lm_head_op_;
+  double logits_bytes_per_row_ = 0;  // full-vocabulary logits gathered over TP, bytes per row
+
+  // Communication.
+  int tp_ = 1;
+  int pp_ = 1;
+  hardware::LinkSpec link_;
+  double hidden_act_bytes_ = 0;      // hidden_size · activation dtype bytes, per token
+
+  // Peaks.
+  double linear_peak_flops_ = 0;     // fp8 under fp8 quantization when the GPU has it, else bf16
+  double bf16_peak_flops_ = 0;
+  double bandwidth_ = 0;
+};
+
+// The roofline with RooflineOptions::ideal(): a lower bound on the step time of the deployment.
+class IdealCostModel : public RooflineCostModel {
+ public:
+  explicit IdealCostModel(const Deployment& d) : RooflineCostModel(d, RooflineOptions::ideal()) {}
+};
+
+}  // namespace servesim::models
+
+#endif  // SERVESIM_MODELS_ROOFLINE_COST_MODEL_H_
