@@ -1,0 +1,136 @@
+// `servesim simulate`: one benchmark run, reported like `vllm bench serve`.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "sim/app/command.h"
+#include "sim/app/run_options.h"
+#include "sim/cluster/simulation.h"
+#include "sim/metrics/result_writer.h"
+
+namespace servesim::app {
+namespace {
+
+using nlohmann::json;
+
+// Python's str(float) for the rates in vLLM's default file name: 10 -> "10.0", 2.5 -> "2.5".
+std::string python_float(double v) {
+  if (std::isinf(v)) return "inf";
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::ostringstream os;
+    os << static_cast<long long>(v) << ".0";
+    return os.str();
+  }
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::ostringstream os;
+    os << std::setprecision(prec) << v;
+    if (std::stod(os.str()) == v) return os.str();
+  }
+  return std::to_string(v);
+}
+
+void print_extras(std::ostream& out, const json& s) {
+  const json& kv = s["kv_cache"];
+  char line[160];
+  out << std::string(17, '-') << "servesim engine" << std::string(18, '-') << "\n";
+  auto row = [&](const char* label, const std::string& value) {
+    std::snprintf(line, sizeof line, "%-40s %-10s\n", label, value.c_str());
+    out << line;
+  };
+  auto num = [](double v, int prec) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(prec) << v;
+    return os.str();
+  };
+  row("KV cache blocks (tokens):", std::to_string(kv["num_gpu_blocks"].get<int64_t>()) + " (" +
+                                       std::to_string(kv["kv_tokens"].get<int64_t>()) + ")");
+  row("Peak KV blocks used:", std::to_string(kv["peak_used_blocks"].get<int64_t>()));
+  row("Preemptions:", std::to_string(s["preemptions"].get<int64_t>()));
+  row("Prefix cache hit rate (%):", num(100.0 * s["prefix_cache_hit_rate"].get<double>(), 2));
+  row("Mean batch size (seqs):", num(s["mean_batch_size"].get<double>(), 2));
+  row("GPU busy fraction:", num(s["busy_fraction"].get<double>(), 3));
+  row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));
+  out << std::string(50, '=') << "\n";
+}
+
+class SimulateCommand : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    cmd_ = app.add_subcommand(
+        "simulate", "one benchmark run: latency percentiles at a load (like vllm bench serve)");
+    add_run_options(*cmd_, opts_);
+    cmd_->add_flag("--save-result", save_result_, "write the result JSON (vllm bench serve schema)");
+    cmd_->add_flag("--save-detailed", save_detailed_,
+                   "also write per-request arrays (implies --save-result)");
+    cmd_->add_option("--result-dir", result_dir_, "folder for the result file");
+    cmd_->add_option("--result-filename", result_filename_,
+                     "result file name [vllm-{rate}qps-{model}-{date}.json]");
+    return cmd_;
+  }
+
+  int run(std::ostream& out, std::ostream& err) override {
+    const sim::SimulationConfig config = build_config(*cmd_, opts_);
+    const auto t0 = std::chrono::steady_clock::now();
+    const sim::PreparedDeployment prepared = sim::prepare_deployment(config);
+    const sim::SimulationResult result = sim::run_simulation(config, prepared);
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    metrics::ResultContext ctx;
+    ctx.date = result_date();
+    ctx.model_id = config.model;
+    ctx.tokenizer_id = config.model;
+    ctx.num_prompts = config.workload.num_prompts;
+    ctx.request_rate = std::isinf(config.workload.request_rate)
+                           ? json("inf")
+                           : json(config.workload.request_rate);
+    ctx.burstiness = config.workload.burstiness;
+    ctx.max_concurrency =
+        config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
+    ctx.save_detailed = save_detailed_;
+    ctx.servesim = sim::servesim_summary(config, prepared, result);
+
+    metrics::print_summary_table(out, result.metrics, config.metrics, ctx);
+    print_extras(out, ctx.servesim);
+
+    if (save_result_ || save_detailed_) {
+      std::string name = result_filename_;
+      if (name.empty()) {
+        // vLLM: {backend}-{request_rate}qps[-concurrency{N}]-{model_basename}-{date}.json
+        name = "vllm-" + python_float(config.workload.request_rate) + "qps";
+        if (config.max_concurrency > 0) {
+          name += "-concurrency" + std::to_string(config.max_concurrency);
+        }
+        name += "-" + std::filesystem::path(config.model).filename().string() + "-" + ctx.date +
+                ".json";
+      }
+      if (!result_dir_.empty()) name = (std::filesystem::path(result_dir_) / name).string();
+      metrics::write_json_atomically(
+          name, metrics::build_result_json(result.metrics, config.metrics, ctx, result.records,
+                                           result.step_logs));
+      out << "Result written to " << name << "\n";
+    }
+    err << "servesim: simulated " << result.records.size() << " requests, " << std::fixed
+        << std::setprecision(1) << result.simulated_s << " s of serving, in "
+        << std::setprecision(3) << wall_s << " s wall (" << std::setprecision(0)
+        << (wall_s > 0 ? double(result.records.size()) / wall_s : 0.0) << " requests/s)\n";
+    return 0;
+  }
+
+ private:
+  CLI::App* cmd_ = nullptr;
+  RunOptions opts_;
+  bool save_result_ = false;
+  bool save_detailed_ = false;
+  std::string result_dir_;
+  std::string result_filename_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_simulate_command() { return std::make_unique<SimulateCommand>(); }
+
+}  // namespace servesim::app

@@ -1,0 +1,42 @@
+// Command-line options shared by every command that describes a run (simulate, sweep, plan, ...):
+// --config FILE plus one option per SimulationConfig field (run_config.h), with vLLM's names.
+#ifndef SERVESIM_SIM_APP_RUN_OPTIONS_H_
+#define SERVESIM_SIM_APP_RUN_OPTIONS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/cluster/simulation.h"
+
+namespace servesim::app {
+
+struct RunOptions {
+  std::string config_file;
+  std::map<std::string, std::string> scalar;              // key -> text
+  std::map<std::string, std::vector<std::string>> lists;  // key -> items
+  std::map<std::string, bool> flags;                      // bool fields given as bare flags
+  bool no_prefix_caching = false;
+  // Keys a command handles itself (e.g. sweep's list-valued --request-rate): not registered.
+  std::vector<std::string> skip;
+};
+
+// Registers --config and one option per config field on `cmd`. `o` must outlive parsing.
+void add_run_options(CLI::App& cmd, RunOptions& o);
+
+// The config after parsing: defaults, then the --config file, then the flags given.
+// Throws ConfigError naming the file or flag on bad input.
+sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o);
+
+// "--max-num-seqs" for "max_num_seqs".
+std::string flag_of(const std::string& key);
+
+// The "date" written into result files: fixed for reproducibility ($SOURCE_DATE_EPOCH, else the
+// epoch), formatted YYYYmmdd-HHMMSS as vLLM does.
+std::string result_date();
+
+}  // namespace servesim::app
+
+#endif  // SERVESIM_SIM_APP_RUN_OPTIONS_H_
