@@ -9,19 +9,16 @@ KvCacheManager::KvCacheManager(int64_t num_blocks, int block_size, bool enable_p
       block_size_(block_size),
       prefix_caching_(enable_prefix_caching),
       num_free_(0),
-      key_(num_blocks, kNoKey),
-      ref_(num_blocks, 0),
-      prev_(num_blocks, -1),
-      next_(num_blocks, -1) {
+      blocks_(num_blocks) {
   SERVESIM_CHECK(num_blocks > 0 && num_blocks < (1ll << 31), "block count out of range");
   for (int32_t b = 0; b < num_blocks; ++b) push_free_tail(b);
 }
 
 void KvCacheManager::push_free_tail(int32_t b) {
-  prev_[b] = tail_;
-  next_[b] = -1;
+  blocks_[b].prev = tail_;
+  blocks_[b].next = -1;
   if (tail_ >= 0) {
-    next_[tail_] = b;
+    blocks_[tail_].next = b;
   } else {
     head_ = b;
   }
@@ -30,17 +27,18 @@ void KvCacheManager::push_free_tail(int32_t b) {
 }
 
 void KvCacheManager::unlink_free(int32_t b) {
-  if (prev_[b] >= 0) {
-    next_[prev_[b]] = next_[b];
+  Block& blk = blocks_[b];
+  if (blk.prev >= 0) {
+    blocks_[blk.prev].next = blk.next;
   } else {
-    head_ = next_[b];
+    head_ = blk.next;
   }
-  if (next_[b] >= 0) {
-    prev_[next_[b]] = prev_[b];
+  if (blk.next >= 0) {
+    blocks_[blk.next].prev = blk.prev;
   } else {
-    tail_ = prev_[b];
+    tail_ = blk.prev;
   }
-  prev_[b] = next_[b] = -1;
+  blk.prev = blk.next = -1;
   --num_free_;
 }
 
@@ -49,12 +47,12 @@ int32_t KvCacheManager::pop_free_head() {
   const int32_t b = head_;
   unlink_free(b);
   // Evict whatever the block cached (vLLM BlockPool._maybe_evict_cached_block).
-  if (key_[b] != kNoKey) {
-    if ((key_[b] >> 62) == 0) {
-      auto it = shared_.find(key_[b]);
+  if (blocks_[b].key != kNoKey) {
+    if ((blocks_[b].key >> 62) == 0) {
+      auto it = shared_.find(blocks_[b].key);
       if (it != shared_.end() && it->second == b) shared_.erase(it);
     }
-    key_[b] = kNoKey;
+    blocks_[b].key = kNoKey;
   }
   return b;
 }
@@ -72,7 +70,7 @@ int64_t KvCacheManager::find_cached(int64_t request_id, int64_t group, int64_t s
     } else {
       if (i >= static_cast<int64_t>(previous.size())) break;
       const int32_t b = previous[i];
-      if (key_[b] != unique_key(request_id, i)) break;
+      if (blocks_[b].key != unique_key(request_id, i)) break;
       hits.push_back(b);
     }
   }
@@ -81,14 +79,14 @@ int64_t KvCacheManager::find_cached(int64_t request_id, int64_t group, int64_t s
 
 int64_t KvCacheManager::blocks_needed(int64_t new_blocks, const std::vector<int32_t>& hits) const {
   int64_t evictable = 0;
-  for (int32_t b : hits) evictable += (ref_[b] == 0);
+  for (int32_t b : hits) evictable += (blocks_[b].ref == 0);
   return new_blocks + evictable;
 }
 
 void KvCacheManager::take_hits(const std::vector<int32_t>& hits, std::vector<int32_t>& table) {
   for (int32_t b : hits) {
-    if (ref_[b] == 0) unlink_free(b);
-    ++ref_[b];
+    if (blocks_[b].ref == 0) unlink_free(b);
+    ++blocks_[b].ref;
     table.push_back(b);
   }
 }
@@ -97,7 +95,7 @@ void KvCacheManager::allocate(int64_t n, std::vector<int32_t>& table) {
   SERVESIM_CHECK(n <= num_free_, "allocate beyond free blocks");
   for (int64_t i = 0; i < n; ++i) {
     const int32_t b = pop_free_head();
-    ref_[b] = 1;
+    blocks_[b].ref = 1;
     table.push_back(b);
   }
 }
@@ -108,10 +106,10 @@ void KvCacheManager::register_shared(int64_t group, const std::vector<int32_t>& 
   for (int64_t i = first; i < last; ++i) {
     const int32_t b = table[i];
     const uint64_t k = shared_key(group, i);
-    if (key_[b] == k) continue;
+    if (blocks_[b].key == k) continue;
     // Another copy may already be cached (two requests computed the same prefix at once); like
     // vLLM, the first one stays the map's entry and this block stays a private duplicate.
-    if (shared_.emplace(k, b).second) key_[b] = k;
+    if (shared_.emplace(k, b).second) blocks_[b].key = k;
   }
 }
 
@@ -120,11 +118,11 @@ void KvCacheManager::free(int64_t request_id, const std::vector<int32_t>& table,
   // Reverse order: the tail of a request is evicted before its head (vLLM free_blocks reversed).
   for (int64_t i = static_cast<int64_t>(table.size()) - 1; i >= 0; --i) {
     const int32_t b = table[i];
-    SERVESIM_CHECK(ref_[b] > 0, "double free of a KV block");
-    if (prefix_caching_ && i < full_blocks && key_[b] == kNoKey) {
-      key_[b] = unique_key(request_id, i);
+    SERVESIM_CHECK(blocks_[b].ref > 0, "double free of a KV block");
+    if (prefix_caching_ && i < full_blocks && blocks_[b].key == kNoKey) {
+      blocks_[b].key = unique_key(request_id, i);
     }
-    if (--ref_[b] == 0) push_free_tail(b);
+    if (--blocks_[b].ref == 0) push_free_tail(b);
   }
 }
 

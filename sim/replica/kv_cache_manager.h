@@ -91,10 +91,15 @@ class KvCacheManager {
   int block_size_;
   bool prefix_caching_;
   int64_t num_free_;
-  std::vector<uint64_t> key_;     // content key of each block, kNoKey when none
-  std::vector<int32_t> ref_;      // holders of each block
-  std::vector<int32_t> prev_;     // free queue links (-1 = none)
-  std::vector<int32_t> next_;
+  // One struct per block (not parallel arrays): allocation and free touch a block and its free
+  // queue neighbours, and a block's fields then share one cache line.
+  struct Block {
+    uint64_t key = kNoKey;  // content key, kNoKey when none
+    int32_t ref = 0;        // holders
+    int32_t prev = -1;      // free queue links (-1 = none)
+    int32_t next = -1;
+  };
+  std::vector<Block> blocks_;
   int32_t head_ = -1;
   int32_t tail_ = -1;
   std::unordered_map<uint64_t, int32_t> shared_;  // shared key -> block
