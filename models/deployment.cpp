@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/calibrated_model.h"
 #include "models/roofline_cost_model.h"
 
 namespace servesim::models {
@@ -51,7 +52,32 @@ std::unique_ptr<CostModel> make_cost_model(const Deployment& d) {
   if (d.ideal) {
     return std::make_unique<IdealCostModel>(d);
   }
-  return std::make_unique<RooflineCostModel>(d);
+  if (d.calibration.empty()) {
+    return std::make_unique<RooflineCostModel>(d);
+  }
+  return std::make_unique<RooflineCostModel>(calibrated_deployment(d), calibrated_options(d));
+}
+
+Deployment calibrated_deployment(const Deployment& d) {
+  Deployment out = d;
+  if (auto v = d.calibration.get("link_latency_s")) out.gpu.scale_up.latency_s = *v;
+  if (auto v = d.calibration.get("link_bandwidth_bytes_per_s")) {
+    out.gpu.scale_up.bandwidth_bytes_per_s = *v;
+  }
+  return out;
+}
+
+RooflineOptions calibrated_options(const Deployment& d) {
+  RooflineOptions o = RooflineOptions::from_gpu(d.gpu);
+  o.cuda_graph_padding = !d.enforce_eager;
+  const hardware::Calibration& c = d.calibration;
+  if (auto v = c.get("compute_efficiency")) o.compute_efficiency = *v;
+  if (auto v = c.get("memory_efficiency")) o.memory_efficiency = *v;
+  if (auto v = c.get("compute_ramp_tokens")) o.compute_ramp_tokens = *v;
+  if (auto v = c.get("op_latency_s")) o.op_latency_s = *v;
+  if (auto v = c.get("step_overhead_s")) o.step_overhead_s = *v;
+  if (auto v = c.get("per_seq_overhead_s")) o.per_seq_overhead_s = *v;
+  return o;
 }
 
 }  // namespace servesim::models

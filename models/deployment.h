@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
+#include "hardware/topology.h"
 #include "models/cost_model.h"
 #include "models/model_spec.h"
 
@@ -25,6 +27,15 @@ struct Deployment {
   // max_num_seqs (see default_cuda_graph_sizes).
   std::vector<int> cuda_graph_sizes;
   bool ideal = false;  // 100% efficiency, zero overhead: the physical lower bound
+  // Fitted cost-model parameters (hardware/calibration.h) applied on top of the GPU spec's
+  // defaults; empty = uncalibrated. The ideal variant ignores it.
+  hardware::Calibration calibration;
+  // Placement over nodes (hardware/topology.h): GPUs per node available to the replica
+  // (--gpus-per-node), and the network between nodes (--inter-node-link). An empty
+  // inter_node.link.kind means the GPU's usual network (hardware::default_network_link_name),
+  // loaded from the catalog only when the replica spans nodes.
+  int gpus_per_node = hardware::kDefaultGpusPerNode;
+  hardware::NetworkLinkSpec inter_node;
 
   int weight_bytes_per_param() const;  // 1 under fp8 quantization, else model dtype bytes
   int kv_dtype_bytes() const;          // 1 for fp8, else model dtype bytes

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "hardware/topology.h"
 #include "sim/base/error.h"
 
 namespace servesim::models {
@@ -85,6 +86,48 @@ int64_t cuda_graph_padded_tokens(int64_t tokens, const std::vector<int>& sizes) 
   return it == sizes.end() ? tokens : static_cast<int64_t>(*it);
 }
 
+std::vector<int64_t> pipeline_stage_layers(int64_t num_layers, int pp) {
+  // vllm/distributed/utils.py get_pp_indices:
+  //   partitions = [L // pp] * pp; for i in range(2, L % pp + 2): partitions[-i] += 1
+  std::vector<int64_t> parts(static_cast<size_t>(std::max(pp, 1)), num_layers / std::max(pp, 1));
+  const int64_t rest = num_layers % std::max(pp, 1);
+  for (int64_t i = 2; i < rest + 2; ++i) {
+    // partitions[-i]; with rest = pp − 1 and i = pp this reaches partitions[0].
+    parts[parts.size() - static_cast<size_t>(i)] += 1;
+  }
+  return parts;
+}
+
+namespace {
+
+// Time stage s is held by one micro-batch: the hand-off in, its compute, the hand-off out.
+double stage_occupancy_s(const PipelineStepTimes& t, size_t s) {
+  double o = t.stage_s[s];
+  if (s > 0) o += t.hop_s[s - 1];
+  if (s < t.hop_s.size()) o += t.hop_s[s];
+  return o;
+}
+
+}  // namespace
+
+double pipeline_round_s(const PipelineStepTimes& t, int micro_batches) {
+  require(micro_batches >= 1, "pipeline_round_s: micro_batches must be >= 1");
+  double cycle = t.overhead_s;
+  double busiest = t.overhead_s;
+  for (size_t s = 0; s < t.stage_s.size(); ++s) {
+    cycle += t.stage_s[s];
+    busiest = std::max(busiest, stage_occupancy_s(t, s));
+  }
+  for (double h : t.hop_s) cycle += h;
+  return std::max(cycle, micro_batches * busiest);
+}
+
+double pipeline_bubble_fraction(const PipelineStepTimes& t, int micro_batches, int stage) {
+  const double round = pipeline_round_s(t, micro_batches);
+  if (round <= 0) return 0;
+  return 1.0 - micro_batches * stage_occupancy_s(t, static_cast<size_t>(stage)) / round;
+}
+
 RooflineCostModel::RooflineCostModel(const Deployment& d)
     : RooflineCostModel(d, RooflineOptions::from_gpu(d.gpu)) {}
 
@@ -112,7 +155,32 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
           "GPU " + g.name + " needs a scale_up link bandwidth for tensor parallelism");
   require(pp_ == 1 || g.scale_up.bandwidth_bytes_per_s > 0,
           "GPU " + g.name + " needs a scale_up link bandwidth for pipeline parallelism");
-  link_ = g.scale_up;
+
+  // Placement and topology: per-stage TP links and per-boundary hand-off links.
+  placement_ = hardware::place_replica(tp_, pp_, d.gpus_per_node);
+  for (int64_t layers : pipeline_stage_layers(m.num_layers, pp_)) {
+    stage_layers_.push_back(static_cast<double>(layers));
+  }
+  if (placement_.num_gpus() == 1) {
+    stage_link_.push_back(g.scale_up);
+  } else {
+    hardware::NetworkLinkSpec net = d.inter_node;
+    if (placement_.num_nodes > 1 && net.link.kind.empty()) {
+      net = hardware::load_network_link(hardware::default_network_link_name(g));
+    }
+    const hardware::Topology topo(placement_.num_nodes, d.gpus_per_node, g.scale_up, net);
+    for (int s = 0; s < pp_; ++s) {
+      stage_link_.push_back(topo.ring_link(placement_.stage_gpus[static_cast<size_t>(s)]));
+      if (s + 1 < pp_) {
+        std::vector<std::pair<int, int>> flows;
+        for (int r = 0; r < tp_; ++r) {
+          flows.emplace_back(placement_.stage_gpus[static_cast<size_t>(s)][static_cast<size_t>(r)],
+                             placement_.stage_gpus[static_cast<size_t>(s + 1)][static_cast<size_t>(r)]);
+        }
+        hop_link_.push_back(topo.flows_link(flows));
+      }
+    }
+  }
 
   // CUDA graphs: explicit sizes, else vLLM's default for max_num_seqs = 256 (the deployment does
   // not know max_num_seqs; the replica fills cuda_graph_sizes explicitly). No token cap here.
@@ -234,15 +302,34 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
   return s;
 }
 
-StepCost RooflineCostModel::estimate(const BatchShape& shape) const {
-  StepCost c;
-  if (shape.empty()) {
-    return c;
+const hardware::LinkSpec& RooflineCostModel::stage_tp_link(int stage) const {
+  return stage_link_.at(static_cast<size_t>(stage));
+}
+
+const hardware::LinkSpec& RooflineCostModel::hop_link(int boundary) const {
+  return hop_link_.at(static_cast<size_t>(boundary));
+}
+
+double RooflineCostModel::hop_s(int boundary, double tokens) const {
+  if (tokens <= 0) {
+    return 0;
   }
+  const hardware::LinkSpec& link = hop_link_.at(static_cast<size_t>(boundary));
+  const double bytes = tokens * hidden_act_bytes_;  // one [T, h] tensor
+  // Each TP rank sends its 1/TP slice to its peer in the next stage (all at once, sharing any
+  // common edge: Topology::flows_link), then the next stage all-gathers it over its TP group.
+  const double send = link.latency_s + bytes / tp_ / link.bandwidth_bytes_per_s;
+  const double gather = ring_all_gather_s(bytes, tp_, stage_link_[static_cast<size_t>(boundary) + 1]);
+  return kPipelineTensors * (send + gather);
+}
+
+RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape) const {
+  Parts p;
+  StepCost& c = p.cost;
   const double tokens = static_cast<double>(shape.total_tokens());
   const double lin_tokens = static_cast<double>(linear_tokens(shape));
 
-  // Linear ops of every layer (Σ over PP stages = all layers, one batch in flight).
+  // Linear ops of every layer (Σ over PP stages = all layers).
   c.linear_s = num_layers_ * layer_linear_s(lin_tokens);
 
   // Attention (one varlen kernel per layer for prefill chunks and decodes together).
@@ -264,20 +351,59 @@ StepCost RooflineCostModel::estimate(const BatchShape& shape) const {
   // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
   c.lm_head_s = linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes, bf16_peak_flops_);
 
-  // Tensor parallel: 2 all-reduces of [T, h] per layer (after O and after down), plus the
-  // all-gather of the vocabulary-parallel logits. Pipeline: (PP − 1) send/recv of [T, h].
+  // Tensor parallel, per stage on its own group's link: 2 all-reduces of [T, h] per layer (after
+  // O and after down); the last stage also all-gathers the vocabulary-parallel logits.
+  // Pipeline: each boundary hands [T, h] hidden states and residual to the next stage.
   const double layer_msg = lin_tokens * hidden_act_bytes_;
-  c.comm_s = num_layers_ * 2.0 * all_reduce_s(layer_msg, tp_, link_) +
-             ring_all_gather_s(rows * logits_bytes_per_row_, tp_, link_);
-  if (pp_ > 1) {
-    c.comm_s += (pp_ - 1) * (link_.latency_s + layer_msg / link_.bandwidth_bytes_per_s);
+  c.comm_s = 0;
+  for (int s = 0; s < pp_; ++s) {
+    const hardware::LinkSpec& link = stage_link_[static_cast<size_t>(s)];
+    double comm = stage_layers_[static_cast<size_t>(s)] * 2.0 * all_reduce_s(layer_msg, tp_, link);
+    if (s + 1 == pp_) {
+      comm += ring_all_gather_s(rows * logits_bytes_per_row_, tp_, link);
+    }
+    p.stage_comm.push_back(comm);
+    c.comm_s += comm;
+  }
+  for (int b = 0; b + 1 < pp_; ++b) {
+    p.hop.push_back(hop_s(b, lin_tokens));
+    c.comm_s += p.hop.back();
   }
 
   c.overhead_s = opts_.step_overhead_s +
                  opts_.per_seq_overhead_s *
                      static_cast<double>(shape.prefill_seqs + shape.decode_seqs);
   c.total_s = c.linear_s + c.attention_s + c.lm_head_s + c.comm_s + c.overhead_s;
-  return c;
+  return p;
+}
+
+StepCost RooflineCostModel::estimate(const BatchShape& shape) const {
+  if (shape.empty()) {
+    return StepCost{};
+  }
+  return parts(shape).cost;
+}
+
+PipelineStepTimes RooflineCostModel::estimate_pipeline(const BatchShape& shape) const {
+  PipelineStepTimes t;
+  t.stage_s.assign(static_cast<size_t>(pp_), 0.0);
+  t.hop_s.assign(static_cast<size_t>(pp_ - 1), 0.0);
+  if (shape.empty()) {
+    return t;
+  }
+  const Parts p = parts(shape);
+  t.overhead_s = p.cost.overhead_s;
+  // Per-layer work is the same on every stage; the LM head runs on the last.
+  const double per_layer = (p.cost.linear_s + p.cost.attention_s) / num_layers_;
+  for (int s = 0; s < pp_; ++s) {
+    const size_t i = static_cast<size_t>(s);
+    t.stage_s[i] = stage_layers_[i] * per_layer + p.stage_comm[i];
+    if (s + 1 == pp_) {
+      t.stage_s[i] += p.cost.lm_head_s;
+    }
+  }
+  t.hop_s = p.hop;
+  return t;
 }
 
 }  // namespace servesim::models

@@ -1,7 +1,7 @@
 // RooflineCostModel: the per-step cost model of DESIGN.md §4; IdealCostModel: its lower bound.
 //
-// One step of one replica (TP ranks in lock-step, PP stages summed: one batch in flight) is the
-// sum over the model's layers of a fixed set of ops, each timed by a roofline:
+// One step of one micro-batch (TP ranks in lock-step, PP stages one after the other) is the sum
+// over the model's layers of a fixed set of ops, each timed by a roofline:
 //
 //   time(op) = max(FLOPs / (peak · η_c(T)), bytes / (bandwidth · η_m)) + op_latency
 //   η_c(T)   = η_c · T / (T + compute_ramp_tokens)       (GEMMs with few rows reach less)
@@ -10,7 +10,15 @@
 // MoE), and attention; then the LM head on the sampled rows, the tensor-parallel all-reduces, the
 // pipeline send/recv and the fixed overheads. The constructor turns the model and deployment into
 // per-op constants (FLOPs per token, weight bytes, activation bytes per token), so estimate() is
-// O(1) in the batch size. docs/cost_model.md gives every equation, constant and source.
+// O(1) in the batch size (O(PP) in the stage count). docs/cost_model.md gives every equation,
+// constant and source.
+//
+// Communication follows the topology (hardware/topology.h): the replica is placed on nodes of
+// d.gpus_per_node GPUs; each stage's TP collectives use its group's links (vLLM's custom
+// all-reduce inside one NVLink-class node, NCCL's ring over the slowest hop otherwise), and each
+// stage boundary sends the hidden states and the residual over the path between the two stages
+// (cross-node when they are on different nodes). estimate_pipeline() splits a step into its
+// stages and hand-offs for the pipeline timeline (sim/replica/pipeline.h).
 //
 // Contract (CostModel): estimate() is pure, O(1), never negative or NaN, monotone in every
 // BatchShape field, and > 0 for a non-empty shape. An empty shape costs 0. The StepCost parts sum
@@ -81,6 +89,35 @@ double ring_all_gather_s(double bytes, int ranks, const hardware::LinkSpec& link
 // batch runs eagerly).
 int64_t cuda_graph_padded_tokens(int64_t tokens, const std::vector<int>& sizes);
 
+// Layers per pipeline stage as vLLM splits them (vllm/distributed/utils.py get_pp_indices, no
+// VLLM_PP_LAYER_PARTITION): L // PP each, and the L % PP left over go one each to the stages
+// just before the last (partitions[-2], partitions[-3], …). Sums to num_layers.
+std::vector<int64_t> pipeline_stage_layers(int64_t num_layers, int pp);
+
+// Tensors a stage hands to the next per token: hidden_states and residual
+// (IntermediateTensors of vLLM's Llama-family models), each [T, hidden] in the model dtype.
+inline constexpr int kPipelineTensors = 2;
+
+// One step of one micro-batch split along the pipeline: overhead (CPU, before stage 0), then
+// stage 0, hop 0, stage 1, …, stage PP−1. overhead_s + Σ stage_s + Σ hop_s = estimate().total_s.
+struct PipelineStepTimes {
+  double overhead_s = 0;
+  std::vector<double> stage_s;  // PP entries: the stage's layers (+ LM head on the last)
+  std::vector<double> hop_s;    // PP − 1 entries: send/recv from stage s to s + 1
+};
+
+// Steady state of m identical micro-batches in the pipeline (vLLM V0 virtual engines, each
+// issuing its next step when its previous one ends; sim/replica/pipeline.h runs the same timeline
+// event by event). A hand-off holds both its stages, so stage s is held for
+//   occ_s = hop_{s−1} + stage_s + hop_s   per micro-batch, and the host for overhead_s; then
+//   round = max(overhead + Σ stage + Σ hop,  m · max(overhead, max_s occ_s))
+// (one micro-batch's own loop vs. the busiest resource serving all m). Every request advances one
+// token per round. REQUIRES: micro_batches >= 1.
+double pipeline_round_s(const PipelineStepTimes& t, int micro_batches);
+// The bubble: fraction of a steady-state round that stage `stage` is idle, 1 − m·occ_s / round.
+// m = 1 with PP equal stages and no hand-offs or overhead: (PP − 1) / PP.
+double pipeline_bubble_fraction(const PipelineStepTimes& t, int micro_batches, int stage);
+
 class RooflineCostModel : public CostModel {
  public:
   // Options from the deployment's GPU spec (RooflineOptions::from_gpu), CUDA-graph padding on
@@ -91,6 +128,8 @@ class RooflineCostModel : public CostModel {
   RooflineCostModel(const Deployment& d, const RooflineOptions& opts);
 
   StepCost estimate(const BatchShape& shape) const override;
+  // The same step split into stages and hand-offs (see PipelineStepTimes).
+  PipelineStepTimes estimate_pipeline(const BatchShape& shape) const;
 
   const RooflineOptions& options() const { return opts_; }
   // Tokens the linear ops (and TP all-reduces) run at: total_tokens() padded to the next CUDA-graph
@@ -101,6 +140,18 @@ class RooflineCostModel : public CostModel {
   double min_weight_bytes_per_step() const;
   // Capture sizes in use (ascending); empty when padding is off.
   const std::vector<int>& cuda_graph_sizes() const { return graph_sizes_; }
+  // Where the replica's GPUs sit, and the α–β links its collectives and hand-offs use.
+  const hardware::Placement& placement() const { return placement_; }
+  // The link of stage s's TP all-reduce / all-gather: gpu.scale_up inside one node, else the ring
+  // link over the topology (kind = the network's, so all_reduce_s takes NCCL's ring).
+  const hardware::LinkSpec& stage_tp_link(int stage) const;
+  // The concurrent TP-rank flows from stage s to s + 1 as one α–β link (Topology::flows_link).
+  const hardware::LinkSpec& hop_link(int boundary) const;
+  // Time of the hand-off from stage `boundary` to the next for `tokens` tokens:
+  //   kPipelineTensors · (α + tokens·h·a_b / TP / bw)            each rank sends 1/TP of each
+  //   + kPipelineTensors · ring_all_gather(tokens·h·a_b, TP, next stage's link)
+  // (GroupCoordinator.send_tensor_dict / recv_tensor_dict with all_gather_group = the TP group).
+  double hop_s(int boundary, double tokens) const;
 
  private:
   // A GEMM-like op of one layer on one rank: time at T rows is
@@ -114,6 +165,13 @@ class RooflineCostModel : public CostModel {
   double linear_op_s(const LinearOp& op, double rows, double weight_bytes,
                      double peak_flops) const;
   double layer_linear_s(double tokens) const;
+  // Parts of a step shared by estimate() and estimate_pipeline().
+  struct Parts {
+    StepCost cost;                  // linear/attention/lm_head/overhead filled; comm_s = TP + PP
+    std::vector<double> stage_comm; // per stage: TP all-reduces (+ logits gather on the last)
+    std::vector<double> hop;        // per boundary
+  };
+  Parts parts(const BatchShape& shape) const;
 
   RooflineOptions opts_;
   std::vector<int> graph_sizes_;  // ascending; empty = no padding
@@ -134,10 +192,13 @@ class RooflineCostModel : public CostModel {
   LinearOp lm_head_op_;
   double logits_bytes_per_row_ = 0;  // full-vocabulary logits gathered over TP, bytes per row
 
-  // Communication.
+  // Communication over the topology.
   int tp_ = 1;
   int pp_ = 1;
-  hardware::LinkSpec link_;
+  hardware::Placement placement_;
+  std::vector<double> stage_layers_;           // per stage (vLLM's split)
+  std::vector<hardware::LinkSpec> stage_link_; // per stage: TP collectives
+  std::vector<hardware::LinkSpec> hop_link_;   // per boundary: the TP flows to the next stage
   double hidden_act_bytes_ = 0;      // hidden_size · activation dtype bytes, per token
 
   // Peaks.

@@ -15,6 +15,11 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> c;
   c.push_back(make_simulate_command());
   c.push_back(make_list_command());
+  c.push_back(make_sweep_command());
+  c.push_back(make_compare_command());
+  c.push_back(make_plan_command());
+  c.push_back(make_validate_command());
+  c.push_back(make_calibrate_command());
   return c;
 }
 

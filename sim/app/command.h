@@ -23,6 +23,11 @@ class Command {
 
 std::unique_ptr<Command> make_simulate_command();
 std::unique_ptr<Command> make_list_command();
+std::unique_ptr<Command> make_sweep_command();
+std::unique_ptr<Command> make_compare_command();
+std::unique_ptr<Command> make_plan_command();
+std::unique_ptr<Command> make_validate_command();
+std::unique_ptr<Command> make_calibrate_command();
 
 }  // namespace servesim::app
 

@@ -72,6 +72,13 @@ std::vector<ConfigField> build_fields() {
                     &SimulationConfig::tensor_parallel_size, "-tp"));
   f.push_back(field("pipeline_parallel_size", K::kInt, "pipeline stages per replica [1]",
                     &SimulationConfig::pipeline_parallel_size, "-pp"));
+  f.push_back(field("gpus_per_node", K::kInt,
+                    "GPUs per node: a replica of TP x PP GPUs spans ceil(TP*PP / N) nodes [8]",
+                    &SimulationConfig::gpus_per_node));
+  f.push_back(field("inter_node_link", K::kString,
+                    "network between nodes: infiniband-hdr | infiniband-ndr | ethernet-tcp or a "
+                    "link JSON file [HDR for A100, else NDR]",
+                    &SimulationConfig::inter_node_link));
   f.push_back(field("quantization", K::kString, "weight quantization: fp8, or unset for the model dtype",
                     &SimulationConfig::quantization));
   f.push_back(field("kv_cache_dtype", K::kString, "KV cache dtype: auto | fp8 [auto]",
@@ -81,6 +88,18 @@ std::vector<ConfigField> build_fields() {
   f.push_back(field("ideal", K::kBool,
                     "ideal hardware: 100% of peak, zero overheads (the lower bound) [false]",
                     &SimulationConfig::ideal));
+  // Cluster (sim/cluster/router.h).
+  f.push_back(field("num_replicas", K::kPositiveInt,
+                    "identical replicas of the deployment behind the router [1]",
+                    &SimulationConfig::num_replicas));
+  f.push_back(field("router", K::kString,
+                    "request routing: round-robin | least-outstanding | prefix-aware "
+                    "[round-robin]",
+                    &SimulationConfig::router));
+  f.push_back(field("calibration", K::kString,
+                    "calibration profile from servesim calibrate, or none for datasheet + catalog "
+                    "defaults [the profile shipped for the GPU in hardware/calibration, if any]",
+                    &SimulationConfig::calibration));
   // Engine (vllm serve).
   f.push_back(engine_field("max_num_seqs", K::kPositiveInt,
                            "max running requests [1024 on >=70 GiB non-A100 GPUs, else 256]",

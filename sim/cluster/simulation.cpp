@@ -4,11 +4,16 @@
 #include <cmath>
 #include <sstream>
 
+#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
+#include "hardware/topology.h"
 #include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "sim/cluster/benchmark_client.h"
+#include "sim/cluster/router.h"
+#include "sim/metrics/benchmark_metrics.h"
 #include "sim/engine/simulator.h"
+#include "sim/replica/pipeline.h"
 
 namespace servesim::sim {
 namespace {
@@ -20,18 +25,6 @@ std::string gib(double bytes) {
   return os.str();
 }
 
-// Sends every request to a single replica.
-class SingleReplicaSink : public RequestSink {
- public:
-  explicit SingleReplicaSink(Replica& replica) : replica_(replica) {}
-  void send(engine::Simulator& sim, const workloads::RequestSpec& spec) override {
-    replica_.add_request(sim, spec);
-  }
-
- private:
-  Replica& replica_;
-};
-
 // Forwards completions to the client once the replica exists (the two refer to each other).
 class ObserverRelay : public RequestObserver {
  public:
@@ -40,6 +33,67 @@ class ObserverRelay : public RequestObserver {
     target->on_request_done(sim, id);
   }
 };
+
+// TTFT and TPOT of the measured (non-warmup) completed requests of each replica, defined as in
+// vLLM's calculate_metrics (TPOT only for output > 1), with MetricsOptions::ttft_offset_s added
+// to TTFT as compute_metrics does.
+nlohmann::json per_replica_summary(const SimulationConfig& config, const SimulationResult& r) {
+  using nlohmann::json;
+  const size_t n = r.replica_stats.size();
+  std::vector<std::vector<double>> ttft(n), tpot(n);
+  std::vector<int64_t> requests(n, 0);
+  const double offset_s = config.metrics.ttft_offset_s;
+  for (const auto& rec : r.records) {
+    // Virtual engines of pipeline-parallel replicas (ids >= n) count for their replica.
+    const size_t engine = static_cast<size_t>(rec.replica);
+    const size_t extra = n > 0 ? (r.step_logs.size() - n) / n : 0;
+    const size_t i = engine < n || extra == 0 ? engine : (engine - n) / extra;
+    if (i >= n || rec.warmup) continue;
+    ++requests[i];
+    if (!rec.completed) continue;
+    const double t = (rec.first_token - rec.arrival).seconds() + offset_s;
+    ttft[i].push_back(t * 1e3);
+    if (rec.output_tokens > 1) {
+      const double e2e = (rec.last_token - rec.arrival).seconds() + offset_s;
+      tpot[i].push_back((e2e - t) / (rec.output_tokens - 1) * 1e3);
+    }
+  }
+  auto summary = [](std::vector<double>& v) {
+    if (v.empty()) return json{{"mean", nullptr}, {"median", nullptr}, {"p99", nullptr}};
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v) sum += x;
+    return json{{"mean", sum / double(v.size())},
+                {"median", metrics::percentile_linear(v, 50)},
+                {"p99", metrics::percentile_linear(v, 99)}};
+  };
+  json out = json::array();
+  for (size_t i = 0; i < n; ++i) {
+    const ReplicaStats& s = r.replica_stats[i];
+    const json t1 = summary(ttft[i]);
+    const json t2 = summary(tpot[i]);
+    out.push_back(json{
+        {"replica", i},
+        {"requests", requests[i]},
+        {"completed", static_cast<int64_t>(ttft[i].size())},
+        {"mean_ttft_ms", t1["mean"]},
+        {"median_ttft_ms", t1["median"]},
+        {"p99_ttft_ms", t1["p99"]},
+        {"mean_tpot_ms", t2["mean"]},
+        {"median_tpot_ms", t2["median"]},
+        {"p99_tpot_ms", t2["p99"]},
+        {"busy_fraction", r.simulated_s > 0 ? double(s.busy_ns) * 1e-9 / r.simulated_s : 0.0},
+        {"preemptions", s.preemptions},
+        {"num_steps", s.steps},
+        {"mean_batch_size", double(s.scheduled_seqs) / double(std::max<int64_t>(1, s.steps))},
+        {"prefix_cache_hit_rate",
+         s.prefix_queried_tokens > 0
+             ? double(s.prefix_hit_tokens) / double(s.prefix_queried_tokens)
+             : 0.0},
+    });
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -80,10 +134,27 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   }
   d.tensor_parallel_size = config.tensor_parallel_size;
   d.pipeline_parallel_size = config.pipeline_parallel_size;
+  if (config.gpus_per_node < 1) {
+    throw ConfigError("--gpus-per-node: " + std::to_string(config.gpus_per_node) +
+                      " is invalid; expected an integer >= 1");
+  }
+  d.gpus_per_node = config.gpus_per_node;
+  if (!config.inter_node_link.empty()) {
+    d.inter_node = hardware::load_network_link(config.inter_node_link);
+  }
   d.quantization = config.quantization;
   d.kv_cache_dtype = config.kv_cache_dtype;
   d.enforce_eager = config.enforce_eager;
   d.ideal = config.ideal;
+  if (config.calibration != "none") {
+    std::string path = config.calibration;
+    if (path.empty()) path = hardware::default_calibration_path(d.gpu.name).value_or("");
+    if (!path.empty()) {
+      d.calibration = hardware::load_calibration(path);
+      p.calibration_source = path;
+      p.client_ttft_overhead_s = d.calibration.get("client_ttft_overhead_s").value_or(0.0);
+    }
+  }
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
   d.cuda_graph_sizes =
@@ -131,16 +202,46 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
                         std::to_string(config.workload.num_prompts) + ")");
     }
   }
+  if (config.num_replicas < 1) {
+    throw ConfigError("--num-replicas: " + std::to_string(config.num_replicas) +
+                      " is invalid; expected an integer >= 1");
+  }
+  const RouterPolicy policy = parse_router_policy(config.router);
   std::unique_ptr<workloads::Workload> workload = workloads::make_workload(config.workload);
 
   SimulationResult result;
   result.records.resize(static_cast<size_t>(workload->size()));
   engine::Simulator sim;
   ObserverRelay relay;
-  Replica replica(0, prepared.engine, *prepared.cost, prepared.ideal_cost.get(),
-                  prepared.memory.num_blocks, &result.records, &relay);
-  SingleReplicaSink sink(replica);
-  BenchmarkClient client(*workload, sink, config.max_concurrency, config.warmup_requests,
+  // Pipeline parallelism (sim/replica/pipeline.h): each replica is PP virtual engines (vLLM V0)
+  // with 1/PP of the KV blocks each, sharing the replica's stage GPUs. Replica i is engine 0 of its
+  // group; its engine v >= 1 has id num_replicas + i·(PP−1) + v − 1 (step_logs are indexed by id).
+  const int pp = prepared.deployment.pipeline_parallel_size;
+  const int64_t engine_blocks = prepared.memory.num_blocks / pp;
+  std::vector<std::unique_ptr<Replica>> replicas;
+  std::vector<Replica*> replica_ptrs;
+  std::vector<std::unique_ptr<Replica>> engines;
+  std::vector<std::unique_ptr<PipelineStages>> stages;
+  for (int i = 0; i < config.num_replicas; ++i) {
+    replicas.push_back(std::make_unique<Replica>(i, prepared.engine, *prepared.cost,
+                                                 prepared.ideal_cost.get(), engine_blocks,
+                                                 &result.records, &relay));
+    replica_ptrs.push_back(replicas.back().get());
+  }
+  for (int i = 0; pp > 1 && i < config.num_replicas; ++i) {
+    std::vector<Replica*> others;
+    for (int v = 1; v < pp; ++v) {
+      const int32_t id = config.num_replicas + i * (pp - 1) + v - 1;
+      engines.push_back(std::make_unique<Replica>(id, prepared.engine, *prepared.cost,
+                                                  prepared.ideal_cost.get(), engine_blocks,
+                                                  &result.records, &relay));
+      others.push_back(engines.back().get());
+    }
+    stages.push_back(std::make_unique<PipelineStages>(*prepared.cost, pp));
+    replicas[static_cast<size_t>(i)]->set_virtual_engines(std::move(others), stages.back().get());
+  }
+  Router router(policy, replica_ptrs);
+  BenchmarkClient client(*workload, router, config.max_concurrency, config.warmup_requests,
                          &result.records);
   relay.target = &client;
   client.start(sim);
@@ -150,9 +251,36 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
                                                         std::to_string(client.sent()) + ", done " +
                                                         std::to_string(client.done()));
 
-  result.step_logs.push_back(replica.step_log());
-  result.replica_stats.push_back(replica.stats());
-  result.metrics = metrics::compute_metrics(result.records, result.step_logs, config.metrics);
+  for (const auto& replica : replicas) {
+    result.step_logs.push_back(replica->step_log());
+    result.replica_stats.push_back(replica->stats());
+  }
+  // Virtual engines: their step logs follow the replicas'; their counters add to their replica's,
+  // whose busy time becomes the time at least one micro-batch was in its pipeline.
+  for (size_t e = 0; e < engines.size(); ++e) {
+    result.step_logs.push_back(engines[e]->step_log());
+    const ReplicaStats s = engines[e]->stats();
+    ReplicaStats& t = result.replica_stats[e / static_cast<size_t>(pp - 1)];
+    t.steps += s.steps;
+    t.scheduled_seqs += s.scheduled_seqs;
+    t.scheduled_tokens += s.scheduled_tokens;
+    t.preemptions += s.preemptions;
+    t.slow_path_steps += s.slow_path_steps;
+    t.peak_used_blocks += s.peak_used_blocks;
+    t.peak_running += s.peak_running;
+    t.peak_step_tokens = std::max(t.peak_step_tokens, s.peak_step_tokens);
+    t.outstanding_ns += s.outstanding_ns;
+    t.prefix_queried_tokens += s.prefix_queried_tokens;
+    t.prefix_hit_tokens += s.prefix_hit_tokens;
+    t.ideal_busy_s += s.ideal_busy_s;
+    t.used_blocks_now += s.used_blocks_now;
+  }
+  for (size_t i = 0; i < stages.size(); ++i) {
+    result.replica_stats[i].busy_ns = stages[i]->in_flight_ns();
+  }
+  metrics::MetricsOptions metrics_options = config.metrics;
+  metrics_options.ttft_offset_s += prepared.client_ttft_overhead_s;
+  result.metrics = metrics::compute_metrics(result.records, result.step_logs, metrics_options);
   return result;
 }
 
@@ -187,6 +315,18 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"seed", config.workload.seed},
       {"warmup_requests", config.warmup_requests},
   };
+  // Placement over nodes, echoed only when it matters (pipeline stages or several nodes), so
+  // one-node TP-only result files stay as they were.
+  const hardware::Placement placement = hardware::place_replica(
+      d.tensor_parallel_size, d.pipeline_parallel_size, d.gpus_per_node);
+  if (d.pipeline_parallel_size > 1 || placement.num_nodes > 1) {
+    cfg["gpus_per_node"] = d.gpus_per_node;
+    cfg["num_nodes"] = placement.num_nodes;
+    cfg["inter_node_link"] =
+        placement.num_nodes == 1 ? json(nullptr)
+        : d.inter_node.name.empty() ? json(hardware::default_network_link_name(d.gpu))
+                                    : json(d.inter_node.name);
+  }
   if (config.workload.dataset_name == "generated-shared-prefix") {
     cfg["gsp_num_groups"] = config.workload.gsp_num_groups;
     cfg["gsp_prompts_per_group"] = config.workload.gsp_prompts_per_group;
@@ -253,6 +393,11 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"simulated_time_s", r.simulated_s},
       {"num_replicas", r.replica_stats.size()},
   };
+  if (r.replica_stats.size() > 1) {
+    out["config"]["num_replicas"] = config.num_replicas;
+    out["config"]["router"] = config.router;
+    out["replicas"] = per_replica_summary(config, r);
+  }
   return out;
 }
 

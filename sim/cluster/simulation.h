@@ -1,5 +1,11 @@
 // Simulation: one benchmark run end to end — build the deployment, plan memory, replay the
-// workload through the benchmark client into the replicas, and compute vLLM's metrics.
+// workload through the benchmark client and the router into the replicas, and compute vLLM's
+// metrics.
+//
+// A cluster is `num_replicas` identical replicas (same PreparedDeployment: each has its own KV
+// cache of memory.num_blocks blocks and its own step loop) sharing one simulated clock, one
+// benchmark client and one router. Metrics are cluster-wide (the vLLM keys: the client does not
+// see replicas); per-replica figures are in servesim_summary()'s "replicas" array.
 //
 // SimulationConfig is the whole description of a run (every CLI flag maps to one field; a JSON
 // config file uses the same names with underscores). run_simulation() is a pure function of it:
@@ -30,11 +36,23 @@ struct SimulationConfig {
   std::string gpu = "h100-sxm";        // --gpu: catalog name or path to a GPU JSON file
   int tensor_parallel_size = 1;        // --tensor-parallel-size / -tp
   int pipeline_parallel_size = 1;      // --pipeline-parallel-size / -pp
+  int gpus_per_node = 8;               // --gpus-per-node: GPUs per node for the placement
+  std::string inter_node_link;         // --inter-node-link: network catalog name or JSON path
+                                       //   ("" = the GPU's usual network, hardware/topology.h)
   std::string quantization;            // --quantization: "" or "fp8"
   std::string kv_cache_dtype = "auto"; // --kv-cache-dtype: auto | fp8
   bool enforce_eager = false;          // --enforce-eager
   EngineConfig engine;                 // scheduler and cache flags
   bool ideal = false;                  // --ideal: 100% efficiency, zero overhead (lower bound)
+  // --calibration: a calibration profile (hardware/calibration.h) applied to the cost model.
+  // "" = the profile shipped for the GPU (hardware/calibration/<gpu>.json) when there is one,
+  // "none" = datasheet + catalog defaults only, else a path.
+  std::string calibration;
+
+  // --- cluster: identical replicas behind a router (router.h) ---
+  int num_replicas = 1;                       // --num-replicas: replicas of the deployment
+  std::string router = "round-robin";         // --router: round-robin | least-outstanding |
+                                              //   prefix-aware (router.h says why this default)
 
   // --- load (vllm bench serve) ---
   workloads::WorkloadConfig workload;
@@ -51,6 +69,8 @@ struct PreparedDeployment {
   models::MemoryPlan memory;
   std::unique_ptr<models::CostModel> cost;
   std::unique_ptr<models::CostModel> ideal_cost;
+  std::string calibration_source;     // the profile applied ("" = none)
+  double client_ttft_overhead_s = 0;  // from the calibration: added to every TTFT
 };
 
 // Loads, resolves and checks everything about the deployment. Throws ConfigError with a one-line
@@ -59,19 +79,25 @@ struct PreparedDeployment {
 PreparedDeployment prepare_deployment(const SimulationConfig& config);
 
 struct SimulationResult {
-  std::vector<metrics::RequestRecord> records;  // indexed by request id
-  std::vector<metrics::StepLog> step_logs;      // per replica
-  std::vector<ReplicaStats> replica_stats;
+  std::vector<metrics::RequestRecord> records;  // indexed by request id; .replica says where
+  std::vector<metrics::StepLog> step_logs;      // [r] = replica r's steps
+  std::vector<ReplicaStats> replica_stats;      // [r] = replica r's counters
   metrics::BenchmarkMetrics metrics;
   double simulated_s = 0;       // simulated time at the end of the run
   uint64_t events = 0;          // events processed
 };
 
 // Runs the benchmark on a prepared deployment. The deployment must come from the same config.
+// Throws ConfigError for --num-replicas < 1, an unknown --router, a bad --max-concurrency or
+// --warmup-requests.
 SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared);
 
 // The "servesim" object of the result file: resolved config echo, KV capacity, preemptions,
-// prefix-cache hit rate, mean batch size, busy fraction, ideal-roofline TPOT bound.
+// prefix-cache hit rate, mean batch size, busy fraction, ideal-roofline TPOT bound. With more
+// than one replica it also echoes num_replicas and router in "config" and adds "replicas": per
+// replica {replica, requests, completed, mean/median/p99 TTFT and TPOT (ms), busy_fraction,
+// preemptions, mean_batch_size, prefix_cache_hit_rate}. (A one-replica object is unchanged, so
+// files written before clusters existed still compare equal.)
 nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDeployment& prepared,
                                 const SimulationResult& result);
 

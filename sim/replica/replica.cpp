@@ -32,7 +32,40 @@ ReplicaStats Replica::stats() const {
 // ---------------------------------------------------------------------------------------------
 // Arrivals and events
 
+void Replica::set_virtual_engines(std::vector<Replica*> others, PipelineStages* stages) {
+  SERVESIM_CHECK(stages != nullptr, "virtual engines need their pipeline stages");
+  virtual_engines_ = std::move(others);
+  pipeline_ = stages;
+  for (Replica* e : virtual_engines_) e->pipeline_ = stages;
+}
+
+int64_t Replica::num_running() const {
+  int64_t n = static_cast<int64_t>(running_.size());
+  for (const Replica* e : virtual_engines_) n += static_cast<int64_t>(e->running_.size());
+  return n;
+}
+
+int64_t Replica::num_waiting() const {
+  int64_t n = static_cast<int64_t>(waiting_size());
+  for (const Replica* e : virtual_engines_) n += static_cast<int64_t>(e->waiting_size());
+  return n;
+}
+
 void Replica::add_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
+  // vLLM V0 LLMEngine._add_processed_request: "Add the sequence group to the scheduler with least
+  // unfinished seqs": costs.index(min(costs)), the first engine among equals.
+  Replica* target = this;
+  int64_t least = local_outstanding();
+  for (Replica* e : virtual_engines_) {
+    if (e->local_outstanding() < least) {
+      least = e->local_outstanding();
+      target = e;
+    }
+  }
+  target->add_local_request(sim, spec);
+}
+
+void Replica::add_local_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
   metrics::RequestRecord& rec = (*records_)[spec.id];
   rec.replica = id_;
   account_outstanding(sim.now());
@@ -314,8 +347,11 @@ void Replica::start_step(engine::Simulator& sim) {
       SERVESIM_CHECK(false, "running requests but nothing scheduled");
     }
 
-    const models::StepCost cost = cost_.estimate(shape);
-    const SimTime duration = std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(cost.total_s));
+    // With pipeline stages the step's micro-batch queues for the shared stage GPUs.
+    const SimTime duration =
+        pipeline_ != nullptr
+            ? pipeline_->run(sim.now(), shape) - sim.now()
+            : std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(cost_.estimate(shape).total_s));
     step_in_flight_ = true;
     sim.schedule_after(duration, this, kStepEnd);
 

@@ -36,6 +36,7 @@
 #include "sim/metrics/request_record.h"
 #include "sim/replica/engine_config.h"
 #include "sim/replica/kv_cache_manager.h"
+#include "sim/replica/pipeline.h"
 #include "workloads/request_spec.h"
 
 namespace servesim::sim {
@@ -75,15 +76,25 @@ class Replica : public engine::EventHandler {
 
   // A request reaches the engine now. Requests longer than max_model_len fail at once, as vLLM's
   // server rejects them. REQUIRES: records[spec.id] exists and holds the send time.
+  // With virtual engines (below), it goes to the engine with the fewest unfinished requests.
   void add_request(engine::Simulator& sim, const workloads::RequestSpec& spec);
+
+  // Pipeline parallelism (vLLM V0 virtual engines, sim/replica/pipeline.h): this replica becomes
+  // virtual engine 0 of a group; `others` are virtual engines 1..PP−1 (Replicas built with their
+  // own ids, KV blocks and step logs, never given requests directly). Every engine's steps run
+  // through `stages` instead of taking estimate().total_s. add_request() picks the engine with
+  // the fewest unfinished (waiting + running) requests, ties to the lowest engine (this first);
+  // outstanding(), num_running() and num_waiting() count the whole group.
+  // REQUIRES: called before any request arrives; every pointer outlives this replica.
+  void set_virtual_engines(std::vector<Replica*> others, PipelineStages* stages);
 
   void on_event(engine::Simulator& sim, int64_t tag) override;
 
   int32_t id() const { return id_; }
   // Requests queued or running here (what a least-outstanding router compares).
-  int64_t outstanding() const { return static_cast<int64_t>(running_.size() + waiting_size()); }
-  int64_t num_running() const { return static_cast<int64_t>(running_.size()); }
-  int64_t num_waiting() const { return static_cast<int64_t>(waiting_size()); }
+  int64_t outstanding() const { return num_running() + num_waiting(); }
+  int64_t num_running() const;
+  int64_t num_waiting() const;
   const KvCacheManager& kv() const { return kv_; }
   const metrics::StepLog& step_log() const { return step_log_; }
   ReplicaStats stats() const;
@@ -126,6 +137,10 @@ class Replica : public engine::EventHandler {
   };
 
   int32_t num_tokens(const Req& r) const { return r.prompt + r.generated; }
+  int64_t local_outstanding() const {
+    return static_cast<int64_t>(running_.size() + waiting_size());
+  }
+  void add_local_request(engine::Simulator& sim, const workloads::RequestSpec& spec);
   void start_step(engine::Simulator& sim);
   void end_step(engine::Simulator& sim);
   bool schedule_running_fast();
@@ -158,6 +173,8 @@ class Replica : public engine::EventHandler {
   std::vector<metrics::RequestRecord>* records_;
   RequestObserver* observer_;
   bool fcfs_;
+  std::vector<Replica*> virtual_engines_;  // engines 1..PP−1 when this is engine 0 of a group
+  PipelineStages* pipeline_ = nullptr;     // the group's stages (every engine of a group)
 
   std::vector<Req> slots_;
   std::vector<int32_t> free_slots_;

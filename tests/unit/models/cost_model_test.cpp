@@ -378,13 +378,20 @@ TEST_CASE("fp8 weights halve a memory-bound decode's linear time", "[models][cos
 }
 
 TEST_CASE("pipeline parallel: stages summed plus (PP−1) send/recv", "[models][cost]") {
-  // In details: with one batch in flight, the step runs every stage in turn, so the compute is
-  // that of PP = 1 and each stage boundary adds α + T·h·2 / bw.
-  // Expectations: PP2 − PP1 = 1 send/recv; PP4 − PP1 = 3 send/recvs.
+  // In details: one micro-batch runs every stage in turn, so the compute is that of PP = 1 and each
+  // stage boundary adds the hand-off of vLLM's IntermediateTensors (hidden states + residual, [T, h]
+  // each): every TP rank sends its 1/TP slice to its peer, then the next stage all-gathers it:
+  //   hop = 2·(α + T·h·2/TP / bw) + 2·((TP−1)·α + (TP−1)/TP · T·h·2 / bw)   (all on NVLink here)
+  // Expectations: PP2 − PP1 = 1 hop; PP4 − PP1 = 3 hops (16 GPUs per node: all in one node).
+  // (Moved to the topology-aware hand-off with tests/unit/models/pipeline_test.cpp.)
   Deployment d = deploy(llama31_70b(), 4);
+  d.gpus_per_node = 16;
   const BatchShape s = prefill(2048, 0);
   const double t1 = RooflineCostModel(d).estimate(s).total_s;
-  const double hop = d.gpu.scale_up.latency_s + 2048 * 8192 * 2.0 / d.gpu.scale_up.bandwidth_bytes_per_s;
+  const double a = d.gpu.scale_up.latency_s;
+  const double bw = d.gpu.scale_up.bandwidth_bytes_per_s;
+  const double bytes = 2048 * 8192 * 2.0;
+  const double hop = 2 * (a + bytes / 4 / bw) + 2 * (3 * a + 0.75 * bytes / bw);
   d.pipeline_parallel_size = 2;
   CHECK_THAT(RooflineCostModel(d).estimate(s).total_s, WithinRel(t1 + hop, 1e-9));
   d.pipeline_parallel_size = 4;

@@ -1,0 +1,54 @@
+// Calibration: fitted values of the cost model's free parameters for one GPU, as a small JSON
+// profile that every command accepts with --calibration FILE.
+//
+// A field that is absent keeps the GPU catalog's default (the "uncalibrated" model). Each fitted
+// value carries its standard error; the profile records what it was fitted on (so that validate
+// can refuse to score silently on the fit set) and the fit's residuals. The profile never edits
+// the GPU spec: the cost model applies it on top (models::apply_calibration).
+#ifndef SERVESIM_HARDWARE_CALIBRATION_H_
+#define SERVESIM_HARDWARE_CALIBRATION_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace servesim::hardware {
+
+struct FittedValue {
+  double value = 0;
+  double std_error = 0;  // 0 when not estimated
+};
+
+struct Calibration {
+  std::string gpu;          // catalog name it applies to (a warning is printed on mismatch)
+  std::string description;  // free text: what, when, how
+  // Parameter name -> fitted value. Known names (others are rejected on load):
+  //   compute_efficiency, memory_efficiency, compute_ramp_tokens, op_latency_s,
+  //   step_overhead_s, per_seq_overhead_s, link_latency_s, link_bandwidth_bytes_per_s,
+  //   client_ttft_overhead_s
+  std::map<std::string, FittedValue> parameters;
+  std::vector<std::string> fit_set;  // sources (files or tables) the values were fitted on
+  nlohmann::json residuals;          // per sample or per run: measured, predicted, error
+  nlohmann::json fit_info;           // method, iterations, cost, data counts
+
+  bool empty() const { return parameters.empty(); }
+  std::optional<double> get(const std::string& name) const;
+  // The known parameter names, in a fixed order.
+  static const std::vector<std::string>& parameter_names();
+};
+
+// JSON round trip. from_json throws ConfigError naming `where` and the field on bad input
+// (unknown parameter, value outside its range, wrong type).
+nlohmann::ordered_json to_json(const Calibration& c);
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
+Calibration load_calibration(const std::string& path);
+
+// The calibration shipped for a GPU (hardware/calibration/<gpu>.json), if any.
+std::optional<std::string> default_calibration_path(const std::string& gpu_name);
+
+}  // namespace servesim::hardware
+
+#endif  // SERVESIM_HARDWARE_CALIBRATION_H_

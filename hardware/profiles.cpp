@@ -1,0 +1,154 @@
+#include "hardware/profiles.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "sim/base/error.h"
+
+namespace servesim::hardware {
+namespace {
+
+// A small CSV table: header names → column index; CRLF tolerated; no quoted fields (none of the
+// realdata profile files uses them).
+class CsvTable {
+ public:
+  explicit CsvTable(const std::string& path) : path_(path) {
+    std::ifstream in(path);
+    if (!in) throw ConfigError(path + ": cannot open file");
+    std::string line;
+    bool header = true;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> cells;
+      std::stringstream ss(line);
+      std::string cell;
+      while (std::getline(ss, cell, ',')) cells.push_back(cell);
+      if (!line.empty() && line.back() == ',') cells.emplace_back();
+      if (header) {
+        for (size_t i = 0; i < cells.size(); ++i) columns_[cells[i]] = i;
+        header = false;
+      } else {
+        rows_.push_back(std::move(cells));
+        line_numbers_.push_back(line_no);
+      }
+    }
+    if (header) throw ConfigError(path + ": empty file (no header line)");
+  }
+  size_t size() const { return rows_.size(); }
+  bool has(const std::string& column) const { return columns_.count(column) > 0; }
+  const std::string& text(size_t row, const std::string& column) const {
+    auto it = columns_.find(column);
+    if (it == columns_.end()) throw ConfigError(path_ + ": missing column '" + column + "'");
+    if (it->second >= rows_[row].size()) {
+      throw ConfigError(path_ + ":" + std::to_string(line_numbers_[row]) + ": column '" + column +
+                        "' is missing on this line");
+    }
+    return rows_[row][it->second];
+  }
+  double number(size_t row, const std::string& column) const {
+    const std::string& t = text(row, column);
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != t.size()) {
+      throw ConfigError(path_ + ":" + std::to_string(line_numbers_[row]) + ": column '" + column +
+                        "' has '" + t + "'; expected a number");
+    }
+    return v;
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, size_t> columns_;
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<int> line_numbers_;
+};
+
+}  // namespace
+
+std::vector<GemmSample> read_vidur_mlp(const std::string& path) {
+  const CsvTable t(path);
+  std::vector<GemmSample> out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const double heads = t.number(i, "n_head"), kv = t.number(i, "n_kv_head");
+    const double h = t.number(i, "n_embd"), ffn = t.number(i, "n_expanded_embd");
+    const bool gated = t.text(i, "use_gated_mlp") == "True";
+    const int tp = static_cast<int>(t.number(i, "num_tensor_parallel_workers"));
+    const auto tokens = static_cast<int64_t>(t.number(i, "num_tokens"));
+    const double d = h / heads;
+    auto add = [&](const char* op, const char* column, double in, double outd) {
+      GemmSample s;
+      s.op = op;
+      s.tokens = tokens;
+      s.tp = tp;
+      s.in_dim = in;
+      s.out_dim = outd;
+      s.time_s = t.number(i, std::string("time_stats.") + column + ".median") * 1e-3;
+      out.push_back(s);
+    };
+    add("qkv", "attn_pre_proj", h, (heads + 2 * kv) * d / tp);
+    add("o", "attn_post_proj", heads * d / tp, h);
+    add("gate_up", "mlp_up_proj", h, (gated ? 2 : 1) * ffn / tp);
+    add("down", "mlp_down_proj", ffn / tp, h);
+  }
+  return out;
+}
+
+std::vector<CollectiveSample> read_vidur_collective(const std::string& path) {
+  const CsvTable t(path);
+  std::vector<CollectiveSample> out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    CollectiveSample s;
+    s.collective = t.text(i, "collective");
+    s.num_workers = static_cast<int>(t.number(i, "num_workers"));
+    s.devices_per_node = static_cast<int>(t.number(i, "devices_per_node"));
+    s.bytes = t.number(i, "size");
+    s.time_s = t.number(i, "time_stats." + s.collective + ".median") * 1e-3;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<LayerSample> read_llmservingsim_layers(const std::string& path) {
+  const CsvTable t(path);
+  std::vector<LayerSample> out;
+  out.reserve(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    LayerSample s;
+    s.layer = t.text(i, "layer_name");
+    s.tokens = static_cast<int64_t>(t.number(i, "input"));
+    s.kv_cache = static_cast<int64_t>(t.number(i, "kv_cache"));
+    s.tp = static_cast<int>(t.number(i, "tp_size"));
+    s.time_s = t.number(i, "latency(ns)") * 1e-9;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<SplitwiseSample> read_splitwise(const std::string& path) {
+  const CsvTable t(path);
+  std::vector<SplitwiseSample> out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    SplitwiseSample s;
+    s.model = t.text(i, "model");
+    s.hardware = t.text(i, "hardware");
+    s.prompt_size = static_cast<int64_t>(t.number(i, "prompt_size"));
+    s.batch_size = static_cast<int64_t>(t.number(i, "batch_size"));
+    s.token_size = static_cast<int64_t>(t.number(i, "token_size"));
+    s.tp = static_cast<int>(t.number(i, "tensor_parallel"));
+    s.prompt_time_s = t.number(i, "prompt_time") * 1e-3;
+    s.token_time_s = t.number(i, "token_time") * 1e-3;
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace servesim::hardware

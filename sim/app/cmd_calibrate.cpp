@@ -1,0 +1,204 @@
+// `servesim calibrate`: fit the cost model's free parameters for one GPU and write a calibration
+// profile (hardware/calibration.h) that every command takes with --calibration FILE.
+//
+//   servesim calibrate --gpu h100-sxm --vidur-mlp .../compute/h100/*/*/mlp.csv
+//       --measured runs/*.json --sidecars DIR --holdout 0.5 --out h100-sxm.json
+//
+// Two sources, either or both:
+//   --vidur-mlp FILES  GEMM profiles → compute/memory efficiency, small-GEMM ramp, per-kernel
+//                      latency (hardware/profile_fit.h: LM on log time against datasheet peaks).
+//   --measured FILES   serving runs → step overhead and client TTFT overhead by default (--fit):
+//                      the simulator runs inside the fit (sim/calibration/serving_fit.h), on top
+//                      of the profile fit or --base.
+// --holdout F fits the serving part only on the runs the same `validate --holdout F` does NOT
+// score, so fit and score never share a run; the profile lists its fit set either way.
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
+
+#include "hardware/calibration.h"
+#include "hardware/gpu_spec.h"
+#include "hardware/profile_fit.h"
+#include "hardware/profiles.h"
+#include "sim/app/command.h"
+#include "sim/app/run_config.h"
+#include "sim/base/error.h"
+#include "sim/calibration/serving_fit.h"
+#include "sim/measured/measured_run.h"
+#include "sim/measured/replay.h"
+#include "sim/measured/validation.h"
+#include "sim/metrics/result_writer.h"
+
+namespace servesim::app {
+namespace {
+
+std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const std::string& item : items) {
+    std::stringstream ss(item);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      if (!part.empty()) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+// Sources are recorded from "realdata/" on for files of the shared real-data set, so that a
+// profile does not depend on where the data was mounted (validate compares them the same way).
+std::string portable_source(const std::string& path) {
+  const auto at = path.rfind("/realdata/");
+  return at == std::string::npos ? path : path.substr(at + 1);
+}
+
+class CalibrateCommand : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    cmd_ = app.add_subcommand("calibrate",
+                              "fit the cost model to GEMM profiles and/or measured serving runs");
+    cmd_->add_option("--gpu", gpu_, "the GPU the profile is for (catalog name or JSON path)")
+        ->required();
+    cmd_->add_option("--vidur-mlp", vidur_mlp_, "Vidur mlp.csv GEMM profiles measured on that GPU")
+        ->expected(1, -1);
+    cmd_->add_option("--measured", measured_, "measured serving runs (as for validate)")
+        ->expected(1, -1);
+    cmd_->add_option("--sidecars", sidecar_dirs_, "sidecar folders (as for validate)")
+        ->expected(1, -1);
+    cmd_->add_option("--holdout", holdout_,
+                     "keep this fraction of the runs out of the fit (validate --holdout scores "
+                     "exactly those)");
+    cmd_->add_option("--fit", fit_,
+                     "serving parameters to fit [step_overhead_s,client_ttft_overhead_s]")
+        ->expected(1, -1);
+    cmd_->add_option("--metrics", metrics_,
+                     "metrics whose relative errors are minimised "
+                     "[mean_tpot_ms,mean_itl_ms,mean_ttft_ms,mean_e2el_ms]")
+        ->expected(1, -1);
+    cmd_->add_option("--base", base_, "start from this calibration profile");
+    cmd_->add_option("--seeds", seeds_, "Poisson replays: seeds averaged per run [2]");
+    cmd_->add_option("--jobs", jobs_, "threads, 0 = all cores [0]");
+    cmd_->add_option("--description", description_, "free text stored in the profile");
+    cmd_->add_option("--out", out_, "the calibration profile to write")->required();
+    return cmd_;
+  }
+
+  int run(std::ostream& out, std::ostream& err) override {
+    if (vidur_mlp_.empty() && measured_.empty()) {
+      throw ConfigError("calibrate: nothing to fit; give --vidur-mlp and/or --measured");
+    }
+    const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
+    hardware::Calibration cal;
+    if (!base_.empty()) cal = hardware::load_calibration(base_);
+    cal.gpu = gpu.name;
+    cal.description = description_;
+    std::map<std::string, std::string> origin;
+    for (const auto& [k, v] : cal.parameters) origin[k] = "base " + base_;
+
+    if (!vidur_mlp_.empty()) {
+      std::vector<hardware::GemmSample> samples;
+      for (const std::string& f : vidur_mlp_) {
+        auto some = hardware::read_vidur_mlp(f);
+        samples.insert(samples.end(), some.begin(), some.end());
+        cal.fit_set.push_back(portable_source(f));
+      }
+      const hardware::GemmFit g = hardware::fit_gemm(samples, gpu.bf16_flops, gpu.hbm_bandwidth_bytes_per_s);
+      cal.parameters["compute_efficiency"] = {g.params.compute_efficiency, g.std_error.compute_efficiency};
+      cal.parameters["compute_ramp_tokens"] = {g.params.compute_ramp_tokens, g.std_error.compute_ramp_tokens};
+      cal.parameters["memory_efficiency"] = {g.params.memory_efficiency, g.std_error.memory_efficiency};
+      cal.parameters["op_latency_s"] = {g.params.op_latency_s, g.std_error.op_latency_s};
+      for (const char* k : {"compute_efficiency", "compute_ramp_tokens", "memory_efficiency",
+                            "op_latency_s"}) {
+        origin[k] = "GEMM profiles";
+      }
+      cal.fit_info["profile_fit"] = {
+          {"method", "Levenberg-Marquardt on log time, hardware/profile_fit.h"},
+          {"files", vidur_mlp_.size()},
+          {"samples", g.samples},
+          {"iterations", g.iterations},
+          {"rms_log_error", g.rms_log_error},
+          {"median_abs_relative_error", g.median_abs_rel_error}};
+      out << "GEMM profile fit: " << g.samples << " samples from " << vidur_mlp_.size()
+          << " files, median |error| " << std::fixed << std::setprecision(1)
+          << 100 * g.median_abs_rel_error << "%, rms log error " << std::setprecision(3)
+          << g.rms_log_error << "\n";
+    }
+
+    if (!measured_.empty()) {
+      measured::SidecarOptions sidecars;
+      sidecars.sidecar_dirs = sidecar_dirs_;
+      sidecars.overrides = nlohmann::json{{"gpu", gpu_}};
+      std::vector<measured::MeasuredRun> runs;
+      for (const std::string& path : measured_) {
+        for (auto& r : measured::read_measured(path, sidecars)) runs.push_back(std::move(r));
+      }
+      std::vector<bool> fit_on(runs.size(), true);
+      if (holdout_ > 0) {
+        std::vector<std::string> ids;
+        for (const auto& r : runs) ids.push_back(r.id);
+        const std::vector<bool> scored = measured::holdout_scored(ids, holdout_);
+        for (size_t i = 0; i < runs.size(); ++i) fit_on[i] = !scored[i];
+      }
+      std::vector<measured::MeasuredRun> chosen;
+      std::vector<sim::SimulationConfig> configs;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (!fit_on[i]) continue;
+        configs.push_back(measured::simulation_config(runs[i], apply_config_json));
+        configs.back().calibration = "none";  // the fit supplies every parameter itself
+        chosen.push_back(std::move(runs[i]));
+      }
+      if (chosen.empty()) throw ConfigError("--holdout " + std::to_string(holdout_) +
+                                            " leaves no run to fit on");
+      calibration::ServingFitOptions opts;
+      if (!fit_.empty()) opts.parameters = split_commas(fit_);
+      if (!metrics_.empty()) opts.metrics = split_commas(metrics_);
+      opts.replay.seeds = seeds_;
+      opts.jobs = jobs_;
+      const std::vector<std::string> profile_sources = cal.fit_set;
+      const calibration::ServingFit fit = calibration::fit_serving(chosen, configs, cal, opts);
+      const auto serving_info = fit.calibration.fit_info;
+      cal.parameters = fit.calibration.parameters;
+      cal.residuals = fit.calibration.residuals;
+      for (auto& row : cal.residuals) row["run"] = portable_source(row["run"].get<std::string>());
+      cal.fit_info["serving_fit"] = serving_info["serving_fit"];
+      cal.fit_set = profile_sources;
+      for (const auto& id : fit.calibration.fit_set) cal.fit_set.push_back(portable_source(id));
+      for (const auto& p : opts.parameters) origin[p] = "serving runs";
+      out << "Serving fit: " << fit.calibration.fit_set.size() << " runs, " << fit.residual_count
+          << " residuals, rms relative error " << std::fixed << std::setprecision(1)
+          << 100 * fit.initial_rms << "% -> " << 100 * fit.final_rms << "% in " << fit.iterations
+          << " iterations" << (holdout_ > 0 ? " (held-out runs excluded)" : "") << "\n";
+    }
+
+    out << "\n" << std::left << std::setw(30) << "parameter" << std::setw(16) << "value"
+        << std::setw(14) << "std error" << "fitted on\n";
+    for (const std::string& name : hardware::Calibration::parameter_names()) {
+      auto it = cal.parameters.find(name);
+      if (it == cal.parameters.end()) continue;
+      std::ostringstream v, e;
+      v << std::setprecision(5) << it->second.value;
+      e << std::setprecision(3) << it->second.std_error;
+      out << std::setw(30) << name << std::setw(16) << v.str() << std::setw(14) << e.str()
+          << origin[name] << "\n";
+    }
+    metrics::write_json_atomically(out_, hardware::to_json(cal));
+    out << "\nCalibration written to " << out_ << "\n";
+    err << "";
+    return 0;
+  }
+
+ private:
+  CLI::App* cmd_ = nullptr;
+  std::string gpu_;
+  std::vector<std::string> vidur_mlp_, measured_, sidecar_dirs_, fit_, metrics_;
+  double holdout_ = 0;
+  std::string base_, description_, out_;
+  int seeds_ = 2;
+  int jobs_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_calibrate_command() { return std::make_unique<CalibrateCommand>(); }
+
+}  // namespace servesim::app

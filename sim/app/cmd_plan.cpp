@@ -1,0 +1,270 @@
+// `servesim plan`: the cheapest deployment that meets every SLO at a target load. The study is
+// sim/planning/plan.h; this file turns flags into candidates (GPU × TP × --vary values) and
+// writes the ranked table, the JSON and the CSV.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <set>
+
+#include "sim/app/command.h"
+#include "sim/app/run_config.h"
+#include "sim/app/run_options.h"
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+#include "sim/metrics/result_writer.h"
+#include "sim/planning/plan.h"
+#include "sim/planning/progress.h"
+#include "sim/planning/vary.h"
+
+namespace servesim::app {
+namespace {
+
+using nlohmann::json;
+
+// Requests per capacity probe unless --num-prompts or the --config file sets it: the P99 of 2000
+// requests is their 20th-largest value, stable to a few percent over 3 seeds (see
+// docs/capacity-planning.md); the same default as sweep.
+constexpr int64_t kPlanNumPrompts = 2000;
+
+std::string csv_path_for(const std::string& json_path) {
+  std::filesystem::path p(json_path);
+  if (p.extension() == ".json") return p.replace_extension(".csv").string();
+  return json_path + ".csv";
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw ConfigError(path + ": cannot write file");
+    f << text;
+    if (!f) throw ConfigError(path + ": cannot write file");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw ConfigError(path + ": cannot write file: " + ec.message());
+}
+
+std::vector<std::string> split_items(const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  for (const std::string& r : raw) {
+    std::string item;
+    for (char c : r + ",") {
+      if (c == ',' || c == ' ') {
+        if (!item.empty()) out.push_back(item);
+        item.clear();
+      } else {
+        item += c;
+      }
+    }
+  }
+  return out;
+}
+
+double parse_double(const std::string& flag, const std::string& text, const std::string& what) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v)) {
+    throw ConfigError(flag + ": '" + text + "' is invalid; expected " + what);
+  }
+  return v;
+}
+
+class PlanCommand : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    cmd_ = app.add_subcommand(
+        "plan", "the cheapest deployment (GPU type x TP x replicas) that meets every SLO at a "
+                "target request rate, verified on the whole cluster behind the router");
+    opts_.skip = {"gpu", "tensor_parallel_size", "request_rate", "num_replicas"};
+    add_run_options(*cmd_, opts_);
+    cmd_->add_option("--target-qps", target_qps_, "target load in requests/s (required)")
+        ->required();
+    cmd_->add_option("--slo", slos_,
+                     "SLO on a result-file metric, vLLM sweep notation: 'p99_ttft_ms<=500' "
+                     "(also <, >=, >); repeat for several (required)")
+        ->required()
+        ->take_all();
+    cmd_->add_option("--gpu", gpus_,
+                     "candidate GPUs, comma-separated catalog names or files [h100-sxm]")
+        ->take_all();
+    cmd_->add_option("--tensor-parallel-size", tps_,
+                     "candidate tensor-parallel sizes, e.g. 1,2,4,8 [1]")
+        ->take_all();
+    cmd_->add_option("--vary", vary_,
+                     "KNOB=v1,v2,...: more candidates per knob value (repeat for the product), "
+                     "e.g. max-num-seqs=64,256")
+        ->take_all();
+    cmd_->add_option("--headroom", headroom_,
+                     "spare capacity: clusters are verified at target x (1 + headroom) [0]");
+    cmd_->add_option("--seeds", seeds_,
+                     "independent workload seeds per probe (seed, seed+1, ...); SLOs are judged "
+                     "on the mean over seeds [3]");
+    cmd_->add_option("--gpu-price", prices_,
+                     "override a GPU's price in USD per GPU-hour: NAME=PRICE, e.g. h100-sxm=2.5")
+        ->take_all();
+    cmd_->add_option("--tolerance", tolerance_,
+                     "capacity bisection stops when the bracket is within this fraction of the "
+                     "rate [0.01]");
+    cmd_->add_option("--max-cluster-prompts", max_cluster_prompts_,
+                     "requests per cluster verification run at most [10000]");
+    cmd_->add_option("--jobs", jobs_, "candidates simulated in parallel, 0 = all cores [0]");
+    cmd_->add_option("--output", output_,
+                     "write the plan JSON here, and the CSV (one row per candidate) beside it");
+    return cmd_;
+  }
+
+  int run(std::ostream& out, std::ostream& err) override {
+    sim::SimulationConfig base = build_config(*cmd_, opts_);
+    json file = json::object();
+    if (!opts_.config_file.empty()) file = read_json_file(opts_.config_file);
+    if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
+      base.workload.num_prompts = kPlanNumPrompts;
+    }
+
+    planning::PlanOptions options;
+    options.target_qps = target_qps_;
+    options.headroom = headroom_;
+    options.slos = planning::parse_slos(slos_);
+    options.seeds = seeds_;
+    options.jobs = jobs_;
+    if (jobs_ < 0) {
+      throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
+    }
+    if (!(tolerance_ > 0 && tolerance_ < 1)) {
+      throw ConfigError("--tolerance: must be a fraction in (0, 1), such as 0.01");
+    }
+    options.rel_tol = tolerance_;
+    if (max_cluster_prompts_ < 1) {
+      throw ConfigError("--max-cluster-prompts: must be an integer >= 1");
+    }
+    options.max_cluster_prompts = max_cluster_prompts_;
+
+    std::vector<std::string> gpus = split_items(gpus_);
+    if (gpus.empty()) gpus.push_back(base.gpu);
+    std::vector<int> tps;
+    for (const std::string& t : split_items(tps_)) {
+      const double v = parse_double("--tensor-parallel-size", t, "integers >= 1 such as 1,2,4,8");
+      if (v < 1 || v != std::floor(v) || v > 1024) {
+        throw ConfigError("--tensor-parallel-size: '" + t +
+                          "' is invalid; expected integers >= 1 such as 1,2,4,8");
+      }
+      tps.push_back(static_cast<int>(v));
+    }
+    if (tps.empty()) tps.push_back(base.tensor_parallel_size);
+
+    std::vector<planning::VaryAxis> axes;
+    for (const std::string& v : vary_) {
+      axes.push_back(planning::parse_vary(v));
+      const std::string& key = axes.back().knob.key;
+      if (key == "gpu" || key == "tensor_parallel_size") {
+        throw ConfigError("--vary " + axes.back().knob.flag + ": plan takes candidate " +
+                          (key == "gpu" ? "GPUs from --gpu" : "TP sizes from --tensor-parallel-size") +
+                          " (a comma-separated list)");
+      }
+    }
+    const std::vector<planning::VaryPoint> points = planning::vary_product(axes);
+
+    std::vector<planning::PlanCandidate> candidates;
+    for (const std::string& gpu : gpus) {
+      for (int tp : tps) {
+        for (const planning::VaryPoint& vp : points) {
+          planning::PlanCandidate c;
+          c.config = base;
+          c.config.gpu = gpu;
+          c.config.tensor_parallel_size = tp;
+          apply_config_json(c.config, vp.settings, "--vary");
+          c.vary = vp.settings;
+          c.label = gpu + " TP" + std::to_string(tp);
+          if (c.config.pipeline_parallel_size > 1) {
+            c.label += " PP" + std::to_string(c.config.pipeline_parallel_size);
+          }
+          if (!vp.label.empty()) c.label += " " + vp.label;
+          candidates.push_back(std::move(c));
+        }
+      }
+    }
+
+    std::set<std::string> names;
+    for (const std::string& g : gpus) names.insert(std::filesystem::path(g).stem().string());
+    for (const std::string& p : split_items(prices_)) {
+      const auto eq = p.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        throw ConfigError("--gpu-price: '" + p + "' is invalid; expected NAME=PRICE such as "
+                          "h100-sxm=2.5");
+      }
+      const std::string name = p.substr(0, eq);
+      const double price =
+          parse_double("--gpu-price", p.substr(eq + 1), "a price >= 0 in USD per GPU-hour");
+      if (price < 0) throw ConfigError("--gpu-price: '" + p + "' is invalid; the price is < 0");
+      if (names.count(name) == 0) {
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw ConfigError("--gpu-price: '" + name + "' is not a candidate GPU (" + list + ")");
+      }
+      options.gpu_price[name] = price;
+    }
+
+    const auto t0 = std::chrono::steady_clock::now();
+    planning::PlanResult result;
+    {
+      planning::InterruptGuard interrupt;
+      planning::ProgressBar bar(static_cast<int64_t>(candidates.size()), "plan",
+                                planning::ProgressBar::terminal_stream(err));
+      result = planning::run_plan(candidates, options, &bar, interrupt.flag());
+    }
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    out << "Model " << base.model << ", workload " << base.workload.dataset_name << " ("
+        << base.workload.num_prompts << " requests per probe)\n";
+    planning::print_plan_table(out, result, options);
+    if (!output_.empty()) {
+      json echo = config_to_json(base);
+      echo.erase("request_rate");
+      echo.erase("num_replicas");
+      echo["gpu"] = gpus;
+      echo["tensor_parallel_size"] = tps;
+      metrics::write_json_atomically(output_, planning::plan_to_json(result, options, echo));
+      const std::string csv = csv_path_for(output_);
+      write_text_atomically(csv, planning::plan_to_csv(result));
+      out << "Plan written to " << output_ << " and " << csv << "\n";
+    }
+    int64_t sims = 0;
+    for (const auto& c : result.candidates) sims += c.simulations;
+    err << "servesim: planned " << candidates.size()
+        << (candidates.size() == 1 ? " candidate" : " candidates") << " with " << sims
+        << " simulations in " << std::fixed << std::setprecision(2) << wall_s << " s wall\n";
+    if (result.interrupted) err << "servesim: interrupted; unfinished candidates are marked\n";
+    return result.found() ? 0 : 3;
+  }
+
+ private:
+  CLI::App* cmd_ = nullptr;
+  RunOptions opts_;
+  double target_qps_ = 0;
+  std::vector<std::string> slos_;
+  std::vector<std::string> gpus_;
+  std::vector<std::string> tps_;
+  std::vector<std::string> vary_;
+  std::vector<std::string> prices_;
+  double headroom_ = 0;
+  int seeds_ = 3;
+  double tolerance_ = 0.01;
+  int64_t max_cluster_prompts_ = 10000;
+  int jobs_ = 0;
+  std::string output_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_plan_command() { return std::make_unique<PlanCommand>(); }
+
+}  // namespace servesim::app

@@ -1,0 +1,195 @@
+// `servesim sweep`: QPS–latency (or concurrency–latency) curves with the knee and the saturation
+// point, one curve per --vary combination. The study itself is sim/planning/sweep.h; this file
+// turns flags into curve configs and writes the table, the JSON and the CSV.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+
+#include "sim/app/command.h"
+#include "sim/app/run_config.h"
+#include "sim/app/run_options.h"
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+#include "sim/base/parallel.h"
+#include "sim/metrics/result_writer.h"
+#include "sim/planning/progress.h"
+#include "sim/planning/sweep.h"
+#include "sim/planning/vary.h"
+
+namespace servesim::app {
+namespace {
+
+using nlohmann::json;
+
+// Sweep defaults that differ from simulate's (used unless a flag or the --config file sets them).
+constexpr int64_t kSweepNumPrompts = 2000;
+const std::vector<double> kSweepPercentiles = {50, 90, 99};
+
+// FILE.json -> FILE.csv; any other name gets ".csv" appended.
+std::string csv_path_for(const std::string& json_path) {
+  std::filesystem::path p(json_path);
+  if (p.extension() == ".json") return p.replace_extension(".csv").string();
+  return json_path + ".csv";
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw ConfigError(path + ": cannot write file");
+    f << text;
+    if (!f) throw ConfigError(path + ": cannot write file");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw ConfigError(path + ": cannot write file: " + ec.message());
+}
+
+class SweepCommand : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    cmd_ = app.add_subcommand(
+        "sweep", "QPS-latency curve: one simulation per request rate (or concurrency), with the "
+                 "knee and the saturation point; --vary gives one curve per knob value");
+    opts_.skip = {"request_rate", "max_concurrency"};
+    add_run_options(*cmd_, opts_);
+    cmd_->add_option("--request-rate", rates_,
+                     "swept request rates in requests/s: start:stop:step (inclusive) such as "
+                     "1:40:1, or a list such as 1,2,5,10");
+    cmd_->add_option("--max-concurrency", concurrencies_,
+                     "swept client concurrency caps (closed-loop curve): start:stop:step or a list "
+                     "such as 1,2,4,8; with one --request-rate value that rate is kept fixed");
+    cmd_->add_option("--vary", vary_,
+                     "KNOB=v1,v2,...: one curve per value (repeat for the cartesian product), "
+                     "e.g. max-num-seqs=64,128,256")
+        ->take_all();
+    cmd_->add_option("--jobs", jobs_, "simulations run in parallel, 0 = all cores [0]");
+    cmd_->add_option("--output", output_,
+                     "write the sweep JSON here, and the CSV (one row per point) beside it");
+    cmd_->add_option("--knee-metric", knee_metric_,
+                     "metric whose departure from its low-load plateau defines the knee "
+                     "[p99_ttft_ms]");
+    cmd_->add_option("--knee-tolerance", knee_tolerance_,
+                     "the knee is the last value before the metric exceeds (1 + tolerance) x its "
+                     "plateau for two points in a row [1.0]");
+    cmd_->add_flag("--no-early-stop", no_early_stop_,
+                   "run every rate, also above the first saturated one");
+    return cmd_;
+  }
+
+  int run(std::ostream& out, std::ostream& err) override {
+    using planning::SweepAxis;
+    sim::SimulationConfig base = build_config(*cmd_, opts_);
+    json file = json::object();
+    if (!opts_.config_file.empty()) file = read_json_file(opts_.config_file);
+    if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
+      base.workload.num_prompts = kSweepNumPrompts;
+    }
+    if (cmd_->count("--metric-percentiles") == 0 && !file.contains("metric_percentiles")) {
+      base.metrics.metric_percentiles = kSweepPercentiles;
+    }
+
+    planning::SweepOptions options;
+    std::vector<double> rates, concs;
+    if (!rates_.empty()) rates = planning::parse_axis_values("--request-rate", rates_, false);
+    if (!concurrencies_.empty()) {
+      concs = planning::parse_axis_values("--max-concurrency", concurrencies_, true);
+    }
+    if (rates.empty() && concs.empty()) {
+      throw ConfigError(
+          "sweep: give the swept axis: --request-rate start:stop:step (or a list) or "
+          "--max-concurrency 1,2,4,...");
+    }
+    if (rates.size() > 1 && concs.size() > 1) {
+      throw ConfigError(
+          "sweep: --request-rate and --max-concurrency both list several values; sweep one of "
+          "them (the other may be a single value, kept fixed)");
+    }
+    if (concs.size() > 1 || rates.empty()) {
+      options.axis = SweepAxis::kMaxConcurrency;
+      options.values = concs;
+      if (!rates.empty()) base.workload.request_rate = rates.front();
+    } else {
+      options.axis = SweepAxis::kRequestRate;
+      options.values = rates;
+      if (!concs.empty()) base.max_concurrency = static_cast<int64_t>(concs.front());
+    }
+    options.jobs = jobs_;
+    if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
+    options.knee_metric = knee_metric_;
+    if (!(knee_tolerance_ >= 0)) {
+      throw ConfigError("--knee-tolerance: must be >= 0 (a relative rise such as 0.5)");
+    }
+    options.knee.tolerance = knee_tolerance_;
+    options.stop_at_saturation = !no_early_stop_;
+
+    std::vector<planning::VaryAxis> axes;
+    json vary_echo = json::array();
+    for (const std::string& v : vary_) {
+      axes.push_back(planning::parse_vary(v));
+      vary_echo.push_back({{"knob", axes.back().knob.flag},
+                           {"key", axes.back().knob.key},
+                           {"values", axes.back().values}});
+    }
+    std::vector<planning::SweepCurveSpec> curves;
+    for (const planning::VaryPoint& vp : planning::vary_product(axes)) {
+      planning::SweepCurveSpec spec;
+      spec.label = vp.label;
+      spec.vary = vp.settings;
+      spec.config = base;
+      apply_config_json(spec.config, vp.settings, "--vary");
+      curves.push_back(std::move(spec));
+    }
+
+    json echo = config_to_json(base);
+    echo.erase(planning::axis_key(options.axis));
+
+    const auto t0 = std::chrono::steady_clock::now();
+    planning::SweepResult result;
+    {
+      planning::InterruptGuard interrupt;
+      planning::ProgressBar bar(static_cast<int64_t>(curves.size() * options.values.size()),
+                                "sweep", planning::ProgressBar::terminal_stream(err));
+      result = planning::run_sweep(curves, options, &bar, interrupt.flag());
+    }
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    planning::print_sweep_table(out, result, options);
+    if (!output_.empty()) {
+      metrics::write_json_atomically(output_,
+                                     planning::sweep_to_json(result, options, echo, vary_echo));
+      const std::string csv = csv_path_for(output_);
+      write_text_atomically(csv, planning::sweep_to_csv(result));
+      out << "Sweep written to " << output_ << " and " << csv << "\n";
+    }
+    int64_t points = 0;
+    for (const auto& c : result.curves) points += static_cast<int64_t>(c.points.size());
+    err << "servesim: swept " << points << " points (" << result.curves.size() << " curve"
+        << (result.curves.size() == 1 ? "" : "s") << ", " << base.workload.num_prompts
+        << " requests each) in " << std::fixed << std::setprecision(2) << wall_s << " s wall on "
+        << (jobs_ > 0 ? jobs_ : default_jobs())
+        << ((jobs_ > 0 ? jobs_ : default_jobs()) == 1 ? " thread\n" : " threads\n");
+    return result.interrupted ? 130 : 0;
+  }
+
+ private:
+  CLI::App* cmd_ = nullptr;
+  RunOptions opts_;
+  std::string rates_;
+  std::string concurrencies_;
+  std::vector<std::string> vary_;
+  int jobs_ = 0;
+  std::string output_;
+  std::string knee_metric_ = "p99_ttft_ms";
+  double knee_tolerance_ = 1.0;
+  bool no_early_stop_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_sweep_command() { return std::make_unique<SweepCommand>(); }
+
+}  // namespace servesim::app

@@ -1,0 +1,231 @@
+// `servesim validate`: simulates measured benchmark runs as they were run and prints predicted
+// versus measured per run and metric, then the median absolute error per metric.
+//
+// Fitting and scoring are kept apart: validate fits nothing. With --calibration it scores the
+// calibration's predictions and warns about every scored run the calibration lists as fitted on;
+// --holdout FRACTION scores only the deterministic holdout share (measured::holdout_scored, the
+// split `servesim calibrate --holdout` fits on the complement of); --score-on GLOB scores only the
+// runs whose path matches.
+#include <fnmatch.h>
+
+#include <set>
+
+#include <filesystem>
+#include <fstream>
+
+#include "hardware/calibration.h"
+#include "hardware/gpu_spec.h"
+#include "sim/app/command.h"
+#include "sim/app/run_config.h"
+#include "sim/app/run_options.h"
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+#include "sim/measured/measured_run.h"
+#include "sim/measured/replay.h"
+#include "sim/measured/validation.h"
+#include "sim/metrics/result_writer.h"
+
+namespace servesim::app {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// Run fields that describe the load or the report, not the deployment: the measured file gives
+// the load, so validate does not take them.
+bool is_load_key(const std::string& key) {
+  static const char* kKeys[] = {"request_rate",   "burstiness",         "arrival_process",
+                                "num_prompts",    "seed",               "dataset_name",
+                                "max_concurrency", "warmup_requests",   "percentile_metrics",
+                                "metric_percentiles", "goodput",        "num_replicas",
+                                "router"};
+  for (const char* k : kKeys) {
+    if (key == k) return true;
+  }
+  return key.rfind("random_", 0) == 0 || key.rfind("gsp_", 0) == 0;
+}
+
+class ValidateCommand : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    cmd_ = app.add_subcommand(
+        "validate",
+        "simulate measured benchmark runs as they were run; predicted vs measured per metric");
+    cmd_->add_option("--measured", measured_,
+                     "result files: vllm bench serve JSON, SGLang bench_serving JSONL, genai-perf "
+                     "profile_export_genai_perf.json, LLMServingSim requests.jsonl (or its "
+                     "folder), guidellm per-request CSV")
+        ->required()
+        ->expected(1, -1);
+    cmd_->add_option("--sidecars", sidecar_dirs_,
+                     "folder(s) of sidecar JSON files ({\"match\": GLOB, deployment keys...}) "
+                     "giving what the result files do not say")
+        ->expected(1, -1);
+    cmd_->add_option("--calibration", calibration_file_,
+                     "calibration profile (from servesim calibrate) to predict with; none = "
+                     "datasheet + catalog defaults [the profile shipped for each GPU, if any]");
+    auto* holdout = cmd_->add_option("--holdout", holdout_,
+                                     "score only this fraction of the runs (deterministic split; "
+                                     "calibrate --holdout fits on the rest)");
+    auto* score_on = cmd_->add_option("--score-on", score_on_,
+                                      "score only the runs whose path matches this glob");
+    holdout->excludes(score_on);
+    cmd_->add_option("--output", output_, "write the table as JSON to this file");
+    cmd_->add_option("--seeds", seeds_,
+                     "Poisson replays (runs without send times): seeds averaged [3]");
+    cmd_->add_option("--jobs", jobs_, "threads, 0 = all cores [0]");
+    // Deployment and engine flags: applied to every run, over what the files and sidecars say.
+    for (const ConfigField& f : config_fields()) {
+      if (is_load_key(f.key)) opts_.skip.push_back(f.key);
+    }
+    opts_.skip.push_back("calibration");  // --calibration is handled here (a profile or none)
+    add_run_options(*cmd_, opts_);
+    cmd_->add_option("--engine-version", engine_version_,
+                     "engine version the runs were measured on (informational)");
+    return cmd_;
+  }
+
+  int run(std::ostream& out, std::ostream& err) override {
+    measured::SidecarOptions sidecars;
+    sidecars.sidecar_dirs = sidecar_dirs_;
+    sidecars.overrides = overrides();
+    if (seeds_ < 1) throw ConfigError("--seeds: " + std::to_string(seeds_) + " is invalid; expected >= 1");
+
+    std::vector<measured::MeasuredRun> runs;
+    for (const std::string& path : measured_) {
+      std::vector<measured::MeasuredRun> some = measured::read_measured(path, sidecars);
+      for (auto& r : some) runs.push_back(std::move(r));
+    }
+
+    // Scored subset.
+    std::vector<bool> scored(runs.size(), true);
+    std::string scope;
+    if (cmd_->count("--holdout") > 0) {
+      std::vector<std::string> ids;
+      for (const auto& r : runs) ids.push_back(r.id);
+      scored = measured::holdout_scored(ids, holdout_);
+      scope = "holdout " + std::to_string(holdout_) + ": scoring the held-out runs only";
+    } else if (!score_on_.empty()) {
+      for (size_t i = 0; i < runs.size(); ++i) {
+        const std::string abs = fs::weakly_canonical(fs::absolute(runs[i].path)).string();
+        scored[i] = fnmatch(score_on_.c_str(), abs.c_str(), 0) == 0 ||
+                    fnmatch(score_on_.c_str(), runs[i].id.c_str(), 0) == 0;
+      }
+      scope = "--score-on " + score_on_;
+    }
+    std::vector<measured::MeasuredRun> chosen;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (scored[i]) chosen.push_back(std::move(runs[i]));
+    }
+    if (chosen.empty()) throw ConfigError("no run to score (" + scope + " selects none)");
+
+    // --calibration none: datasheet + catalog only; FILE: that profile; neither: the profile
+    // shipped for each run's GPU (hardware/calibration/<gpu>.json) where there is one.
+    measured::Calibration calibration;
+    std::vector<sim::SimulationConfig> configs;
+    for (const auto& r : chosen) configs.push_back(measured::simulation_config(r, apply_config_json));
+    if (calibration_file_ == "none") {
+      for (auto& c : configs) c.calibration = "none";
+    } else if (!calibration_file_.empty()) {
+      calibration = measured::load_calibration_file(calibration_file_);
+      for (auto& c : configs) c.calibration = "none";  // the profile above replaces the cost model
+    } else {
+      std::set<std::string> shipped;
+      for (const auto& c : configs) {
+        try {
+          if (auto p = hardware::default_calibration_path(hardware::load_gpu(c.gpu).name)) {
+            shipped.insert(*p);
+          }
+        } catch (const ConfigError&) {
+          // reported per run by validate_runs
+        }
+      }
+      for (const std::string& p : shipped) {
+        calibration.source += (calibration.source.empty() ? "" : ", ") +
+                              fs::path(p).filename().string();
+        for (const auto& id : hardware::load_calibration(p).fit_set) {
+          calibration.fitted_on.push_back(id);
+        }
+      }
+      if (!calibration.source.empty()) {
+        calibration.source = "the profiles shipped for the GPUs (hardware/calibration/" +
+                             calibration.source + ")";
+      }
+    }
+    measured::ReplayOptions options;
+    options.seeds = seeds_;
+    measured::ValidationTable table =
+        measured::validate_runs(chosen, configs, calibration, options, jobs_);
+    if (calibration.calibrated() && calibration.fitted_on.empty()) {
+      table.warnings.push_back("the calibration does not list the runs it was fitted on; cannot "
+                               "check that scored runs were not used for fitting");
+    }
+    if (!scope.empty()) {
+      out << "Scoring " << chosen.size() << " of " << runs.size() << " run(s) (" << scope << ")\n";
+    }
+    measured::print_table(out, table);
+    if (!output_.empty()) {
+      nlohmann::ordered_json j = measured::to_json(table);
+      j["scope"] = scope.empty() ? std::string("all runs") : scope;
+      metrics::write_json_atomically(output_, j);
+      out << "Table written to " << output_ << "\n";
+    }
+    int failed = 0;
+    for (const auto& r : table.runs) failed += !r.error.empty();
+    if (failed > 0) err << "servesim: " << failed << " run(s) could not be simulated (see above)\n";
+    return 0;
+  }
+
+ private:
+  // The deployment settings given on the command line (and in --config), as config keys.
+  json overrides() const {
+    json j = json::object();
+    if (!opts_.config_file.empty()) {
+      const json file = read_json_file(opts_.config_file);
+      if (!file.is_object()) throw ConfigError(opts_.config_file + ": expected a JSON object");
+      for (const auto& [k, v] : file.items()) j[k] = v;
+    }
+    for (const ConfigField& f : config_fields()) {
+      if (is_load_key(f.key) || f.key == "calibration") continue;  // --calibration: see run()
+      const std::string flag = flag_of(f.key);
+      if (cmd_->count(flag) == 0) continue;
+      switch (f.kind) {
+        case FieldKind::kBool:
+          j[f.key] = true;
+          break;
+        case FieldKind::kStringList: {
+          json items = json::array();
+          for (const std::string& s : opts_.lists.at(f.key)) {
+            for (const auto& part : parse_flag_value(f, s)) items.push_back(part);
+          }
+          j[f.key] = items;
+          break;
+        }
+        default:
+          j[f.key] = parse_flag_value(f, opts_.scalar.at(f.key));
+          break;
+      }
+    }
+    if (opts_.no_prefix_caching) j["enable_prefix_caching"] = false;
+    if (!engine_version_.empty()) j["engine_version"] = engine_version_;
+    return j;
+  }
+
+  CLI::App* cmd_ = nullptr;
+  RunOptions opts_;
+  std::vector<std::string> measured_;
+  std::vector<std::string> sidecar_dirs_;
+  std::string calibration_file_;
+  double holdout_ = 0;
+  std::string score_on_;
+  std::string output_;
+  int seeds_ = 3;
+  int jobs_ = 0;
+  std::string engine_version_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_validate_command() { return std::make_unique<ValidateCommand>(); }
+
+}  // namespace servesim::app

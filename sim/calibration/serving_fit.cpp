@@ -1,0 +1,181 @@
+#include "sim/calibration/serving_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "hardware/levenberg_marquardt.h"
+#include "sim/base/error.h"
+#include "sim/base/parallel.h"
+
+namespace servesim::calibration {
+namespace {
+
+struct ParamSpec {
+  double scale;   // fitted value = x · scale
+  double lo, hi;  // bounds, in real units
+  double start;   // when the base has no value
+};
+
+const std::map<std::string, ParamSpec>& param_specs() {
+  static const std::map<std::string, ParamSpec> s = {
+      {"step_overhead_s", {1e-3, 0, 0.05, 1e-3}},
+      {"per_seq_overhead_s", {1e-3, 0, 1e-3, 1e-5}},
+      {"client_ttft_overhead_s", {1e-3, 0, 2.0, 5e-3}},
+      {"op_latency_s", {1e-3, 0, 1e-4, 6e-6}},
+      {"link_latency_s", {1e-3, 0, 1e-4, 5e-6}},
+      {"compute_efficiency", {1, 0.05, 1.0, 0.7}},
+      {"memory_efficiency", {1, 0.05, 1.0, 0.8}},
+      {"compute_ramp_tokens", {100, 0, 4096, 128}},
+  };
+  return s;
+}
+
+}  // namespace
+
+measured::Calibration replay_calibration(const hardware::Calibration& c, const std::string& source) {
+  measured::Calibration m;
+  m.source = source;
+  m.fitted_on = c.fit_set;
+  m.ttft_offset_s = c.get("client_ttft_overhead_s").value_or(0.0);
+  m.make_cost = [c](const models::Deployment& d) {
+    models::Deployment dd = d;
+    dd.calibration = c;
+    return models::make_cost_model(dd);
+  };
+  return m;
+}
+
+ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
+                       const std::vector<sim::SimulationConfig>& configs,
+                       const hardware::Calibration& base, const ServingFitOptions& options) {
+  SERVESIM_CHECK(runs.size() == configs.size(), "fit_serving: runs and configs differ in size");
+  for (const std::string& p : options.parameters) {
+    if (!param_specs().count(p)) {
+      throw ConfigError("--fit: '" + p + "' cannot be fitted to serving runs; expected some of " +
+                        "step_overhead_s, per_seq_overhead_s, client_ttft_overhead_s, " +
+                        "op_latency_s, link_latency_s, compute_efficiency, memory_efficiency, " +
+                        "compute_ramp_tokens");
+    }
+  }
+  // Prepare every deployment once; the fit only changes the cost model.
+  std::vector<sim::PreparedDeployment> prepared(runs.size());
+  std::vector<bool> usable(runs.size(), false);
+  nlohmann::json skipped = nlohmann::json::array();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    try {
+      prepared[i] = sim::prepare_deployment(configs[i]);
+      usable[i] = true;
+    } catch (const ConfigError& e) {
+      skipped.push_back({{"run", runs[i].id}, {"reason", e.what()}});
+    }
+  }
+  // The residual slots: (run, metric) pairs with a measured value.
+  struct Slot {
+    size_t run;
+    std::string metric;
+    double measured;
+  };
+  std::vector<Slot> slots;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!usable[i]) continue;
+    for (const std::string& m : options.metrics) {
+      auto it = runs[i].metrics.find(m);
+      if (it != runs[i].metrics.end() && std::isfinite(it->second) && it->second > 0) {
+        slots.push_back({i, m, it->second});
+      }
+    }
+  }
+  if (slots.empty()) {
+    throw ConfigError("calibrate: none of the measured runs has any of the fitted metrics (" +
+                      std::to_string(options.metrics.size()) + " asked)");
+  }
+
+  const size_t p = options.parameters.size();
+  auto calibration_for = [&](const Eigen::VectorXd& x) {
+    hardware::Calibration c = base;
+    for (size_t k = 0; k < p; ++k) {
+      const auto& spec = param_specs().at(options.parameters[k]);
+      c.parameters[options.parameters[k]] = {x[static_cast<Eigen::Index>(k)] * spec.scale, 0};
+    }
+    return c;
+  };
+  std::vector<std::map<std::string, double>> last(runs.size());
+  auto predict = [&](const Eigen::VectorXd& x) {
+    const measured::Calibration mc = replay_calibration(calibration_for(x), "fit");
+    std::vector<std::map<std::string, double>> out(runs.size());
+    parallel_for(static_cast<int64_t>(runs.size()), options.jobs, [&](int64_t i) {
+      if (!usable[static_cast<size_t>(i)]) return;
+      out[static_cast<size_t>(i)] =
+          measured::simulate_measured_run(runs[i], configs[i], prepared[i], mc, options.replay)
+              .metrics;
+    });
+    return out;
+  };
+  auto residuals = [&](const Eigen::VectorXd& x) {
+    last = predict(x);
+    Eigen::VectorXd r(static_cast<Eigen::Index>(slots.size()));
+    for (size_t s = 0; s < slots.size(); ++s) {
+      auto it = last[slots[s].run].find(slots[s].metric);
+      const double pred = it == last[slots[s].run].end() ? 0.0 : it->second;
+      r[static_cast<Eigen::Index>(s)] = pred / slots[s].measured - 1.0;
+    }
+    return r;
+  };
+
+  Eigen::VectorXd x0(static_cast<Eigen::Index>(p)), lo(x0.size()), hi(x0.size());
+  for (size_t k = 0; k < p; ++k) {
+    const auto& spec = param_specs().at(options.parameters[k]);
+    const double start = base.get(options.parameters[k]).value_or(spec.start);
+    const auto i = static_cast<Eigen::Index>(k);
+    x0[i] = std::clamp(start, spec.lo, spec.hi) / spec.scale;
+    lo[i] = spec.lo / spec.scale;
+    hi[i] = spec.hi / spec.scale;
+  }
+  hardware::LmOptions lm;
+  lm.max_iterations = options.max_iterations;
+  lm.relative_step = 0.02;
+  lm.absolute_step = 0.01;  // 10 µs for time parameters
+  lm.tolerance = 1e-6;
+  const Eigen::VectorXd r0 = residuals(x0);
+  const hardware::LmResult fit = hardware::levenberg_marquardt(residuals, x0, lo, hi, lm);
+  const Eigen::VectorXd rf = residuals(fit.x);  // also leaves `last` at the optimum
+
+  ServingFit out;
+  out.calibration = calibration_for(fit.x);
+  for (size_t k = 0; k < p; ++k) {
+    const auto& spec = param_specs().at(options.parameters[k]);
+    out.calibration.parameters[options.parameters[k]].std_error =
+        fit.std_error[static_cast<Eigen::Index>(k)] * spec.scale;
+  }
+  out.initial_rms = std::sqrt(r0.squaredNorm() / static_cast<double>(r0.size()));
+  out.final_rms = std::sqrt(rf.squaredNorm() / static_cast<double>(rf.size()));
+  out.iterations = fit.iterations;
+  out.residual_count = static_cast<int>(slots.size());
+  out.calibration.fit_set.clear();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (usable[i]) out.calibration.fit_set.push_back(runs[i].id);
+  }
+  nlohmann::json res = nlohmann::json::array();
+  for (size_t s = 0; s < slots.size(); ++s) {
+    res.push_back({{"run", runs[slots[s].run].id},
+                   {"metric", slots[s].metric},
+                   {"measured", slots[s].measured},
+                   {"predicted", last[slots[s].run][slots[s].metric]},
+                   {"error_pct", rf[static_cast<Eigen::Index>(s)] * 100}});
+  }
+  out.calibration.residuals = res;
+  out.calibration.fit_info["serving_fit"] = {
+      {"method", "Levenberg-Marquardt, simulator in the loop, relative-error residuals"},
+      {"parameters", options.parameters},
+      {"metrics", options.metrics},
+      {"runs", out.calibration.fit_set.size()},
+      {"residuals", slots.size()},
+      {"iterations", fit.iterations},
+      {"rms_relative_error_before", out.initial_rms},
+      {"rms_relative_error_after", out.final_rms},
+      {"skipped_runs", skipped}};
+  return out;
+}
+
+}  // namespace servesim::calibration

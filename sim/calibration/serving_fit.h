@@ -1,0 +1,53 @@
+// Serving fit: cost-model parameters fitted to measured serving runs by running the simulator
+// inside a Levenberg–Marquardt fit (hardware/levenberg_marquardt.h).
+//
+// Residuals: for every run and every metric in `metrics` the run measured, the relative error
+// predicted/measured − 1 (so runs and metrics of different magnitudes weigh alike). Each residual
+// evaluation replays every run (in parallel; results independent of the thread count) with the
+// candidate parameters applied on top of `base` (a profile-fitted or earlier calibration).
+// Parameters are fitted in scaled units (seconds in ms) with finite-difference steps large
+// enough (≥ 10 µs) to see through the simulator's nanosecond rounding.
+#ifndef SERVESIM_SIM_CALIBRATION_SERVING_FIT_H_
+#define SERVESIM_SIM_CALIBRATION_SERVING_FIT_H_
+
+#include <string>
+#include <vector>
+
+#include "hardware/calibration.h"
+#include "sim/measured/measured_run.h"
+#include "sim/measured/replay.h"
+
+namespace servesim::calibration {
+
+struct ServingFitOptions {
+  // Calibration parameter names to fit (hardware::Calibration::parameter_names()).
+  std::vector<std::string> parameters = {"step_overhead_s", "client_ttft_overhead_s"};
+  // Metric keys (vLLM result names) whose relative errors are the residuals.
+  std::vector<std::string> metrics = {"mean_tpot_ms", "mean_itl_ms", "mean_ttft_ms",
+                                      "mean_e2el_ms"};
+  measured::ReplayOptions replay;
+  int jobs = 0;  // threads (0 = all cores)
+  int max_iterations = 30;
+};
+
+struct ServingFit {
+  hardware::Calibration calibration;  // base + fitted parameters, fit_set = run ids, residuals
+  double initial_rms = 0;             // rms relative error before the fit
+  double final_rms = 0;               // and after
+  int iterations = 0;
+  int residual_count = 0;
+};
+
+// `configs[i]` = measured::simulation_config(runs[i], ...). Runs whose deployment does not
+// prepare are skipped with a note in fit_info. Throws ConfigError when no residual remains, or
+// for an unknown parameter or metric name.
+ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
+                       const std::vector<sim::SimulationConfig>& configs,
+                       const hardware::Calibration& base, const ServingFitOptions& options);
+
+// A measured::Calibration (the replay hook) that simulates with `c` applied to the deployment.
+measured::Calibration replay_calibration(const hardware::Calibration& c, const std::string& source);
+
+}  // namespace servesim::calibration
+
+#endif  // SERVESIM_SIM_CALIBRATION_SERVING_FIT_H_

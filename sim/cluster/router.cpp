@@ -1,0 +1,94 @@
+#include "sim/cluster/router.h"
+
+#include <algorithm>
+
+#include "sim/base/error.h"
+
+namespace servesim::sim {
+
+const std::vector<std::string>& router_policy_names() {
+  static const std::vector<std::string> names = {"round-robin", "least-outstanding",
+                                                 "prefix-aware"};
+  return names;
+}
+
+RouterPolicy parse_router_policy(const std::string& name) {
+  if (name == "round-robin") return RouterPolicy::kRoundRobin;
+  if (name == "least-outstanding") return RouterPolicy::kLeastOutstanding;
+  if (name == "prefix-aware") return RouterPolicy::kPrefixAware;
+  throw ConfigError("--router: '" + name +
+                    "' is not a routing policy; expected round-robin, least-outstanding or "
+                    "prefix-aware");
+}
+
+std::string router_policy_name(RouterPolicy policy) {
+  switch (policy) {
+    case RouterPolicy::kRoundRobin: return "round-robin";
+    case RouterPolicy::kLeastOutstanding: return "least-outstanding";
+    case RouterPolicy::kPrefixAware: return "prefix-aware";
+  }
+  return "least-outstanding";
+}
+
+Router::Router(RouterPolicy policy, std::vector<Replica*> replicas, int64_t balance_threshold)
+    : policy_(policy),
+      replicas_(std::move(replicas)),
+      balance_threshold_(balance_threshold),
+      sent_(replicas_.size(), 0) {
+  SERVESIM_CHECK(!replicas_.empty(), "a router needs at least one replica");
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    SERVESIM_CHECK(replicas_[i]->id() == static_cast<int32_t>(i), "replica ids must be 0..N-1");
+  }
+}
+
+int32_t Router::least_outstanding() const {
+  int32_t best = 0;
+  int64_t best_load = replicas_[0]->outstanding();
+  for (size_t i = 1; i < replicas_.size(); ++i) {
+    const int64_t load = replicas_[i]->outstanding();
+    if (load < best_load) {  // strict: ties keep the lowest id
+      best = static_cast<int32_t>(i);
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+int32_t Router::choose(const workloads::RequestSpec& spec) {
+  const int64_t n = static_cast<int64_t>(replicas_.size());
+  switch (policy_) {
+    case RouterPolicy::kRoundRobin:
+      return static_cast<int32_t>(next_rr_++ % n);
+    case RouterPolicy::kLeastOutstanding:
+      return least_outstanding();
+    case RouterPolicy::kPrefixAware: {
+      const int32_t least = least_outstanding();
+      if (spec.prefix_group < 0) return least;
+      std::vector<int32_t>& holders = holders_[spec.prefix_group];
+      int32_t best = -1;
+      for (int32_t h : holders) {
+        if (best < 0 || replicas_[h]->outstanding() < replicas_[best]->outstanding() ||
+            (replicas_[h]->outstanding() == replicas_[best]->outstanding() && h < best)) {
+          best = h;
+        }
+      }
+      if (best >= 0 && replicas_[best]->outstanding() <=
+                           replicas_[least]->outstanding() + balance_threshold_) {
+        return best;
+      }
+      if (std::find(holders.begin(), holders.end(), least) == holders.end()) {
+        holders.push_back(least);
+      }
+      return least;
+    }
+  }
+  return 0;
+}
+
+void Router::send(engine::Simulator& sim, const workloads::RequestSpec& spec) {
+  const int32_t r = choose(spec);
+  ++sent_[static_cast<size_t>(r)];
+  replicas_[static_cast<size_t>(r)]->add_request(sim, spec);
+}
+
+}  // namespace servesim::sim

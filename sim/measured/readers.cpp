@@ -1,0 +1,870 @@
+#include "sim/measured/readers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <regex>
+#include <sstream>
+
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+
+namespace servesim::measured {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path.string() + ": cannot open file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+// Lines without their '\n' and any '\r' (CRLF files).
+std::vector<std::string> read_lines(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::stringstream in(read_text(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\"'");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\"'");
+  return s.substr(b, e - b + 1);
+}
+
+double to_double(const std::string& text, const std::string& where) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) {
+    throw ConfigError(where + ": '" + text + "' is not a number");
+  }
+  return v;
+}
+
+// A request rate as files write it: a number, or "inf" / "Infinity" (also after
+// parse_python_json). null = unknown, taken as inf.
+double rate_of(const json& v, const std::string& where) {
+  if (v.is_null()) return kInf;
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s == "inf" || s == "Infinity" || s == "infinity" || s == "Inf") return kInf;
+    return to_double(s, where + ": request_rate");
+  }
+  throw ConfigError(where + ": request_rate has value " + v.dump() +
+                    "; expected a number or \"inf\"");
+}
+
+double number_of(const json& j, const std::string& key, const std::string& where) {
+  const json& v = j.at(key);
+  if (!v.is_number()) {
+    throw ConfigError(where + ": field '" + key + "' has value " + v.dump() + "; expected a number");
+  }
+  return v.get<double>();
+}
+
+// A per-request array of numbers (seconds or counts); empty when absent.
+std::vector<double> number_array(const json& j, const std::string& key, const std::string& where) {
+  std::vector<double> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) throw ConfigError(where + ": field '" + key + "' is not an array");
+  out.reserve(it->size());
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& v = (*it)[i];
+    if (!v.is_number()) {
+      throw ConfigError(where + ": " + key + "[" + std::to_string(i) + "] has value " + v.dump() +
+                        "; expected a number");
+    }
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+void require_size(const std::vector<double>& v, size_t n, const std::string& key,
+                  const std::string& where) {
+  if (!v.empty() && v.size() != n) {
+    throw ConfigError(where + ": field '" + key + "' has " + std::to_string(v.size()) +
+                      " entries but input_lens has " + std::to_string(n));
+  }
+}
+
+// Per-request arrays shared by vLLM and SGLang result files (seconds).
+void read_request_arrays(const json& j, MeasuredRun& run, const std::string& where) {
+  const std::vector<double> in = number_array(j, "input_lens", where);
+  if (in.empty()) return;
+  const size_t n = in.size();
+  const std::vector<double> out = number_array(j, "output_lens", where);
+  if (out.size() != n) {
+    throw ConfigError(where + ": field 'output_lens' has " + std::to_string(out.size()) +
+                      " entries but input_lens has " + std::to_string(n));
+  }
+  const std::vector<double> ttfts = number_array(j, "ttfts", where);
+  const std::vector<double> latencies = number_array(j, "latencies", where);
+  const std::vector<double> starts = number_array(j, "start_times", where);
+  require_size(ttfts, n, "ttfts", where);
+  require_size(latencies, n, "latencies", where);
+  require_size(starts, n, "start_times", where);
+  const json* itls = nullptr;
+  if (auto it = j.find("itls"); it != j.end() && !it->is_null()) {
+    if (!it->is_array() || it->size() != n) {
+      throw ConfigError(where + ": field 'itls' must be an array of " + std::to_string(n) +
+                        " lists (one per request)");
+    }
+    itls = &*it;
+  }
+  const json* errors = nullptr;
+  if (auto it = j.find("errors"); it != j.end() && it->is_array() && it->size() == n) {
+    errors = &*it;
+  }
+  const double t0 = starts.empty() ? 0.0 : *std::min_element(starts.begin(), starts.end());
+  run.requests.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    MeasuredRequest& r = run.requests[i];
+    r.input_tokens = static_cast<int32_t>(in[i]);
+    r.output_tokens = static_cast<int32_t>(out[i]);
+    if (!ttfts.empty()) r.ttft_s = ttfts[i];
+    if (!latencies.empty()) r.e2e_s = latencies[i];
+    if (!starts.empty()) r.start_s = starts[i] - t0;
+    if (itls != nullptr) {
+      const json& list = (*itls)[i];
+      if (!list.is_array()) {
+        throw ConfigError(where + ": itls[" + std::to_string(i) + "] is not a list");
+      }
+      for (const json& g : list) {
+        if (!g.is_number()) {
+          throw ConfigError(where + ": itls[" + std::to_string(i) + "] holds " + g.dump() +
+                            "; expected numbers (seconds)");
+        }
+        r.itls_s.push_back(g.get<double>());
+      }
+    }
+    // vLLM's calculate_metrics records output length 0 for a failed request; newer files also
+    // carry its error text.
+    r.failed = r.output_tokens <= 0 ||
+               (errors != nullptr && (*errors)[i].is_string() &&
+                !(*errors)[i].get<std::string>().empty());
+  }
+  run.has_start_times = !starts.empty();
+  run.num_prompts = static_cast<int64_t>(n);
+}
+
+// Copies "<stat>_<metric>_ms" summary keys (stat: mean, median, std, pNN) for `metric` named
+// `file_metric` in the file.
+void read_summaries(const json& j, MeasuredRun& run, const std::string& file_metric,
+                    const std::string& metric) {
+  static const std::regex kKey(R"(^(mean|median|std|p[0-9]+(\.[0-9]+)?)_(.+)_ms$)");
+  for (const auto& [key, value] : j.items()) {
+    std::smatch m;
+    if (!value.is_number() || !std::regex_match(key, m, kKey) || m[3] != file_metric) continue;
+    run.metrics[metric_key(m[1], metric)] = value.get<double>();
+  }
+}
+
+bool close_rel(double a, double b, double rel) {
+  return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
+}
+
+// vLLM commit 8668d7c's benchmark_serving.py wrote mean_e2el_ms = np.median and
+// median_e2el_ms = np.mean. With per-request data the swap shows; it is undone and noted.
+void fix_e2el_swap(MeasuredRun& run) {
+  auto mean_it = run.metrics.find("mean_e2el_ms");
+  auto median_it = run.metrics.find("median_e2el_ms");
+  if (mean_it == run.metrics.end() || median_it == run.metrics.end()) return;
+  MeasuredRun probe;
+  probe.requests = run.requests;
+  fill_metrics_from_requests(probe);
+  if (!probe.metrics.count("mean_e2el_ms")) return;
+  const double mean = probe.metrics["mean_e2el_ms"];
+  const double median = probe.metrics["median_e2el_ms"];
+  const double kRel = 0.005;  // arrays may be rounded (llm-k8s: 1 µs)
+  if (!close_rel(mean_it->second, mean, kRel) && close_rel(mean_it->second, median, kRel) &&
+      close_rel(median_it->second, mean, kRel)) {
+    std::swap(mean_it->second, median_it->second);
+    run.notes.push_back(
+        "mean_e2el_ms and median_e2el_ms were swapped in the file (benchmark_serving.py at vLLM "
+        "commit 8668d7c wrote mean = np.median and median = np.mean); swapped back, as the "
+        "per-request latencies show");
+  }
+}
+
+// Splits a shell command line on blanks ("--flag value" and "--flag=value" both occur).
+std::map<std::string, std::string> command_flags(const std::string& command) {
+  std::map<std::string, std::string> flags;
+  std::stringstream in(command);
+  std::vector<std::string> words;
+  std::string w;
+  while (in >> w) words.push_back(w);
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i].rfind("--", 0) != 0) continue;
+    const auto eq = words[i].find('=');
+    if (eq != std::string::npos) {
+      flags[words[i].substr(0, eq)] = words[i].substr(eq + 1);
+    } else if (i + 1 < words.size() && words[i + 1].rfind("--", 0) != 0) {
+      flags[words[i]] = words[i + 1];
+      ++i;
+    } else {
+      flags[words[i]] = "";
+    }
+  }
+  return flags;
+}
+
+// The llm-k8s layout: "<stem>.commands" beside "<stem>.json" = {"client_command", "gpu_type"}.
+void read_commands_file(MeasuredRun& run, const fs::path& json_path) {
+  fs::path commands = json_path;
+  commands.replace_extension(".commands");
+  if (!fs::is_regular_file(commands)) return;
+  const std::string where = commands.string();
+  const json j = read_json_file(commands);
+  if (!j.is_object()) throw ConfigError(where + ": expected a JSON object");
+  if (auto it = j.find("gpu_type"); it != j.end() && it->is_string()) {
+    run.deployment.hardware = it->get<std::string>();
+    run.deployment.source["hardware"] = where + " (gpu_type)";
+    const std::string gpu = catalog_gpu_for(run.deployment.hardware);
+    if (!gpu.empty()) run.deployment.set("gpu", gpu, where + " (gpu_type)");
+  }
+  if (auto it = j.find("client_command"); it != j.end() && it->is_string()) {
+    const auto flags = command_flags(it->get<std::string>());
+    if (auto f = flags.find("--seed"); f != flags.end()) {
+      run.seed = static_cast<uint64_t>(to_double(f->second, where + ": --seed"));
+    }
+    if (auto f = flags.find("--dataset-name"); f != flags.end()) {
+      run.notes.push_back("client dataset: " + f->second + " (" + where + ")");
+    }
+    if (auto f = flags.find("--max-concurrency"); f != flags.end() && run.max_concurrency == 0) {
+      run.max_concurrency = static_cast<int64_t>(to_double(f->second, where));
+    }
+  }
+}
+
+// "key: value" lines of a flat YAML file (no nesting needed here); comments dropped.
+std::map<std::string, std::string> flat_yaml(const fs::path& path) {
+  std::map<std::string, std::string> out;
+  for (std::string line : read_lines(path)) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, colon));
+    const std::string value = trim(line.substr(colon + 1));
+    if (!key.empty() && !value.empty()) out.emplace(key, value);  // first occurrence wins
+  }
+  return out;
+}
+
+std::string join_index(const std::string& path, int64_t n) { return path + "#" + std::to_string(n); }
+
+// ---- genai-perf ----
+
+double genai_unit_to_ms(const std::string& unit, const std::string& where) {
+  if (unit.empty() || unit == "ms") return 1.0;
+  if (unit == "ns") return 1e-6;
+  if (unit == "us") return 1e-3;
+  if (unit == "s" || unit == "sec") return 1e3;
+  throw ConfigError(where + ": unknown time unit '" + unit + "'; expected ms, ns, us or s");
+}
+
+}  // namespace
+
+json parse_python_json(const std::string& text, const std::string& where) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+    } else if (text.compare(i, 9, "-Infinity") == 0) {
+      out += "\"-inf\"";
+      i += 8;
+    } else if (text.compare(i, 8, "Infinity") == 0) {
+      out += "\"inf\"";
+      i += 7;
+    } else if (text.compare(i, 3, "NaN") == 0) {
+      out += "null";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  try {
+    return json::parse(out);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(where + ": malformed JSON: " + e.what());
+  }
+}
+
+std::string detect_format(const std::string& path) {
+  const fs::path p(path);
+  if (fs::is_directory(p)) {
+    if (fs::is_regular_file(p / "requests.jsonl") || fs::is_regular_file(p / "vllm" / "requests.jsonl")) {
+      return "llmservingsim";
+    }
+    throw ConfigError(path + ": a folder without requests.jsonl or vllm/requests.jsonl; expected a "
+                             "result file");
+  }
+  if (!fs::exists(p)) throw ConfigError(path + ": no such file");
+  const std::string name = p.filename().string();
+  if (name == "requests.jsonl") return "llmservingsim";
+  if (p.extension() == ".jsonl") return "sglang-bench";
+  if (p.extension() == ".csv") return "guidellm";
+  if (name.size() >= 15 && name.compare(name.size() - 15, 15, "genai_perf.json") == 0) {
+    return "genai-perf";
+  }
+  if (p.extension() == ".json") {
+    const json j = parse_python_json(read_text(p), path);
+    if (j.is_object() && j.contains("time_to_first_token")) return "genai-perf";
+    if (j.is_object() && (j.contains("ttfts") || j.contains("mean_ttft_ms") || j.contains("completed"))) {
+      return "vllm-bench";
+    }
+  }
+  throw ConfigError(path + ": unknown result format; expected a vllm bench serve JSON, an SGLang "
+                           "bench_serving JSONL, a genai-perf profile_export_genai_perf.json, an "
+                           "LLMServingSim requests.jsonl or a guidellm per-request CSV");
+}
+
+std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
+  const json j = parse_python_json(read_text(path), path);
+  if (!j.is_object() ||
+      !(j.contains("ttfts") || j.contains("mean_ttft_ms") || j.contains("completed"))) {
+    throw ConfigError(path + ": not a vllm bench serve result (no 'ttfts', 'mean_ttft_ms' or "
+                             "'completed')");
+  }
+  MeasuredRun run;
+  run.id = path;
+  run.path = path;
+  run.format = "vllm-bench";
+  if (auto it = j.find("model_id"); it != j.end() && it->is_string()) {
+    run.deployment.model_id = it->get<std::string>();
+    const std::string model = catalog_model_for(run.deployment.model_id);
+    if (!model.empty()) run.deployment.set("model", model, path + " (model_id)");
+  }
+  if (j.contains("request_rate")) run.request_rate = rate_of(j["request_rate"], path);
+  if (auto it = j.find("burstiness"); it != j.end() && !it->is_null()) {
+    run.burstiness = number_of(j, "burstiness", path);
+  }
+  if (auto it = j.find("max_concurrency"); it != j.end() && !it->is_null()) {
+    run.max_concurrency = static_cast<int64_t>(number_of(j, "max_concurrency", path));
+  }
+  read_request_arrays(j, run, path);
+  if (run.num_prompts == 0) {
+    if (auto it = j.find("num_prompts"); it != j.end() && it->is_number()) {
+      run.num_prompts = it->get<int64_t>();
+    } else if (auto c = j.find("completed"); c != j.end() && c->is_number()) {
+      run.num_prompts = c->get<int64_t>();
+    }
+  }
+  for (const std::string& m : latency_metric_names()) read_summaries(j, run, m, m);
+  for (const char* key : {"request_throughput", "output_throughput", "total_token_throughput"}) {
+    if (auto it = j.find(key); it != j.end() && it->is_number()) run.metrics[key] = it->get<double>();
+  }
+  // Goodput: "request_goodput:" (old, trailing colon) or "request_goodput" (new); null unless
+  // --goodput was given. Kept for reference, not compared.
+  for (const char* key : {"request_goodput:", "request_goodput"}) {
+    if (auto it = j.find(key); it != j.end() && it->is_number()) {
+      run.metrics["request_goodput"] = it->get<double>();
+    }
+  }
+  if (!run.requests.empty()) {
+    fix_e2el_swap(run);
+    if (!j.contains("latencies")) {
+      run.notes.push_back("E2E = ttft + sum(itls) per request (the file has no 'latencies')");
+    }
+  }
+  read_commands_file(run, path);
+  fill_metrics_from_requests(run);
+  return {run};
+}
+
+std::vector<MeasuredRun> read_sglang_jsonl(const std::string& path) {
+  const std::vector<std::string> lines = read_lines(path);
+  std::vector<MeasuredRun> runs;
+  for (size_t li = 0; li < lines.size(); ++li) {
+    if (trim(lines[li]).empty()) continue;
+    const std::string where = path + ":" + std::to_string(li + 1);
+    const json j = parse_python_json(lines[li], where);
+    if (!j.is_object() || !(j.contains("completed") || j.contains("mean_ttft_ms"))) {
+      throw ConfigError(where + ": not an SGLang bench_serving result (no 'completed' or "
+                                "'mean_ttft_ms')");
+    }
+    MeasuredRun run;
+    run.id = join_index(path, static_cast<int64_t>(runs.size()) + 1);
+    run.path = path;
+    run.format = "sglang-bench";
+    for (const char* key : {"model_id", "model", "tokenizer_id"}) {
+      if (auto it = j.find(key); it != j.end() && it->is_string()) {
+        run.deployment.model_id = it->get<std::string>();
+        const std::string model = catalog_model_for(run.deployment.model_id);
+        if (!model.empty()) run.deployment.set("model", model, where + " (" + key + ")");
+        break;
+      }
+    }
+    if (j.contains("request_rate")) run.request_rate = rate_of(j["request_rate"], where);
+    if (auto it = j.find("max_concurrency"); it != j.end() && it->is_number()) {
+      run.max_concurrency = it->get<int64_t>();
+    }
+    if (auto it = j.find("backend"); it != j.end() && it->is_string()) {
+      run.label = it->get<std::string>();
+    }
+    read_request_arrays(j, run, where);
+    if (run.num_prompts == 0) {
+      run.num_prompts = optional_field<int64_t>(j, "completed", where, 0);
+    }
+    read_summaries(j, run, "ttft", "ttft");
+    read_summaries(j, run, "tpot", "tpot");
+    read_summaries(j, run, "itl", "itl");
+    read_summaries(j, run, "e2e_latency", "e2el");
+    for (const char* key : {"request_throughput", "output_throughput"}) {
+      if (auto it = j.find(key); it != j.end() && it->is_number()) {
+        run.metrics[key] = it->get<double>();
+      }
+    }
+    if (run.requests.empty()) {
+      const double completed = optional_field<double>(j, "completed", where, 0);
+      if (completed > 0) {
+        run.mean_input_tokens = optional_field<double>(j, "total_input_tokens", where, 0) / completed;
+        run.mean_output_tokens =
+            optional_field<double>(j, "total_output_tokens", where, 0) / completed;
+      }
+      run.notes.push_back("no per-request data (run without --output-details): replayed with the "
+                          "mean input and output lengths");
+    } else if (!j.contains("latencies")) {
+      run.notes.push_back("E2E = ttft + sum(itls) per request");
+    }
+    fill_metrics_from_requests(run);
+    runs.push_back(std::move(run));
+  }
+  if (runs.empty()) throw ConfigError(path + ": no runs (the file is empty)");
+  return runs;
+}
+
+std::vector<MeasuredRun> read_genai_perf_json(const std::string& path) {
+  const json j = parse_python_json(read_text(path), path);
+  if (!j.is_object() || !j.contains("time_to_first_token")) {
+    throw ConfigError(path + ": not a genai-perf profile export (no 'time_to_first_token')");
+  }
+  MeasuredRun run;
+  run.id = path;
+  run.path = path;
+  run.format = "genai-perf";
+  // genai-perf metric -> vLLM metric. inter_token_latency is per request
+  // (request_latency − TTFT)/(output − 1) (genai_perf/metrics/llm_metrics.py), vLLM's TPOT.
+  const std::pair<const char*, const char*> kMap[] = {
+      {"time_to_first_token", "ttft"}, {"inter_token_latency", "tpot"}, {"request_latency", "e2el"}};
+  const std::pair<const char*, const char*> kStats[] = {
+      {"avg", "mean"}, {"p50", "median"}, {"std", "std"}, {"p90", "p90"}, {"p95", "p95"}, {"p99", "p99"}};
+  for (const auto& [name, metric] : kMap) {
+    auto it = j.find(name);
+    if (it == j.end()) continue;
+    const std::string where = path + ": " + name;
+    if (!it->is_object()) throw ConfigError(where + " is not an object");
+    const double scale = genai_unit_to_ms(optional_field<std::string>(*it, "unit", where, "ms"), where);
+    for (const auto& [from, to] : kStats) {
+      if (auto v = it->find(from); v != it->end() && v->is_number()) {
+        run.metrics[metric_key(to, metric)] = v->get<double>() * scale;
+      }
+    }
+  }
+  auto avg_of = [&](const char* name) -> double {
+    auto it = j.find(name);
+    if (it == j.end() || !it->is_object() || !it->contains("avg") || !(*it)["avg"].is_number()) {
+      return kUnknown;
+    }
+    return (*it)["avg"].get<double>();
+  };
+  if (double v = avg_of("request_throughput"); !std::isnan(v)) run.metrics["request_throughput"] = v;
+  if (double v = avg_of("output_token_throughput"); !std::isnan(v)) {
+    run.metrics["output_throughput"] = v;
+  }
+  run.mean_input_tokens = avg_of("input_sequence_length");
+  run.mean_output_tokens = avg_of("output_sequence_length");
+  if (std::isnan(run.mean_input_tokens) || std::isnan(run.mean_output_tokens)) {
+    throw ConfigError(path + ": missing input_sequence_length.avg or output_sequence_length.avg "
+                             "(needed to replay the run)");
+  }
+  run.num_prompts = 0;
+  if (auto ic = j.find("input_config"); ic != j.end() && ic->is_object()) {
+    const std::string where = path + ": input_config";
+    if (auto m = ic->find("model"); m != ic->end()) {
+      if (m->is_array() && !m->empty() && (*m)[0].is_string()) {
+        run.deployment.model_id = (*m)[0].get<std::string>();
+      } else if (m->is_string()) {
+        run.deployment.model_id = m->get<std::string>();
+      }
+      const std::string model = catalog_model_for(run.deployment.model_id);
+      if (!model.empty()) run.deployment.set("model", model, where + ".model");
+    }
+    if (auto c = ic->find("concurrency"); c != ic->end() && c->is_number() && c->get<int64_t>() > 0) {
+      run.max_concurrency = c->get<int64_t>();
+    }
+    if (auto r = ic->find("request_rate"); r != ic->end() && r->is_number()) {
+      run.request_rate = r->get<double>();
+      // perf_analyzer's --request-distribution defaults to constant.
+      run.arrival_process = "constant";
+      if (auto d = ic->find("request_distribution"); d != ic->end() && d->is_string() &&
+                                                     d->get<std::string>() == "poisson") {
+        run.arrival_process = "poisson";
+      }
+    }
+    if (auto n = ic->find("request_count"); n != ic->end() && n->is_number()) {
+      run.num_prompts = n->get<int64_t>();
+    }
+  }
+  if (run.num_prompts <= 0) {
+    run.num_prompts = 100;
+    run.notes.push_back("the number of requests is not in the file; replayed 100");
+  }
+  run.notes.push_back("no per-request data: replayed with the mean input and output lengths");
+  return {run};
+}
+
+std::vector<MeasuredRun> read_llmservingsim(const std::string& path) {
+  fs::path example(path);
+  if (example.filename() == "requests.jsonl") {
+    example = example.parent_path().parent_path();
+  } else if (fs::is_regular_file(example / "requests.jsonl")) {
+    example = example.parent_path();
+  }
+  const fs::path requests_path = example / "vllm" / "requests.jsonl";
+  const std::string where = requests_path.string();
+  if (!fs::is_regular_file(requests_path)) throw ConfigError(where + ": no such file");
+
+  MeasuredRun run;
+  run.path = requests_path.string();
+  run.id = run.path;
+  run.format = "llmservingsim";
+  const std::vector<std::string> lines = read_lines(requests_path);
+  std::vector<double> arrivals;
+  for (size_t li = 0; li < lines.size(); ++li) {
+    if (trim(lines[li]).empty()) continue;
+    const std::string at = where + ":" + std::to_string(li + 1);
+    const json j = parse_python_json(lines[li], at);
+    for (const char* key : {"input_toks", "output_toks", "arrival_time", "queued_ts",
+                            "first_token_ts", "last_token_ts"}) {
+      if (!j.contains(key) || !j[key].is_number()) {
+        throw ConfigError(at + ": missing required field '" + key + "'");
+      }
+    }
+    MeasuredRequest r;
+    r.input_tokens = j["input_toks"].get<int32_t>();
+    r.output_tokens = j["output_toks"].get<int32_t>();
+    const double queued = j["queued_ts"].get<double>();
+    const double first = j["first_token_ts"].get<double>();
+    const double last = j["last_token_ts"].get<double>();
+    // The engine's clock only (arrival_time is another clock): realdata README.
+    r.ttft_s = first - queued;
+    r.e2e_s = last - queued;
+    if (r.output_tokens > 1) r.tpot_s = (last - first) / (r.output_tokens - 1);
+    r.failed = r.output_tokens <= 0;
+    arrivals.push_back(j["arrival_time"].get<double>());
+    run.requests.push_back(r);
+  }
+  if (run.requests.empty()) throw ConfigError(where + ": no requests");
+  const double a0 = *std::min_element(arrivals.begin(), arrivals.end());
+  for (size_t i = 0; i < arrivals.size(); ++i) run.requests[i].start_s = arrivals[i] - a0;
+  run.has_start_times = true;
+  run.num_prompts = static_cast<int64_t>(run.requests.size());
+  const double span = *std::max_element(arrivals.begin(), arrivals.end()) - a0;
+  if (span > 0) run.request_rate = double(run.requests.size() - 1) / span;
+  run.notes.push_back("send times: arrival_time deltas; latencies from the engine's *_ts (TTFT = "
+                      "first_token_ts - queued_ts)");
+
+  const fs::path meta_path = example / "vllm" / "meta.json";
+  if (fs::is_regular_file(meta_path)) {
+    const std::string mw = meta_path.string();
+    const json meta = read_json_file(meta_path);
+    if (auto v = meta.find("vllm_version"); v != meta.end() && v->is_string()) {
+      run.deployment.engine_version = v->get<std::string>();
+      run.deployment.source["engine_version"] = mw;
+    }
+    if (auto v = meta.find("model"); v != meta.end() && v->is_string()) {
+      run.deployment.model_id = v->get<std::string>();
+      const std::string model = catalog_model_for(run.deployment.model_id);
+      if (!model.empty()) run.deployment.set("model", model, mw + " (model)");
+    }
+    if (auto ek = meta.find("engine_kwargs"); ek != meta.end() && ek->is_object()) {
+      for (const char* key : {"tensor_parallel_size", "max_num_seqs", "max_num_batched_tokens",
+                              "max_model_len"}) {
+        if (auto v = ek->find(key); v != ek->end() && v->is_number_integer()) {
+          run.deployment.set(key, *v, mw + " (engine_kwargs)");
+        }
+      }
+      if (auto v = ek->find("kv_cache_dtype"); v != ek->end() && v->is_string()) {
+        run.deployment.set("kv_cache_dtype", *v, mw + " (engine_kwargs)");
+      }
+    }
+    if (auto kv = meta.find("kv_cache"); kv != meta.end() && kv->is_object()) {
+      if (auto v = kv->find("num_gpu_blocks"); v != kv->end() && v->is_number_integer()) {
+        run.deployment.set("num_gpu_blocks_override", *v, mw + " (kv_cache.num_gpu_blocks)");
+      }
+      if (auto v = kv->find("block_size"); v != kv->end() && v->is_number_integer()) {
+        run.deployment.set("block_size", *v, mw + " (kv_cache)");
+      }
+      if (auto v = kv->find("gpu_memory_utilization"); v != kv->end() && v->is_number()) {
+        run.deployment.set("gpu_memory_utilization", *v, mw + " (kv_cache)");
+      }
+      if (auto v = kv->find("enable_prefix_caching"); v != kv->end() && v->is_boolean()) {
+        run.deployment.set("enable_prefix_caching", *v, mw + " (kv_cache)");
+      }
+    }
+    if (auto hw = meta.find("hardware"); hw != meta.end() && hw->is_object()) {
+      if (auto v = hw->find("device_name"); v != hw->end() && v->is_string()) {
+        run.deployment.hardware = v->get<std::string>();
+        const std::string gpu = catalog_gpu_for(run.deployment.hardware);
+        if (!gpu.empty()) run.deployment.set("gpu", gpu, mw + " (hardware.device_name)");
+      }
+    }
+  }
+  // LLMServingSim's own cluster config names the hardware when meta.json does not.
+  const fs::path config_path = example / "config.json";
+  if (!run.deployment.config.contains("gpu") && fs::is_regular_file(config_path)) {
+    const json c = read_json_file(config_path);
+    const json* inst = nullptr;
+    if (c.contains("nodes") && c["nodes"].is_array() && !c["nodes"].empty() &&
+        c["nodes"][0].contains("instances") && c["nodes"][0]["instances"].is_array() &&
+        !c["nodes"][0]["instances"].empty()) {
+      inst = &c["nodes"][0]["instances"][0];
+    }
+    if (inst != nullptr && inst->contains("hardware") && (*inst)["hardware"].is_string()) {
+      run.deployment.hardware = (*inst)["hardware"].get<std::string>();
+      const std::string gpu = catalog_gpu_for(run.deployment.hardware);
+      if (!gpu.empty()) run.deployment.set("gpu", gpu, config_path.string() + " (hardware)");
+    }
+  }
+  // Published summary: the vLLM column of validation/summary.txt.
+  const fs::path summary_path = example / "validation" / "summary.txt";
+  if (fs::is_regular_file(summary_path)) {
+    const std::map<std::string, std::string> kMetric = {
+        {"TTFT", "ttft"}, {"TPOT", "tpot"}, {"Latency", "e2el"}, {"ITL", "itl"}};
+    const std::map<std::string, std::string> kStat = {
+        {"Mean", "mean"}, {"Median", "median"}, {"P90", "p90"}, {"P95", "p95"}, {"P99", "p99"}};
+    const std::vector<std::string> lines2 = read_lines(summary_path);
+    for (size_t li = 0; li < lines2.size(); ++li) {
+      std::stringstream in(lines2[li]);
+      std::string metric, stat, value;
+      if (!(in >> metric >> stat >> value)) continue;
+      auto m = kMetric.find(metric);
+      auto s = kStat.find(stat);
+      if (m == kMetric.end() || s == kStat.end()) continue;
+      run.metrics[metric_key(s->second, m->second)] = to_double(
+          value, summary_path.string() + ":" + std::to_string(li + 1) + ": vLLM column");
+    }
+  }
+  fill_metrics_from_requests(run);
+  return {run};
+}
+
+std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
+  const std::vector<std::string> lines = read_lines(path);
+  if (lines.empty()) throw ConfigError(path + ": empty file");
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::stringstream in(line);
+    while (std::getline(in, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    return cells;
+  };
+  const std::vector<std::string> header = split(lines[0]);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  for (const char* key : {"bench_idx", "strategy", "target_rate", "status", "request_start_time",
+                          "prompt_tokens", "output_tokens", "ttft_ms", "itl_ms",
+                          "request_latency_s"}) {
+    if (!col.count(key)) throw ConfigError(path + ": missing column '" + key + "'");
+  }
+  struct Bench {
+    std::string strategy;
+    double target_rate = kUnknown;
+    std::vector<MeasuredRequest> requests;
+    std::vector<double> starts;
+  };
+  std::map<int64_t, Bench> benches;
+  for (size_t li = 1; li < lines.size(); ++li) {
+    if (trim(lines[li]).empty()) continue;
+    const std::string at = path + ":" + std::to_string(li + 1);
+    std::vector<std::string> cells = split(lines[li]);
+    if (cells.size() < header.size()) cells.resize(header.size());
+    auto cell = [&](const char* key) { return cells[col.at(key)]; };
+    const int64_t idx = static_cast<int64_t>(to_double(cell("bench_idx"), at + ": bench_idx"));
+    Bench& b = benches[idx];
+    b.strategy = cell("strategy");
+    if (!cell("target_rate").empty()) b.target_rate = to_double(cell("target_rate"), at);
+    MeasuredRequest r;
+    r.failed = cell("status") != "successful";
+    r.input_tokens = static_cast<int32_t>(to_double(cell("prompt_tokens"), at + ": prompt_tokens"));
+    const double start = to_double(cell("request_start_time"), at + ": request_start_time");
+    if (!r.failed) {
+      r.output_tokens = static_cast<int32_t>(to_double(cell("output_tokens"), at + ": output_tokens"));
+      r.ttft_s = to_double(cell("ttft_ms"), at + ": ttft_ms") * 1e-3;
+      r.e2e_s = to_double(cell("request_latency_s"), at + ": request_latency_s");
+      // guidellm's per-request itl_ms = (latency − TTFT)/(output − 1): vLLM's TPOT.
+      if (r.output_tokens > 1) r.tpot_s = to_double(cell("itl_ms"), at + ": itl_ms") * 1e-3;
+    }
+    b.requests.push_back(r);
+    b.starts.push_back(start);
+  }
+  if (benches.empty()) throw ConfigError(path + ": no rows");
+
+  // Deployment and workload files beside the CSV (inference-sim's ground-truth layout).
+  const fs::path folder = fs::path(path).parent_path();
+  MeasuredDeployment dep;
+  std::vector<std::string> notes;
+  const fs::path exp = folder / "exp-config.yaml";
+  if (fs::is_regular_file(exp)) {
+    const auto y = flat_yaml(exp);
+    const std::string w = exp.string();
+    if (auto it = y.find("model"); it != y.end()) {
+      dep.model_id = it->second;
+      const std::string model = catalog_model_for(dep.model_id);
+      if (!model.empty()) dep.set("model", model, w);
+    }
+    const std::pair<const char*, const char*> kKeys[] = {
+        {"tensor_parallelism", "tensor_parallel_size"},
+        {"max_model_len", "max_model_len"},
+        {"max_num_batched_tokens", "max_num_batched_tokens"},
+        {"max_num_seqs", "max_num_seqs"}};
+    for (const auto& [from, to] : kKeys) {
+      if (auto it = y.find(from); it != y.end()) {
+        dep.set(to, static_cast<int64_t>(to_double(it->second, w + ": " + from)), w);
+      }
+    }
+  }
+  int32_t prefix_tokens = 0;
+  const fs::path profile = folder / "profile.yaml";
+  if (fs::is_regular_file(profile)) {
+    const auto y = flat_yaml(profile);
+    if (auto it = y.find("prefix_tokens"); it != y.end()) {
+      prefix_tokens = static_cast<int32_t>(to_double(it->second, profile.string() + ": prefix_tokens"));
+    }
+  }
+  const fs::path log = folder / "vllm.log";
+  if (fs::is_regular_file(log)) {
+    static const std::regex kVersion(R"(vLLM API server version ([0-9][^\s]*))");
+    static const std::regex kKvTokens(R"(GPU KV cache size: ([0-9,]+) tokens)");
+    for (const std::string& line : read_lines(log)) {
+      std::smatch m;
+      if (dep.engine_version.empty() && std::regex_search(line, m, kVersion)) {
+        dep.engine_version = m[1];
+        dep.source["engine_version"] = log.string();
+      }
+      if (std::regex_search(line, m, kKvTokens)) {
+        std::string digits = m[1];
+        digits.erase(std::remove(digits.begin(), digits.end(), ','), digits.end());
+        const int64_t tokens = std::stoll(digits);
+        const int64_t block = 16;  // vLLM's CUDA default; the log's KV size is blocks × 16
+        if (tokens % block == 0) {
+          dep.set("num_gpu_blocks_override", tokens / block,
+                  log.string() + " (GPU KV cache size: " + m[1].str() + " tokens)");
+        }
+      }
+    }
+  }
+
+  std::vector<MeasuredRun> runs;
+  for (auto& [idx, b] : benches) {
+    MeasuredRun run;
+    run.id = join_index(path, idx);
+    run.path = path;
+    run.format = "guidellm";
+    run.deployment = dep;
+    run.shared_prefix_tokens = prefix_tokens;
+    const double t0 = *std::min_element(b.starts.begin(), b.starts.end());
+    for (size_t i = 0; i < b.requests.size(); ++i) {
+      MeasuredRequest r = b.requests[i];
+      r.start_s = b.starts[i] - t0;
+      if (r.failed) continue;  // rejected at once (≈12 ms); not replayed, not measured
+      run.requests.push_back(r);
+    }
+    const size_t failed = b.requests.size() - run.requests.size();
+    if (failed > 0) {
+      run.notes.push_back(std::to_string(failed) + " errored request(s) left out");
+    }
+    std::stable_sort(run.requests.begin(), run.requests.end(),
+                     [](const MeasuredRequest& a, const MeasuredRequest& c) { return a.start_s < c.start_s; });
+    run.num_prompts = static_cast<int64_t>(run.requests.size());
+    if (b.strategy == "synchronous") {
+      // One request at a time: the next is sent when the previous finishes.
+      run.label = "synchronous";
+      run.max_concurrency = 1;
+      run.request_rate = kInf;
+      run.has_start_times = false;
+    } else if (b.strategy == "throughput") {
+      run.label = "throughput";
+      run.request_rate = kInf;
+      run.has_start_times = true;
+    } else if (b.strategy == "constant") {
+      std::ostringstream os;
+      os.precision(3);
+      os << "constant " << b.target_rate << " req/s";
+      run.label = os.str();
+      run.request_rate = b.target_rate;
+      run.arrival_process = "constant";
+      run.has_start_times = true;
+    } else {
+      run.label = b.strategy;
+      run.has_start_times = true;
+    }
+    // Pooled ITL mean = Σ per-request mean gap × (output − 1) / Σ (output − 1), exactly.
+    double gaps = 0, weight = 0;
+    for (const MeasuredRequest& r : run.requests) {
+      if (r.output_tokens > 1 && !std::isnan(r.tpot_s)) {
+        gaps += r.tpot_s * (r.output_tokens - 1);
+        weight += r.output_tokens - 1;
+      }
+    }
+    if (weight > 0) run.metrics["mean_itl_ms"] = gaps / weight * 1e3;
+    // Request starts are known for every benchmark; fill_metrics_from_requests uses them for
+    // the achieved throughput.
+    fill_metrics_from_requests(run);
+    runs.push_back(std::move(run));
+  }
+  for (MeasuredRun& run : runs) {
+    if (prefix_tokens > 0) {
+      run.notes.push_back("every prompt starts with the same " + std::to_string(prefix_tokens) +
+                          "-token prefix (profile.yaml)");
+    }
+  }
+  return runs;
+}
+
+std::vector<MeasuredRun> read_runs(const std::string& path) {
+  const std::string format = detect_format(path);
+  if (format == "vllm-bench") return read_vllm_bench_json(path);
+  if (format == "sglang-bench") return read_sglang_jsonl(path);
+  if (format == "genai-perf") return read_genai_perf_json(path);
+  if (format == "llmservingsim") return read_llmservingsim(path);
+  return read_guidellm_csv(path);
+}
+
+}  // namespace servesim::measured

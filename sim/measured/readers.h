@@ -1,0 +1,58 @@
+// Readers of measured benchmark runs. Each returns the runs in one file with what the file says
+// about load, per-request data, measured metrics and deployment; the deployment is completed later
+// by resolve_deployment (measured_run.h). Every reader throws ConfigError naming the file (and the
+// line or field) on a missing file, malformed content or a missing required field.
+//
+// Formats (REFERENCE.md §2; the realdata README for the last three):
+//   vllm-bench     `vllm bench serve` / benchmarks/benchmark_serving.py --save-result JSON. Old and
+//                  new key spellings ("request_goodput:" with a colon), arrays in s, summaries in
+//                  ms, E2E = ttft + Σ itls when "latencies" is absent. A "<stem>.commands" file
+//                  beside it (the llm-k8s repo's layout: {"client_command", "gpu_type"}) supplies
+//                  the client flags and hardware the JSON lacks.
+//   sglang-bench   python -m sglang.bench_serving JSONL: one run per line (appended), Python's
+//                  bare Infinity/NaN accepted; --output-details arrays when present.
+//   genai-perf     profile_export_genai_perf.json: one {unit, avg, p50, p90, p99, ...} object per
+//                  metric, optional "input_config". Its inter_token_latency is per request
+//                  (latency − TTFT)/(output − 1), i.e. vLLM's TPOT, and is reported as TPOT.
+//   llmservingsim  LLMServingSim bench_examples/<gpu>/<model>/vllm/{requests.jsonl, meta.json}
+//                  plus ../validation/summary.txt (the vLLM column). Latencies from the engine's
+//                  *_ts only: TTFT = first_token_ts − queued_ts, E2E = last_token_ts − queued_ts,
+//                  TPOT = (last − first)/(output − 1); send times from arrival_time deltas.
+//   guidellm       inference-sim's guidellm_per_request_DERIVED.csv (CRLF) with exp-config.yaml,
+//                  profile.yaml and vllm.log beside it: one run per guidellm benchmark (synchronous,
+//                  throughput, constant-rate stages). Its per-request itl_ms is vLLM's TPOT.
+#ifndef SERVESIM_SIM_MEASURED_READERS_H_
+#define SERVESIM_SIM_MEASURED_READERS_H_
+
+#include <string>
+#include <vector>
+
+#include "sim/measured/measured_run.h"
+
+namespace servesim::measured {
+
+// The format of `path` ("vllm-bench", ...): by name first (*.jsonl with a requests.jsonl name ->
+// llmservingsim, other *.jsonl -> sglang-bench, *genai_perf.json -> genai-perf, *.csv ->
+// guidellm; a folder holding vllm/requests.jsonl or requests.jsonl -> llmservingsim), else a
+// *.json whose object has "time_to_first_token" -> genai-perf, "ttfts"/"mean_ttft_ms" ->
+// vllm-bench. Throws ConfigError when none fits.
+std::string detect_format(const std::string& path);
+
+std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path);
+std::vector<MeasuredRun> read_sglang_jsonl(const std::string& path);
+std::vector<MeasuredRun> read_genai_perf_json(const std::string& path);
+// `path`: requests.jsonl, its vllm/ folder, or the example folder above it.
+std::vector<MeasuredRun> read_llmservingsim(const std::string& path);
+std::vector<MeasuredRun> read_guidellm_csv(const std::string& path);
+
+// Dispatches on detect_format(path).
+std::vector<MeasuredRun> read_runs(const std::string& path);
+
+// Parses JSON that Python's json.dumps may have written with bare Infinity, -Infinity or NaN
+// (SGLang's request_rate = inf): those tokens outside strings become "inf", "-inf" and null.
+// Throws ConfigError "<where>: malformed JSON: ..." on bad input.
+nlohmann::json parse_python_json(const std::string& text, const std::string& where);
+
+}  // namespace servesim::measured
+
+#endif  // SERVESIM_SIM_MEASURED_READERS_H_

@@ -1,0 +1,275 @@
+#include "sim/measured/replay.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "hardware/calibration.h"
+#include "models/roofline_cost_model.h"
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+#include "sim/cluster/benchmark_client.h"
+#include "sim/engine/simulator.h"
+#include "sim/metrics/benchmark_metrics.h"
+#include "sim/replica/replica.h"
+#include "workloads/trace_workload.h"
+#include "workloads/workload.h"
+
+namespace servesim::measured {
+namespace {
+
+using nlohmann::json;
+
+// One replica, fed directly by the client. A measured run is one vLLM server, so this is
+// run_simulation's single-replica path with a caller-provided workload (run_simulation builds
+// its workload from the config and cannot replay a trace).
+class ReplicaSink : public sim::RequestSink {
+ public:
+  explicit ReplicaSink(sim::Replica& replica) : replica_(replica) {}
+  void send(engine::Simulator& s, const workloads::RequestSpec& spec) override {
+    replica_.add_request(s, spec);
+  }
+
+ private:
+  sim::Replica& replica_;
+};
+
+class Relay : public sim::RequestObserver {
+ public:
+  sim::RequestObserver* target = nullptr;
+  void on_request_done(engine::Simulator& s, int64_t id) override { target->on_request_done(s, id); }
+};
+
+struct OneRun {
+  metrics::BenchmarkMetrics metrics;
+  int64_t preemptions = 0;
+  double simulated_s = 0;
+};
+
+OneRun run_once(std::vector<workloads::RequestSpec> specs, const MeasuredRun& run,
+                const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
+                const models::CostModel& cost, int64_t warmup_requests = 0) {
+  workloads::TraceWorkload workload(std::move(specs), run.id);
+  std::vector<metrics::RequestRecord> records(static_cast<size_t>(workload.size()));
+  engine::Simulator simulator;
+  Relay relay;
+  sim::Replica replica(0, prepared.engine, cost, prepared.ideal_cost.get(),
+                       prepared.memory.num_blocks, &records, &relay);
+  ReplicaSink sink(replica);
+  sim::BenchmarkClient client(workload, sink, config.max_concurrency, warmup_requests, &records);
+  relay.target = &client;
+  client.start(simulator);
+  simulator.run();
+  SERVESIM_CHECK(client.done() == workload.size(), "requests lost in replay of " + run.id);
+  OneRun out;
+  std::vector<metrics::StepLog> logs = {replica.step_log()};
+  out.metrics = metrics::compute_metrics(records, logs, config.metrics);
+  out.preemptions = replica.stats().preemptions;
+  out.simulated_s = simulator.now().seconds();
+  return out;
+}
+
+std::string percentile_name(double p) {
+  std::ostringstream os;
+  if (p == std::floor(p)) {
+    os << static_cast<int64_t>(p);
+  } else {
+    os << p;
+  }
+  std::string name = "p";  // (not "p" + os.str(): GCC 12 warns a false -Wrestrict on that)
+  name += os.str();
+  return name;
+}
+
+std::map<std::string, double> metric_map(const metrics::BenchmarkMetrics& m) {
+  std::map<std::string, double> out;
+  for (const std::string& name : latency_metric_names()) {
+    auto it = m.summaries.find(name);
+    if (it == m.summaries.end()) continue;
+    const metrics::MetricSummary& s = it->second;
+    out[metric_key("mean", name)] = s.mean_ms;
+    out[metric_key("median", name)] = s.median_ms;
+    out[metric_key("std", name)] = s.std_ms;
+    for (const auto& [p, v] : s.percentiles_ms) out[metric_key(percentile_name(p), name)] = v;
+  }
+  out["request_throughput"] = m.request_throughput;
+  out["output_throughput"] = m.output_throughput;
+  return out;
+}
+
+std::string rate_text(double rate) {
+  std::ostringstream os;
+  os.precision(4);
+  os << rate;
+  return os.str();
+}
+
+}  // namespace
+
+std::string Calibration::describe() const {
+  if (!calibrated()) return "uncalibrated (datasheet + catalog defaults)";
+  std::string s = "calibration from " + (source.empty() ? std::string("(in memory)") : source);
+  s += " (fitted on: ";
+  if (fitted_on.empty()) s += "not stated";
+  for (size_t i = 0; i < fitted_on.size(); ++i) s += (i ? ", " : "") + fitted_on[i];
+  return s + ")";
+}
+
+Calibration load_calibration_file(const std::string& path) {
+  const hardware::Calibration h = hardware::load_calibration(path);
+  Calibration c;
+  c.source = path;
+  c.fitted_on = h.fit_set;
+  c.ttft_offset_s = h.get("client_ttft_overhead_s").value_or(0.0);
+  c.make_cost = [h](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
+    if (!h.gpu.empty() && h.gpu != deployment.gpu.name) return models::make_cost_model(deployment);
+    models::Deployment d = deployment;
+    d.calibration = h;  // make_cost_model applies it (models/calibrated_model.h)
+    return models::make_cost_model(d);
+  };
+  if (!h.gpu.empty()) c.source += " for " + h.gpu;
+  return c;
+}
+
+sim::SimulationConfig simulation_config(const MeasuredRun& run, const ConfigApplier& apply) {
+  sim::SimulationConfig c;
+  // Each key under the name of the file (or "command line") it came from, so errors point there.
+  for (const auto& [key, value] : run.deployment.config.items()) {
+    auto src = run.deployment.source.find(key);
+    const std::string where = src == run.deployment.source.end() ? run.path : src->second;
+    apply(c, json{{key, value}}, where);
+  }
+  c.workload.num_prompts = std::max<int64_t>(1, run.num_prompts);
+  c.workload.request_rate = run.request_rate;
+  c.workload.burstiness = run.burstiness;
+  c.workload.arrival_process = run.arrival_process;
+  c.workload.seed = run.seed;
+  c.max_concurrency = run.max_concurrency;
+  c.metrics.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
+  c.metrics.metric_percentiles = {50, 90, 95, 99};
+  return c;
+}
+
+std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint64_t seed) {
+  std::vector<workloads::RequestSpec> specs;
+  if (!run.requests.empty()) {
+    for (const MeasuredRequest& r : run.requests) {
+      if (r.failed || r.output_tokens < 1 || r.input_tokens < 1) continue;
+      workloads::RequestSpec s;
+      s.prompt_tokens = r.input_tokens;
+      s.output_tokens = r.output_tokens;
+      if (run.has_start_times) s.arrival = SimTime::from_seconds_ceil(std::max(0.0, r.start_s));
+      specs.push_back(s);
+    }
+  } else {
+    const int32_t in = static_cast<int32_t>(std::max(1.0, std::round(run.mean_input_tokens)));
+    const int32_t out = static_cast<int32_t>(std::max(1.0, std::round(run.mean_output_tokens)));
+    for (int64_t i = 0; i < std::max<int64_t>(1, run.num_prompts); ++i) {
+      workloads::RequestSpec s;
+      s.prompt_tokens = in;
+      s.output_tokens = out;
+      specs.push_back(s);
+    }
+  }
+  if (specs.empty()) throw ConfigError(run.id + ": no completed requests to replay");
+  if (run.warm_prefix_cache) {
+    // Each prompt is its own prefix group, so a replay of it finds its full blocks cached.
+    for (size_t i = 0; i < specs.size(); ++i) {
+      specs[i].prefix_group = static_cast<int64_t>(i);
+      specs[i].prefix_tokens = specs[i].prompt_tokens;
+    }
+  } else if (run.shared_prefix_tokens > 0) {
+    for (auto& s : specs) {
+      s.prefix_group = 0;
+      s.prefix_tokens = std::min(run.shared_prefix_tokens, s.prompt_tokens);
+    }
+  }
+  const bool timed = run.has_start_times && !run.requests.empty();
+  if (!timed && std::isfinite(run.request_rate)) {
+    const std::vector<double> t = workloads::arrival_times_s(
+        static_cast<int64_t>(specs.size()), run.request_rate, run.burstiness, run.arrival_process,
+        seed);
+    for (size_t i = 0; i < specs.size(); ++i) specs[i].arrival = SimTime::from_seconds_ceil(t[i]);
+  }
+  for (size_t i = 0; i < specs.size(); ++i) specs[i].id = static_cast<int64_t>(i);
+  return specs;
+}
+
+Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationConfig& config,
+                                 const sim::PreparedDeployment& prepared,
+                                 const Calibration& calibration, const ReplayOptions& options) {
+  sim::SimulationConfig cfg = config;
+  // With its own cost model the calibration brings its own client overhead; without, the
+  // prepared deployment's (the profile shipped for the GPU, if any) applies.
+  cfg.metrics.ttft_offset_s += calibration.ttft_offset_s;
+  if (!calibration.make_cost) cfg.metrics.ttft_offset_s += prepared.client_ttft_overhead_s;
+  std::unique_ptr<models::CostModel> own_cost;
+  if (calibration.make_cost) own_cost = calibration.make_cost(prepared.deployment);
+  const models::CostModel& cost = own_cost ? *own_cost : *prepared.cost;
+
+  Prediction p;
+  p.kv_tokens = prepared.memory.kv_tokens;
+  const bool timed = run.has_start_times && !run.requests.empty();
+  std::vector<uint64_t> seeds = {run.seed};
+  if (timed) {
+    p.arrivals = "trace";
+    p.arrivals_detail = "the file's send times";
+  } else if (std::isinf(run.request_rate)) {
+    p.arrivals = cfg.max_concurrency > 0 ? "closed" : "burst";
+    p.arrivals_detail = cfg.max_concurrency > 0
+                            ? "all ready at t=0, max concurrency " + std::to_string(cfg.max_concurrency)
+                            : "all sent at t=0 (rate inf)";
+  } else if (run.arrival_process == "constant") {
+    p.arrivals = "constant";
+    p.arrivals_detail = "evenly spaced at " + rate_text(run.request_rate) + " req/s";
+  } else {
+    p.arrivals = "poisson";
+    const int n = std::max(1, options.seeds);
+    seeds.clear();
+    for (int i = 0; i < n; ++i) seeds.push_back(run.seed + static_cast<uint64_t>(i));
+    p.arrivals_detail = (run.burstiness == 1.0 ? "poisson" : "gamma(" + rate_text(run.burstiness) + ")") +
+                        std::string(" at ") + rate_text(run.request_rate) + " req/s, seeds " +
+                        std::to_string(seeds.front()) +
+                        (n > 1 ? "-" + std::to_string(seeds.back()) + " averaged" : "");
+  }
+  if (run.requests.empty()) p.arrivals_detail += "; mean lengths";
+  if (cfg.max_concurrency > 0 && p.arrivals != "closed") {
+    p.arrivals_detail += "; max concurrency " + std::to_string(cfg.max_concurrency);
+  }
+
+  if (run.warm_prefix_cache) p.arrivals_detail += "; prefix cache warmed with the same prompts";
+  for (uint64_t seed : seeds) {
+    std::vector<workloads::RequestSpec> specs = replay_requests(run, seed);
+    int64_t warmup = 0;
+    if (run.warm_prefix_cache) {
+      // The server had served these prompts before: replay them once (1 output token each, all
+      // at t = 0, excluded from the metrics), then the run itself once that has drained.
+      std::vector<workloads::RequestSpec> warm = specs;
+      for (auto& w : warm) {
+        w.arrival = SimTime::zero();
+        w.output_tokens = 1;
+      }
+      sim::SimulationConfig warm_cfg = cfg;
+      warm_cfg.max_concurrency = 0;
+      const double drained_s = run_once(warm, run, warm_cfg, prepared, cost).simulated_s;
+      const SimTime shift = SimTime::from_seconds_ceil(drained_s + 1.0);
+      warmup = static_cast<int64_t>(warm.size());
+      for (auto& sp : specs) sp.arrival += shift;
+      warm.insert(warm.end(), specs.begin(), specs.end());
+      specs = std::move(warm);
+    }
+    const OneRun r = run_once(std::move(specs), run, cfg, prepared, cost, warmup);
+    for (const auto& [key, value] : metric_map(r.metrics)) p.metrics[key] += value / double(seeds.size());
+    p.preemptions += r.preemptions;
+    p.simulated_s += r.simulated_s / double(seeds.size());
+  }
+  return p;
+}
+
+Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationConfig& config,
+                                 const Calibration& calibration, const ReplayOptions& options) {
+  const sim::PreparedDeployment prepared = sim::prepare_deployment(config);
+  return simulate_measured_run(run, config, prepared, calibration, options);
+}
+
+}  // namespace servesim::measured

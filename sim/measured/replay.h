@@ -1,0 +1,106 @@
+// Replaying a measured run in the simulator "as it was run": same deployment and engine flags,
+// same request lengths, and the same arrivals when the file has them.
+//
+// How arrivals are chosen (Prediction::arrivals says which one a run got):
+//   * trace     — the file has every request's send time: they are replayed exactly
+//                 (workloads::TraceWorkload), with the file's max concurrency.
+//   * closed    — no send times, infinite rate and a max concurrency (guidellm synchronous,
+//                 genai-perf --concurrency N): all requests ready at t = 0, N outstanding at a time.
+//   * burst     — no send times, infinite rate, no cap: everything at t = 0 (vLLM --request-rate inf).
+//   * poisson   — no send times, finite rate (llm-k8s): the recorded (input, output) pairs in send
+//                 order with gamma(burstiness) arrivals at the file's rate, from seeds
+//                 seed0, seed0+1, ... (ReplayOptions::seeds); the metrics are the average over seeds.
+//   * constant  — as poisson with evenly spaced arrivals (one run: deterministic).
+// Requests with no per-request lengths use the file's mean lengths, rounded (noted).
+// Warm prefix cache (MeasuredRun::warm_prefix_cache): every prompt is its own prefix group; the
+// prompts are first replayed once (one output token each, all at t = 0, marked warmup so they are
+// excluded from the metrics) and the run's arrivals start 1 s after that warm-up drained, so the
+// run finds its prompts' full KV blocks cached, as on a server that already served them.
+//
+// Calibration hook (for `servesim calibrate`, written separately): a Calibration carries the
+// cost-model parameters to use instead of the datasheet + catalog defaults. simulate_measured_run
+// is the function a fit calls in its loop; it is pure (same inputs ⇒ same Prediction) and
+// thread-safe for distinct calls.
+#ifndef SERVESIM_SIM_MEASURED_REPLAY_H_
+#define SERVESIM_SIM_MEASURED_REPLAY_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/cost_model.h"
+#include "models/deployment.h"
+#include "sim/cluster/simulation.h"
+#include "sim/measured/measured_run.h"
+#include "workloads/request_spec.h"
+
+namespace servesim::measured {
+
+// Cost-model parameters to simulate with. A default-constructed Calibration is "uncalibrated":
+// the datasheet + catalog defaults of models::make_cost_model.
+struct Calibration {
+  std::string source;                  // the calibration file; "" = uncalibrated
+  std::vector<std::string> fitted_on;  // run ids (or paths) the calibration was fitted on
+  // Builds the step cost model for a deployment (prepared by prepare_deployment); empty = the
+  // PreparedDeployment's own cost model. A fit sets this to, e.g.,
+  //   [opts](const models::Deployment& d) { return std::make_unique<RooflineCostModel>(d, opts); }
+  std::function<std::unique_ptr<models::CostModel>(const models::Deployment&)> make_cost;
+  double ttft_offset_s = 0;  // client-side overhead added to every TTFT (MetricsOptions)
+
+  bool calibrated() const { return !source.empty() || static_cast<bool>(make_cost); }
+  // "uncalibrated (datasheet + catalog defaults)" or "calibration from FILE (fitted on: a, b)".
+  std::string describe() const;
+};
+
+// Reads a calibration profile (hardware/calibration.h: {"gpu", "parameters": {name: {value,
+// std_error}}, "fit_set": [...]}) into a Calibration: fitted_on = fit_set, ttft_offset_s =
+// client_ttft_overhead_s, and a cost model built by models::make_cost_model with the profile as
+// the deployment's calibration, for deployments on the profile's GPU (any GPU when it names
+// none; other GPUs keep their defaults). Throws ConfigError naming the file and field.
+Calibration load_calibration_file(const std::string& path);
+
+// Applies a JSON object of servesim config keys onto a SimulationConfig; throws ConfigError
+// naming `where` on unknown keys or wrong types. The app passes app::apply_config_json.
+using ConfigApplier =
+    std::function<void(sim::SimulationConfig&, const nlohmann::json&, const std::string& where)>;
+
+// The SimulationConfig of a run: its deployment keys applied (each under the name of the file it
+// came from), num_prompts, request_rate, burstiness, max_concurrency and seed from the run, and
+// metrics: ttft, tpot, itl, e2el at percentiles 50, 90, 95, 99.
+sim::SimulationConfig simulation_config(const MeasuredRun& run, const ConfigApplier& apply);
+
+struct ReplayOptions {
+  int seeds = 3;  // poisson arrivals: seeds averaged (>= 1)
+};
+
+struct Prediction {
+  std::map<std::string, double> metrics;  // same keys as MeasuredRun::metrics
+  std::string arrivals;                   // "trace", "closed", "burst", "poisson", "constant"
+  std::string arrivals_detail;            // e.g. "poisson at 4 req/s, seeds 0-2 averaged"
+  int64_t kv_tokens = 0;                  // KV capacity of the replica
+  int64_t preemptions = 0;                // summed over seeds
+  double simulated_s = 0;                 // simulated time (mean over seeds)
+};
+
+// The requests of one replay: the run's lengths (or mean lengths) in send order with arrivals per
+// the rules above for `seed` (ignored unless poisson). Shared prefix: prefix_group 0 of
+// run.shared_prefix_tokens tokens when set (capped at each prompt).
+std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint64_t seed);
+
+// Simulates `run` with `config` (from simulation_config) on `prepared` (from
+// prepare_deployment(config)), using `calibration`'s cost model when it has one.
+Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationConfig& config,
+                                 const sim::PreparedDeployment& prepared,
+                                 const Calibration& calibration, const ReplayOptions& options);
+
+// Convenience: prepares the deployment, then simulates.
+Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationConfig& config,
+                                 const Calibration& calibration, const ReplayOptions& options);
+
+}  // namespace servesim::measured
+
+#endif  // SERVESIM_SIM_MEASURED_REPLAY_H_

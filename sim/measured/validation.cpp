@@ -1,0 +1,276 @@
+#include "sim/measured/validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "sim/base/error.h"
+#include "sim/base/parallel.h"
+
+namespace servesim::measured {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// "path#n" -> (absolute normal path, "#n" or "").
+std::pair<std::string, std::string> split_id(const std::string& id) {
+  const auto hash = id.rfind('#');
+  std::string path = id, suffix;
+  if (hash != std::string::npos) {
+    path = id.substr(0, hash);
+    suffix = id.substr(hash);
+  }
+  path = fs::weakly_canonical(fs::absolute(path)).string();
+  // Files of the shared real-data set are compared from "realdata/" on, so that a calibration
+  // fitted in one checkout recognises the same runs in another.
+  if (const auto at = path.rfind("/realdata/"); at != std::string::npos) path = path.substr(at + 1);
+  return {path, suffix};
+}
+
+std::string deployment_text(const MeasuredRun& run) {
+  const json& c = run.deployment.config;
+  std::ostringstream os;
+  os << c.value("model", std::string("?")) << " on " << c.value("gpu", std::string("?")) << ", TP"
+     << c.value("tensor_parallel_size", 1) << " PP" << c.value("pipeline_parallel_size", 1);
+  return os.str();
+}
+
+std::string fmt(double v, int prec) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << v;
+  return os.str();
+}
+
+std::string signed_pct(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", v);
+  return buf;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+const std::vector<std::string>& compared_metric_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const std::string& m : latency_metric_names()) {
+      for (const std::string& s : compared_stats()) k.push_back(metric_key(s, m));
+    }
+    k.push_back("request_throughput");
+    return k;
+  }();
+  return keys;
+}
+
+const std::map<std::string, double>& accuracy_targets() {
+  static const std::map<std::string, double> targets = {
+      {"mean_e2el_ms", 5.0}, {"mean_tpot_ms", 5.0}, {"mean_itl_ms", 5.0},
+      {"mean_ttft_ms", 10.0}, {"p99_ttft_ms", 15.0}};
+  return targets;
+}
+
+std::vector<bool> holdout_scored(const std::vector<std::string>& run_ids, double fraction) {
+  if (!(fraction > 0.0 && fraction <= 1.0)) {
+    throw ConfigError("--holdout: " + std::to_string(fraction) +
+                      " is invalid; expected a fraction in (0, 1]");
+  }
+  const size_t n = run_ids.size();
+  const size_t k = static_cast<size_t>(std::ceil(fraction * double(n) - 1e-9));
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::vector<std::pair<uint64_t, std::string>> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto [path, suffix] = split_id(run_ids[i]);
+    keys[i] = {fnv1a(fs::path(path).filename().string() + suffix), path + suffix};
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  std::vector<bool> scored(n, false);
+  for (size_t i = 0; i < std::min(k, n); ++i) scored[order[i]] = true;
+  return scored;
+}
+
+bool in_fit_set(const std::string& run_id, const std::vector<std::string>& fitted_on) {
+  const auto [path, suffix] = split_id(run_id);
+  for (const std::string& f : fitted_on) {
+    const auto [fpath, fsuffix] = split_id(f);
+    if (fpath == path && (fsuffix.empty() || fsuffix == suffix)) return true;
+  }
+  return false;
+}
+
+std::vector<MetricComparison> compare(const MeasuredRun& run, const Prediction& prediction) {
+  std::vector<MetricComparison> rows;
+  for (const std::string& key : compared_metric_keys()) {
+    auto m = run.metrics.find(key);
+    auto p = prediction.metrics.find(key);
+    if (m == run.metrics.end() || p == prediction.metrics.end() || !std::isfinite(m->second) ||
+        m->second == 0.0) {
+      continue;
+    }
+    rows.push_back({key, m->second, p->second, (p->second - m->second) / m->second * 100.0});
+  }
+  return rows;
+}
+
+void summarize(ValidationTable& table) {
+  std::map<std::string, std::vector<double>> errors;
+  for (const RunValidation& r : table.runs) {
+    for (const MetricComparison& c : r.rows) errors[c.key].push_back(std::fabs(c.error_pct));
+  }
+  table.median_abs_error_pct.clear();
+  table.runs_per_metric.clear();
+  for (const auto& [key, v] : errors) {
+    table.median_abs_error_pct[key] = median_of(v);
+    table.runs_per_metric[key] = static_cast<int64_t>(v.size());
+  }
+}
+
+ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
+                              const std::vector<sim::SimulationConfig>& configs,
+                              const Calibration& calibration, const ReplayOptions& options,
+                              int jobs) {
+  SERVESIM_CHECK(runs.size() == configs.size(), "one config per run");
+  ValidationTable table;
+  table.calibration = calibration.describe();
+  table.runs.resize(runs.size());
+  parallel_for(static_cast<int64_t>(runs.size()), jobs, [&](int64_t i) {
+    const MeasuredRun& run = runs[static_cast<size_t>(i)];
+    RunValidation& v = table.runs[static_cast<size_t>(i)];
+    v.id = run.id;
+    v.format = run.format;
+    v.label = run.label;
+    v.deployment = deployment_text(run);
+    v.engine_version = run.deployment.engine_version;
+    v.notes = run.notes;
+    v.in_fit_set = in_fit_set(run.id, calibration.fitted_on);
+    try {
+      const Prediction p = simulate_measured_run(run, configs[static_cast<size_t>(i)], calibration,
+                                                 options);
+      v.arrivals = p.arrivals_detail;
+      v.kv_tokens = p.kv_tokens;
+      v.preemptions = p.preemptions;
+      v.rows = compare(run, p);
+    } catch (const ConfigError& e) {
+      v.error = e.what();
+    }
+  });
+  for (const RunValidation& v : table.runs) {
+    if (v.in_fit_set) {
+      table.warnings.push_back("scored run " + v.id +
+                               " was in the calibration's fit set: its error is a fit residual, "
+                               "not a prediction error");
+    }
+  }
+  summarize(table);
+  return table;
+}
+
+void print_table(std::ostream& out, const ValidationTable& table) {
+  out << "servesim validate: " << table.calibration << "\n";
+  for (size_t i = 0; i < table.runs.size(); ++i) {
+    const RunValidation& r = table.runs[i];
+    out << "\n[" << i + 1 << "/" << table.runs.size() << "] " << r.id;
+    if (!r.label.empty()) out << " (" << r.label << ")";
+    out << "\n  " << r.format << ": " << r.deployment;
+    if (!r.engine_version.empty()) out << ", measured on vLLM " << r.engine_version;
+    out << "\n";
+    for (const std::string& n : r.notes) out << "  note: " << n << "\n";
+    if (r.in_fit_set) out << "  WARNING: this run was in the calibration's fit set\n";
+    if (!r.error.empty()) {
+      out << "  not simulated: " << r.error << "\n";
+      continue;
+    }
+    out << "  replay: " << r.arrivals << "; KV cache " << r.kv_tokens << " tokens; "
+        << r.preemptions << " preemptions\n";
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-20s %14s %14s %9s\n", "metric", "measured", "predicted",
+                  "error");
+    out << line;
+    for (const MetricComparison& c : r.rows) {
+      const int prec = c.key == "request_throughput" ? 3 : 1;
+      std::snprintf(line, sizeof line, "  %-20s %14s %14s %9s\n", c.key.c_str(),
+                    fmt(c.measured, prec).c_str(), fmt(c.predicted, prec).c_str(),
+                    signed_pct(c.error_pct).c_str());
+      out << line;
+    }
+  }
+  out << "\nMedian absolute error over " << table.runs.size() << " run(s), "
+      << table.calibration << ":\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "  %-20s %5s %12s %8s\n", "metric", "runs", "median|err|",
+                "target");
+  out << line;
+  for (const std::string& key : compared_metric_keys()) {
+    auto it = table.median_abs_error_pct.find(key);
+    if (it == table.median_abs_error_pct.end()) continue;
+    std::string target;
+    if (auto t = accuracy_targets().find(key); t != accuracy_targets().end()) {
+      target = "<=" + fmt(t->second, 0) + "% " + (it->second <= t->second ? "met" : "MISSED");
+    }
+    std::snprintf(line, sizeof line, "  %-20s %5lld %11s%% %s\n", key.c_str(),
+                  static_cast<long long>(table.runs_per_metric.at(key)), fmt(it->second, 1).c_str(),
+                  target.c_str());
+    out << line;
+  }
+  for (const std::string& w : table.warnings) out << "WARNING: " << w << "\n";
+}
+
+nlohmann::ordered_json to_json(const ValidationTable& table) {
+  using oj = nlohmann::ordered_json;
+  oj runs = oj::array();
+  for (const RunValidation& r : table.runs) {
+    oj rows = oj::array();
+    for (const MetricComparison& c : r.rows) {
+      rows.push_back({{"metric", c.key},
+                      {"measured", c.measured},
+                      {"predicted", c.predicted},
+                      {"error_pct", c.error_pct}});
+    }
+    oj jr = {{"id", r.id},
+               {"format", r.format},
+               {"label", r.label},
+               {"deployment", r.deployment},
+               {"engine_version", r.engine_version},
+               {"replay", r.arrivals},
+               {"in_fit_set", r.in_fit_set},
+               {"kv_tokens", r.kv_tokens},
+               {"preemptions", r.preemptions},
+               {"notes", r.notes},
+               {"metrics", rows}};
+    if (!r.error.empty()) jr["error"] = r.error;
+    runs.push_back(jr);
+  }
+  oj medians = oj::object();
+  for (const auto& [key, v] : table.median_abs_error_pct) {
+    oj m = {{"median_abs_error_pct", v}, {"runs", table.runs_per_metric.at(key)}};
+    if (auto t = accuracy_targets().find(key); t != accuracy_targets().end()) {
+      m["target_pct"] = t->second;
+      m["met"] = v <= t->second;
+    }
+    medians[key] = m;
+  }
+  return oj{{"calibration", table.calibration},
+              {"runs", runs},
+              {"median_abs_error", medians},
+              {"warnings", table.warnings}};
+}
+
+}  // namespace servesim::measured

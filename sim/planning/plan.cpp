@@ -1,0 +1,601 @@
+#include "sim/planning/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "sim/base/error.h"
+#include "sim/base/parallel.h"
+
+namespace servesim::planning {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// Above this many replicas a candidate is not verified (the estimate alone is reported).
+constexpr int kMaxReplicas = 4096;
+
+// t(0.975, df): two-sided 95% Student-t quantiles.
+double t975(int df) {
+  static const double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+                                 2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+                                 2.120, 2.110,  2.101, 2.093, 2.086};
+  if (df <= 0) return 0;
+  if (df <= 20) return table[df];
+  if (df <= 30) return 2.042;
+  if (df <= 60) return 2.000;
+  return 1.960;
+}
+
+std::string fixed(double v, int prec) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << v;
+  return os.str();
+}
+
+// Rates and counts as a person writes them: 100, 2.5, 0.125.
+std::string short_num(double v) {
+  std::ostringstream os;
+  os << std::setprecision(6) << v;
+  return os.str();
+}
+
+// The key of the metric at a target: "p50_ttft_ms" … reported for every candidate.
+const std::vector<std::string>& report_keys() {
+  static const std::vector<std::string> keys = {"p50_ttft_ms", "p99_ttft_ms", "p50_tpot_ms",
+                                                "p99_tpot_ms", "p50_e2el_ms", "p99_e2el_ms"};
+  return keys;
+}
+
+std::map<std::string, SeedStat> stats_at(const std::vector<metrics::BenchmarkMetrics>& runs,
+                                         const std::vector<Slo>& slos) {
+  std::vector<std::string> keys = report_keys();
+  for (const Slo& s : slos) keys.push_back(s.key);
+  for (const char* k : {"request_throughput", "output_throughput", "total_token_throughput",
+                        "request_goodput"}) {
+    keys.push_back(k);
+  }
+  std::map<std::string, SeedStat> out;
+  for (const std::string& key : keys) {
+    std::vector<double> values;
+    for (const auto& m : runs) {
+      const auto v = metric_value(m, key);
+      if (!v) break;
+      values.push_back(*v);
+    }
+    if (values.size() == runs.size() && !values.empty()) out[key] = seed_stat(values);
+  }
+  return out;
+}
+
+std::string gpu_range(const CandidateResult& c) {
+  if (c.min_gpus == c.max_gpus) return std::to_string(c.min_gpus);
+  return std::to_string(c.min_gpus) + "–" + std::to_string(c.max_gpus);
+}
+
+std::string shape(const CandidateResult& c) {
+  std::string s = std::to_string(c.replicas) + (c.replicas == 1 ? " replica" : " replicas") +
+                  " × TP" + std::to_string(c.tensor_parallel_size);
+  if (c.pipeline_parallel_size > 1) s += " × PP" + std::to_string(c.pipeline_parallel_size);
+  return s;
+}
+
+json seed_stat_json(const SeedStat& s) {
+  return json{{"mean", s.mean}, {"min", s.min}, {"max", s.max}, {"ci95", s.ci95},
+              {"values", s.values}};
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string csv_num(double v) {
+  std::ostringstream os;
+  os << std::setprecision(17) << v;
+  // Shortest round-trip text.
+  for (int p = 1; p <= 17; ++p) {
+    std::ostringstream t;
+    t << std::setprecision(p) << v;
+    if (std::stod(t.str()) == v) return t.str();
+  }
+  return os.str();
+}
+
+}  // namespace
+
+SeedStat seed_stat(const std::vector<double>& values) {
+  SeedStat s;
+  s.values = values;
+  if (values.empty()) return s;
+  const double k = double(values.size());
+  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / k;
+  s.min = *std::min_element(values.begin(), values.end());
+  s.max = *std::max_element(values.begin(), values.end());
+  if (values.size() > 1) {
+    double ss = 0;
+    for (double v : values) ss += (v - s.mean) * (v - s.mean);
+    const double sd = std::sqrt(ss / (k - 1));
+    s.ci95 = t975(static_cast<int>(values.size()) - 1) * sd / std::sqrt(k);
+  }
+  return s;
+}
+
+const char* status_name(CandidateStatus s) {
+  switch (s) {
+    case CandidateStatus::kOk: return "ok";
+    case CandidateStatus::kUnverified: return "unverified";
+    case CandidateStatus::kInfeasible: return "infeasible";
+    case CandidateStatus::kSkipped: return "skipped";
+  }
+  return "skipped";
+}
+
+int smallest_passing(int start, int floor, int cap, const std::function<bool(int)>& passes) {
+  floor = std::max(1, floor);
+  if (cap < floor) return 0;
+  start = std::clamp(start, floor, cap);
+  std::map<int, bool> memo;
+  auto p = [&](int n) {
+    const auto it = memo.find(n);
+    if (it != memo.end()) return it->second;
+    return memo[n] = passes(n);
+  };
+  int pass_at = 0, fail_at = floor - 1;  // fail_at < answer <= pass_at; floor − 1 fails by definition
+  if (p(start)) {
+    pass_at = start;
+    if (start == floor || p(floor)) return floor;
+    fail_at = floor;
+  } else {
+    fail_at = start;
+    int step = 1;
+    while (fail_at < cap) {
+      const int m = std::min(cap, fail_at + step);
+      if (p(m)) {
+        pass_at = m;
+        break;
+      }
+      fail_at = m;
+      step *= 2;
+    }
+    if (pass_at == 0) return 0;
+  }
+  while (pass_at - fail_at > 1) {
+    const int mid = fail_at + (pass_at - fail_at) / 2;
+    if (p(mid)) {
+      pass_at = mid;
+    } else {
+      fail_at = mid;
+    }
+  }
+  return pass_at;
+}
+
+CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOptions& options,
+                                   int jobs) {
+  CandidateResult r;
+  r.candidate = candidate;
+  r.gpu = candidate.config.gpu;
+  r.tensor_parallel_size = candidate.config.tensor_parallel_size;
+  r.pipeline_parallel_size = candidate.config.pipeline_parallel_size;
+  r.gpus_per_replica = r.tensor_parallel_size * r.pipeline_parallel_size;
+
+  sim::SimulationConfig config = candidate.config;
+  config.num_replicas = 1;
+  require_slo_metrics(config.metrics, options.slos);
+  for (double p : {50.0, 99.0}) {
+    auto& ps = config.metrics.metric_percentiles;
+    if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
+  }
+  if (config.metrics.goodput_slo_ms.empty()) {
+    config.metrics.goodput_slo_ms = goodput_from_slos(options.slos);
+  }
+
+  sim::PreparedDeployment prepared;
+  try {
+    prepared = sim::prepare_deployment(config);
+  } catch (const ConfigError& e) {
+    r.status = CandidateStatus::kSkipped;
+    r.reason = e.what();
+    return r;
+  }
+  r.gpu = prepared.deployment.gpu.name;
+  const auto price = options.gpu_price.find(r.gpu);
+  r.price_per_gpu_hour =
+      price != options.gpu_price.end() ? price->second : prepared.deployment.gpu.price_per_hour_usd;
+
+  CapacityOptions co;
+  co.slos = options.slos;
+  co.seeds = options.seeds;
+  co.rel_tol = options.rel_tol;
+  co.jobs = jobs;
+  r.capacity = find_replica_capacity(config, prepared, co);
+  r.simulations = r.capacity.simulations;
+  if (!r.capacity.feasible) {
+    r.status = CandidateStatus::kInfeasible;
+    r.reason = r.capacity.reason;
+    return r;
+  }
+
+  const double load = options.target_qps * (1 + options.headroom);
+  const double ratio = load / r.capacity.max_rate;
+  if (ratio > kMaxReplicas) {
+    r.status = CandidateStatus::kUnverified;
+    r.estimated_replicas = kMaxReplicas;
+    r.reason = "would need more than " + std::to_string(kMaxReplicas) + " replicas (" +
+               short_num(r.capacity.max_rate) + " req/s each); not verified";
+    return r;
+  }
+  // ceil with a guard against 2.0000000001 from rounding in the division.
+  auto ceil_ratio = [](double x) { return std::max(1, static_cast<int>(std::ceil(x * (1 - 1e-12)))); };
+  // Fewer than L / S replicas cannot serve the load at all (S = one replica's saturation
+  // throughput): such counts fail without a run, however a finite run would look.
+  r.min_stable_replicas = ceil_ratio(load / r.capacity.saturation_rps);
+  r.estimated_replicas = std::max(r.min_stable_replicas, ceil_ratio(ratio));
+  const int64_t per_probe = config.workload.num_prompts;
+  r.cluster_prompts = std::max<int64_t>(
+      per_probe, std::min<int64_t>(per_probe * r.estimated_replicas, options.max_cluster_prompts));
+
+  sim::SimulationConfig cluster = config;
+  cluster.workload.num_prompts = r.cluster_prompts;
+  cluster.warmup_requests = config.warmup_requests * r.cluster_prompts / per_probe;
+  std::vector<int> seeds(static_cast<size_t>(options.seeds));
+  std::iota(seeds.begin(), seeds.end(), 0);
+
+  std::map<int, std::vector<metrics::BenchmarkMetrics>> runs_at;
+  std::map<int, SloEvaluation> evals;
+  auto eval = [&](int n) -> const SloEvaluation& {
+    const auto it = evals.find(n);
+    if (it != evals.end()) return it->second;
+    sim::SimulationConfig c = cluster;
+    c.num_replicas = n;
+    c.workload.request_rate = load;
+    runs_at[n] = run_seeds(c, prepared, seeds, jobs);
+    r.simulations += options.seeds;
+    const SloEvaluation& e = evals[n] = evaluate_slos(runs_at[n], options.slos);
+    r.verification.push_back({n, e.pass});
+    return e;
+  };
+  const int cap = std::min(kMaxReplicas, std::max(4 * r.estimated_replicas, r.estimated_replicas + 8));
+  r.replicas = smallest_passing(r.estimated_replicas, r.min_stable_replicas, cap,
+                                [&](int n) { return eval(n).pass; });
+  if (r.replicas == 0) {
+    r.status = CandidateStatus::kUnverified;
+    r.reason = "the cluster missed the SLOs at " + short_num(load) + " req/s with up to " +
+               std::to_string(cap) + " replicas (estimate " +
+               std::to_string(r.estimated_replicas) + " from " +
+               short_num(r.capacity.max_rate) + " req/s per replica)";
+    return r;
+  }
+  r.total_gpus = r.replicas * r.gpus_per_replica;
+
+  // Each seed's own minimum (a seed that never passes up to the cap counts as the cap).
+  for (int s = 0; s < options.seeds; ++s) {
+    const int n = smallest_passing(r.replicas, r.min_stable_replicas, cap, [&](int m) {
+      return eval(m).seed_pass(static_cast<size_t>(s), options.slos);
+    });
+    r.per_seed_replicas.push_back(n == 0 ? cap : n);
+  }
+  const auto [lo, hi] =
+      std::minmax_element(r.per_seed_replicas.begin(), r.per_seed_replicas.end());
+  r.min_gpus = *lo * r.gpus_per_replica;
+  r.max_gpus = *hi * r.gpus_per_replica;
+
+  // Latencies and throughputs at the target rate itself.
+  std::vector<metrics::BenchmarkMetrics> at_target;
+  if (options.headroom == 0) {
+    at_target = runs_at.at(r.replicas);
+  } else {
+    sim::SimulationConfig c = cluster;
+    c.num_replicas = r.replicas;
+    c.workload.request_rate = options.target_qps;
+    at_target = run_seeds(c, prepared, seeds, jobs);
+    r.simulations += options.seeds;
+  }
+  r.at_target = stats_at(at_target, options.slos);
+  const double out_tps =
+      r.at_target.count("output_throughput") ? r.at_target.at("output_throughput").mean : 0.0;
+  r.cost_per_hour = r.price_per_gpu_hour * r.total_gpus;
+  r.output_tokens_per_s_per_gpu = out_tps / r.total_gpus;
+  if (out_tps > 0) r.usd_per_million_output_tokens = r.cost_per_hour / (out_tps * 3600) * 1e6;
+  if (r.cost_per_hour > 0) r.output_tokens_per_usd = out_tps * 3600 / r.cost_per_hour;
+  if (r.at_target.count("request_goodput")) r.goodput_rps = r.at_target.at("request_goodput").mean;
+  r.status = CandidateStatus::kOk;
+  return r;
+}
+
+PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOptions& options,
+                    ProgressBar* progress, const std::atomic<bool>* cancel) {
+  if (!(options.target_qps > 0) || !std::isfinite(options.target_qps)) {
+    throw ConfigError("--target-qps: " + short_num(options.target_qps) +
+                      " is invalid; expected a rate > 0 in requests/s");
+  }
+  if (!(options.headroom >= 0) || !std::isfinite(options.headroom)) {
+    throw ConfigError("--headroom: " + short_num(options.headroom) +
+                      " is invalid; expected a fraction >= 0 such as 0.2");
+  }
+  if (options.seeds < 1) {
+    throw ConfigError("--seeds: " + std::to_string(options.seeds) +
+                      " is invalid; expected an integer >= 1");
+  }
+  if (options.slos.empty()) {
+    throw ConfigError("--slo: at least one SLO is required, e.g. --slo 'p99_ttft_ms<=500'");
+  }
+  if (candidates.empty()) throw ConfigError("plan: no candidate deployment to evaluate");
+  for (const auto& c : candidates) {
+    if (c.config.max_concurrency > 0) {
+      throw ConfigError("--max-concurrency: plan sizes a deployment for an open-loop request "
+                        "rate (--target-qps); a client concurrency cap does not apply");
+    }
+  }
+
+  const int64_t n = static_cast<int64_t>(candidates.size());
+  const int jobs = options.jobs > 0 ? options.jobs : default_jobs();
+  const int outer = static_cast<int>(std::min<int64_t>(jobs, n));
+  const int inner = std::max(1, jobs / outer);
+  std::vector<CandidateResult> results(static_cast<size_t>(n));
+  std::vector<char> done(static_cast<size_t>(n), 0);
+  parallel_for(
+      n, outer,
+      [&](int64_t i) {
+        results[static_cast<size_t>(i)] =
+            evaluate_candidate(candidates[static_cast<size_t>(i)], options, inner);
+        done[static_cast<size_t>(i)] = 1;
+        if (progress != nullptr) progress->advance();
+      },
+      cancel);
+
+  PlanResult plan;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!done[static_cast<size_t>(i)]) {
+      CandidateResult& r = results[static_cast<size_t>(i)];
+      r.candidate = candidates[static_cast<size_t>(i)];
+      r.gpu = r.candidate.config.gpu;
+      r.tensor_parallel_size = r.candidate.config.tensor_parallel_size;
+      r.pipeline_parallel_size = r.candidate.config.pipeline_parallel_size;
+      r.status = CandidateStatus::kSkipped;
+      r.reason = "not evaluated (interrupted)";
+      plan.interrupted = true;
+    }
+  }
+  std::vector<size_t> order(results.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto rank_key = [&](size_t i) {
+    const CandidateResult& r = results[i];
+    const bool ok = r.status == CandidateStatus::kOk;
+    const double cost = ok ? r.cost_per_hour : std::numeric_limits<double>::infinity();
+    return std::tuple(static_cast<int>(r.status), cost, ok ? r.total_gpus : 0, i);
+  };
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return rank_key(a) < rank_key(b); });
+  for (size_t i : order) plan.candidates.push_back(std::move(results[i]));
+  return plan;
+}
+
+std::string plan_answer(const PlanResult& result, const PlanOptions& options) {
+  const std::string load = short_num(options.target_qps) + " req/s" +
+                           (options.headroom > 0
+                                ? " (+" + short_num(options.headroom * 100) + "% headroom)"
+                                : "");
+  if (!result.found()) {
+    std::string why;
+    for (const auto& c : result.candidates) {
+      if (c.status == CandidateStatus::kInfeasible || c.status == CandidateStatus::kUnverified) {
+        why = c.candidate.label + ": " + c.reason;
+        break;
+      }
+    }
+    if (why.empty() && !result.candidates.empty()) {
+      why = result.candidates[0].candidate.label + ": " + result.candidates[0].reason;
+    }
+    return "Answer: no candidate meets " + slos_text(options.slos) + " at " + load +
+           (why.empty() ? "" : " — " + why);
+  }
+  const CandidateResult& c = result.candidates[0];
+  std::string s = "Answer: " + std::to_string(c.total_gpus) + " × " + c.gpu + " (" + shape(c) +
+                  ")";
+  if (!c.candidate.vary.empty()) {
+    std::string knobs;
+    for (const auto& [k, v] : c.candidate.vary.items()) {
+      std::string flag = k;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      knobs += (knobs.empty() ? "" : " ") + flag + "=" +
+               (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    s += " with " + knobs;
+  }
+  s += " meets " + slos_text(options.slos) + " at " + load;
+  if (c.price_per_gpu_hour > 0) s += "; $" + fixed(c.cost_per_hour, 2) + "/h";
+  s += "; " + gpu_range(c) + " GPUs over " + std::to_string(options.seeds) +
+       (options.seeds == 1 ? " seed" : " seeds");
+  return s;
+}
+
+ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
+                          const json& config_echo) {
+  ordered_json j;
+  ordered_json head;
+  head["version"] = "0.1";
+  head["target_qps"] = options.target_qps;
+  head["headroom"] = options.headroom;
+  head["verify_qps"] = options.target_qps * (1 + options.headroom);
+  json slos = json::array();
+  for (const Slo& s : options.slos) slos.push_back(s.text());
+  head["slos"] = slos;
+  head["seeds"] = options.seeds;
+  head["rel_tol"] = options.rel_tol;
+  head["max_cluster_prompts"] = options.max_cluster_prompts;
+  head["slo_rule"] = "mean over seeds";
+  j["servesim_plan"] = head;
+  j["config"] = config_echo;
+  ordered_json cands = ordered_json::array();
+  int rank = 0;
+  for (const CandidateResult& c : result.candidates) {
+    ordered_json o;
+    const bool ok = c.status == CandidateStatus::kOk;
+    o["rank"] = ok ? json(++rank) : json(nullptr);
+    o["label"] = c.candidate.label;
+    o["gpu"] = c.gpu;
+    o["tensor_parallel_size"] = c.tensor_parallel_size;
+    o["pipeline_parallel_size"] = c.pipeline_parallel_size;
+    o["vary"] = c.candidate.vary;
+    o["status"] = status_name(c.status);
+    o["reason"] = c.reason.empty() ? json(nullptr) : json(c.reason);
+    o["gpus_per_replica"] = c.gpus_per_replica;
+    o["total_gpus"] = ok ? json(c.total_gpus) : json(nullptr);
+    o["total_gpus_range"] = ok ? json::array({c.min_gpus, c.max_gpus}) : json(nullptr);
+    o["replicas"] = ok ? json(c.replicas) : json(nullptr);
+    o["estimated_replicas"] = c.estimated_replicas > 0 ? json(c.estimated_replicas) : json(nullptr);
+    o["min_stable_replicas"] =
+        c.min_stable_replicas > 0 ? json(c.min_stable_replicas) : json(nullptr);
+    const bool measured = c.status != CandidateStatus::kSkipped || c.capacity.saturation_rps > 0;
+    o["saturation_qps_per_replica"] = measured ? json(c.capacity.saturation_rps) : json(nullptr);
+    o["per_replica_max_qps"] = c.capacity.feasible ? json(c.capacity.max_rate) : json(nullptr);
+    o["per_replica_max_qps_per_seed"] = c.capacity.per_seed_max_rate;
+    o["binding_slo"] = c.capacity.binding.empty() ? json(nullptr) : json(c.capacity.binding);
+    o["replicas_per_seed"] = c.per_seed_replicas;
+    o["price_per_gpu_hour_usd"] = c.price_per_gpu_hour;
+    o["cost_per_hour_usd"] = ok ? json(c.cost_per_hour) : json(nullptr);
+    o["usd_per_million_output_tokens"] =
+        ok && c.usd_per_million_output_tokens > 0 ? json(c.usd_per_million_output_tokens)
+                                                  : json(nullptr);
+    o["output_tokens_per_s_per_gpu"] = ok ? json(c.output_tokens_per_s_per_gpu) : json(nullptr);
+    o["output_tokens_per_usd"] =
+        ok && c.output_tokens_per_usd > 0 ? json(c.output_tokens_per_usd) : json(nullptr);
+    o["goodput_rps"] = ok && c.at_target.count("request_goodput") ? json(c.goodput_rps)
+                                                                   : json(nullptr);
+    ordered_json at = ordered_json::object();
+    for (const auto& [k, s] : c.at_target) at[k] = seed_stat_json(s);
+    o["at_target"] = at;
+    json verification = json::array();
+    for (const auto& v : c.verification) {
+      verification.push_back(json{{"replicas", v.replicas}, {"pass", v.pass}});
+    }
+    o["verification"] = verification;
+    o["cluster_prompts"] = c.cluster_prompts;
+    json probes = json::array();
+    for (const auto& p : c.capacity.probes) {
+      json means = json::object();
+      for (size_t i = 0; i < options.slos.size() && i < p.eval.mean.size(); ++i) {
+        means[options.slos[i].key] = p.eval.mean[i] ? json(*p.eval.mean[i]) : json(nullptr);
+      }
+      probes.push_back(json{{"rate", p.rate}, {"pass", p.eval.pass}, {"mean", means}});
+    }
+    o["capacity_probes"] = probes;
+    o["simulations"] = c.simulations;
+    cands.push_back(o);
+  }
+  j["candidates"] = cands;
+  j["interrupted"] = result.interrupted;
+  j["answer"] = plan_answer(result, options);
+  return j;
+}
+
+std::string plan_to_csv(const PlanResult& result) {
+  std::ostringstream os;
+  os << "rank,label,gpu,tensor_parallel_size,pipeline_parallel_size,status,total_gpus,"
+        "total_gpus_min,total_gpus_max,replicas,estimated_replicas,per_replica_max_qps,"
+        "binding_slo,p50_ttft_ms,p99_ttft_ms,p50_tpot_ms,p99_tpot_ms,p50_e2el_ms,p99_e2el_ms,"
+        "cost_per_hour_usd,usd_per_million_output_tokens,output_tokens_per_s_per_gpu,"
+        "output_tokens_per_usd,goodput_rps,reason\n";
+  int rank = 0;
+  for (const CandidateResult& c : result.candidates) {
+    const bool ok = c.status == CandidateStatus::kOk;
+    os << (ok ? std::to_string(++rank) : "") << "," << csv_cell(c.candidate.label) << ","
+       << csv_cell(c.gpu) << "," << c.tensor_parallel_size << "," << c.pipeline_parallel_size
+       << "," << status_name(c.status) << ",";
+    if (ok) {
+      os << c.total_gpus << "," << c.min_gpus << "," << c.max_gpus << "," << c.replicas;
+    } else {
+      os << ",,,";
+    }
+    os << "," << (c.estimated_replicas > 0 ? std::to_string(c.estimated_replicas) : "") << ","
+       << (c.capacity.feasible ? csv_num(c.capacity.max_rate) : "") << ","
+       << csv_cell(c.capacity.binding);
+    for (const std::string& k : report_keys()) {
+      os << ",";
+      if (ok && c.at_target.count(k)) os << csv_num(c.at_target.at(k).mean);
+    }
+    os << ",";
+    if (ok) {
+      os << csv_num(c.cost_per_hour) << "," << csv_num(c.usd_per_million_output_tokens) << ","
+         << csv_num(c.output_tokens_per_s_per_gpu) << "," << csv_num(c.output_tokens_per_usd)
+         << "," << (c.at_target.count("request_goodput") ? csv_num(c.goodput_rps) : "");
+    } else {
+      os << ",,,,";
+    }
+    os << "," << csv_cell(c.reason) << "\n";
+  }
+  return os.str();
+}
+
+void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOptions& options) {
+  const double load = options.target_qps * (1 + options.headroom);
+  out << "Plan: " << short_num(options.target_qps) << " req/s";
+  if (options.headroom > 0) {
+    out << " (+" << short_num(options.headroom * 100) << "% headroom: clusters verified at "
+        << short_num(load) << " req/s)";
+  }
+  out << ", SLOs " << slos_text(options.slos) << " (mean of " << options.seeds << " seeds)\n";
+  size_t label_w = 9;
+  for (const CandidateResult& c : result.candidates) {
+    if (c.status == CandidateStatus::kOk) label_w = std::max(label_w, c.candidate.label.size());
+  }
+  const int lw = static_cast<int>(label_w);
+  char line[1024];
+  std::snprintf(line, sizeof line,
+                "%-4s %-*s %-13s %-8s %-9s %-22s %-15s %-13s %-9s %-9s %-8s %-9s\n", "Rank", lw,
+                "Candidate", "GPUs", "Replicas", "QPS/rep", "Binding SLO", "TTFT p50/p99",
+                "TPOT p50/p99", "E2E p99", "$/hour", "$/M tok", "tok/s/GPU");
+  out << line;
+  out << std::string(std::strlen(line) - 1, '-') << "\n";
+  int rank = 0;
+  auto ms = [](const CandidateResult& c, const std::string& k) {
+    return c.at_target.count(k) ? fixed(c.at_target.at(k).mean, c.at_target.at(k).mean < 100 ? 1 : 0)
+                                : std::string("-");
+  };
+  std::vector<const CandidateResult*> others;
+  for (const CandidateResult& c : result.candidates) {
+    if (c.status != CandidateStatus::kOk) {
+      others.push_back(&c);
+      continue;
+    }
+    const std::string gpus = std::to_string(c.total_gpus) +
+                             (c.min_gpus != c.max_gpus ? " (" + gpu_range(c) + ")" : "");
+    std::snprintf(line, sizeof line,
+                  "%-4d %-*s %-13s %-8d %-9s %-22s %-15s %-13s %-9s %-9s %-8s %-9s\n", ++rank, lw,
+                  c.candidate.label.c_str(), gpus.c_str(), c.replicas,
+                  fixed(c.capacity.max_rate, c.capacity.max_rate < 10 ? 2 : 1).c_str(),
+                  c.capacity.binding.c_str(),
+                  (ms(c, "p50_ttft_ms") + "/" + ms(c, "p99_ttft_ms")).c_str(),
+                  (ms(c, "p50_tpot_ms") + "/" + ms(c, "p99_tpot_ms")).c_str(),
+                  ms(c, "p99_e2el_ms").c_str(),
+                  c.price_per_gpu_hour > 0 ? fixed(c.cost_per_hour, 2).c_str() : "-",
+                  c.usd_per_million_output_tokens > 0
+                      ? fixed(c.usd_per_million_output_tokens, 2).c_str()
+                      : "-",
+                  fixed(c.output_tokens_per_s_per_gpu, 0).c_str());
+    out << line;
+  }
+  for (const CandidateResult* c : others) {
+    out << "-    " << c->candidate.label << ": " << status_name(c->status) << " — " << c->reason
+        << "\n";
+  }
+  out << "GPUs: verified minimum (range over seeds, each seed searched alone). Latencies in ms at "
+      << short_num(options.target_qps) << " req/s, mean over seeds.\n";
+  out << plan_answer(result, options) << "\n";
+}
+
+}  // namespace servesim::planning

@@ -1,0 +1,157 @@
+// Plan: the cheapest deployment that meets every SLO at a target load (DESIGN.md §5).
+//
+// Per candidate (GPU × tensor-parallel size × --vary knob values), run_plan():
+//  1. prepares the deployment; a candidate that cannot start (model does not fit, TP does not
+//     divide the heads, max-model-len too long for its KV cache) is skipped with vLLM's reason;
+//  2. finds the per-replica max rate R meeting every SLO (capacity.h: bisection with seeds);
+//     none at any load → infeasible, with the reason;
+//  3. estimates replicas n0 = max(n_s, ceil(L / R)) with L = target_qps·(1 + headroom), where
+//     n_s = ceil(L / S) is the stability bound (S = one replica's saturation throughput: fewer
+//     replicas cannot serve L at all, so they count as failing without a run);
+//  4. verifies: simulates the whole cluster (n replicas behind config.router) at rate L and
+//     finds the smallest n >= n_s that passes (same SLO rule: mean over seeds): if n0 passes,
+//     n_s is tried next (pooling often brings the answer down to it) and then the gap is
+//     bisected; if n0 fails, n goes up by 1, 2, 4, ... until it passes, then the last gap is
+//     bisected. Pooling behind a load-aware router usually lets n go below n0; a bursty workload
+//     may push it above. Searched up to max(4·n0, n0 + 8) replicas, else "unverified".
+//     Cluster runs send N_c = clamp(num_prompts·n0, num_prompts, max_cluster_prompts) requests
+//     (about as many per replica as a capacity probe, capped for speed), the same for every n
+//     and seed-matched, so the comparison between counts is paired; --warmup-requests scales by
+//     N_c / num_prompts.
+//  5. confidence interval: each seed alone gets its own minimum count (the same search on that
+//     seed's results); the GPU range is min–max of replicas_s·GPUs per replica over seeds;
+//  6. reports P50/P99 TTFT, TPOT and E2E at the target rate (not L) with the chosen count: mean
+//     over seeds with min–max and a 95% Student-t half-width, plus cost and throughput views.
+//
+// Ranking: candidates that meet the SLOs by cost per hour (GPUs × price), then fewer GPUs, then
+// input order; after them the unverified, then the infeasible, then the skipped ones, each group
+// in input order.
+// Determinism: every simulation is a pure function of its config and seed; candidates run in
+// parallel (parallel_for, `jobs` threads, the rest of the threads run seeds of one probe), so the
+// result and its files are identical for any `jobs`.
+#ifndef SERVESIM_SIM_PLANNING_PLAN_H_
+#define SERVESIM_SIM_PLANNING_PLAN_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cluster/simulation.h"
+#include "sim/planning/capacity.h"
+#include "sim/planning/progress.h"
+#include "sim/planning/slo.h"
+
+namespace servesim::planning {
+
+struct PlanCandidate {
+  std::string label;                               // "h100-sxm TP2 max-num-seqs=64"
+  nlohmann::json vary = nlohmann::json::object();  // --vary settings of this candidate
+  sim::SimulationConfig config;                    // complete: gpu, TP, vary applied
+};
+
+struct PlanOptions {
+  double target_qps = 0;
+  double headroom = 0;      // verify at target_qps·(1 + headroom)
+  std::vector<Slo> slos;
+  int seeds = 3;
+  int jobs = 0;             // 0 = all cores
+  double rel_tol = 0.01;    // capacity bisection tolerance (relative, on the rate)
+  int64_t max_cluster_prompts = 10000;
+  std::map<std::string, double> gpu_price;  // GPU catalog name → USD per GPU-hour (override)
+};
+
+// A metric over seeds: mean, min, max and the 95% Student-t half-width t(0.975, k−1)·s/√k
+// (s the sample standard deviation of the k per-seed values; 0 with one seed).
+struct SeedStat {
+  std::vector<double> values;
+  double mean = 0, min = 0, max = 0, ci95 = 0;
+};
+SeedStat seed_stat(const std::vector<double>& values);
+
+enum class CandidateStatus { kOk, kUnverified, kInfeasible, kSkipped };
+const char* status_name(CandidateStatus s);  // "ok", "unverified", "infeasible", "skipped"
+
+struct VerificationStep {
+  int replicas = 0;
+  bool pass = false;
+};
+
+struct CandidateResult {
+  PlanCandidate candidate;
+  std::string gpu;  // resolved catalog name
+  int tensor_parallel_size = 1;
+  int pipeline_parallel_size = 1;
+  CandidateStatus status = CandidateStatus::kSkipped;
+  std::string reason;  // why not ok
+  int gpus_per_replica = 1;
+  CapacityResult capacity;
+  int min_stable_replicas = 0;  // ceil(L / saturation throughput per replica)
+  int estimated_replicas = 0;   // max(min_stable_replicas, ceil(L / per-replica max))
+  int replicas = 0;            // verified minimum
+  int total_gpus = 0;
+  std::vector<int> per_seed_replicas;
+  int min_gpus = 0, max_gpus = 0;  // over seeds
+  std::vector<VerificationStep> verification;
+  int64_t cluster_prompts = 0;
+  // At the target rate with `replicas`: p50/p99 of ttft, tpot, e2el (ms), each SLO's key,
+  // request_throughput, output_throughput, total_token_throughput, request_goodput.
+  std::map<std::string, SeedStat> at_target;
+  double price_per_gpu_hour = 0;
+  double cost_per_hour = 0;
+  double usd_per_million_output_tokens = 0;
+  double output_tokens_per_s_per_gpu = 0;
+  double output_tokens_per_usd = 0;
+  double goodput_rps = 0;  // vLLM request_goodput at the target (goodput_from_slos thresholds)
+  int64_t simulations = 0;
+};
+
+struct PlanResult {
+  std::vector<CandidateResult> candidates;  // ranked
+  bool interrupted = false;
+  bool found() const {
+    return !candidates.empty() && candidates[0].status == CandidateStatus::kOk;
+  }
+};
+
+// Smallest n in [floor, cap] with passes(n), for passes monotone in n (false … true …) and every
+// n < floor failing by definition. Starts at `start` (clamped to [floor, cap]): if it passes,
+// tries floor, then bisects between them; if not, steps up by 1, 2, 4, … until it passes, then
+// bisects the last gap. Returns 0 when nothing up to `cap` passes. Calls passes(n) at most once
+// per n.
+int smallest_passing(int start, int floor, int cap, const std::function<bool(int)>& passes);
+
+// Evaluates one candidate (steps 1–6 above) with `jobs` threads for its seeds. Throws
+// ConfigError only for load errors common to every candidate.
+CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOptions& options,
+                                   int jobs);
+
+// All candidates, ranked. Throws ConfigError when target_qps <= 0, headroom < 0, seeds < 1, no
+// SLO or no candidate. `progress` (may be null) advances once per candidate; `cancel` stops
+// starting candidates (those not run are "skipped: interrupted").
+PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOptions& options,
+                    ProgressBar* progress, const std::atomic<bool>* cancel);
+
+// "Answer: 12 × h100-sxm (6 replicas × TP2) meets p99_ttft_ms<=500, p99_tpot_ms<=50 at 100 req/s;
+// $35.40/h; 10–12 GPUs over 3 seeds", or "Answer: no candidate meets … (reason)".
+std::string plan_answer(const PlanResult& result, const PlanOptions& options);
+
+// The plan file: {"servesim_plan": {target_qps, headroom, verify_qps, slos, seeds, ...},
+// "config": echo, "candidates": [{rank, label, gpu, ..., total_gpus, ...}], "answer": text}.
+// Deterministic: no wall-clock values.
+nlohmann::ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
+                                    const nlohmann::json& config_echo);
+
+// One row per candidate, in rank order.
+std::string plan_to_csv(const PlanResult& result);
+
+// The ranked table, then the answer line.
+void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOptions& options);
+
+}  // namespace servesim::planning
+
+#endif  // SERVESIM_SIM_PLANNING_PLAN_H_

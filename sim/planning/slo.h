@@ -1,0 +1,67 @@
+// SLOs in vLLM's sweep notation (REFERENCE.md §2.1, `vllm bench sweep serve_sla --sla-params
+// '{"p99_ttft_ms": "<=500"}'`), written as one expression per --slo: `p99_ttft_ms<=500`.
+//
+// Contract:
+//  - parse_slo() accepts KEY OP NUMBER with OP one of <=, <, >=, > (spaces around OP allowed).
+//    KEY is a metric of the result file (vllm bench serve --save-result names):
+//      {mean,median,std,p<P>}_{ttft,tpot,itl,e2el}_ms   (P a number in [0, 100]: p99, p99.9, p50)
+//      request_throughput, request_goodput, output_throughput, total_token_throughput,
+//      max_output_tokens_per_s, max_concurrent_requests, completed, failed, duration,
+//      total_input_tokens, total_output_tokens
+//    ("request_goodput:", the old spelling with a colon, is accepted as request_goodput).
+//    Anything else throws ConfigError: "--slo: '<text>' ..." naming what is wrong and what is
+//    expected. The number must be finite.
+//  - metric_value() reads KEY from BenchmarkMetrics; nullopt when the run has no such value (no
+//    completed request, TPOT of one-token outputs, goodput not asked for, a percentile that was
+//    not computed — call require_slo_metrics() first).
+//  - require_slo_metrics() adds to MetricsOptions every percentile the SLOs name (and all four
+//    latency metrics), so metric_value() finds them.
+//  - goodput_from_slos(): vLLM's per-request goodput SLOs ("ttft", "tpot", "e2el" in ms) implied
+//    by the upper-bound SLOs on those metrics: the smallest threshold given for each metric.
+#ifndef SERVESIM_SIM_PLANNING_SLO_H_
+#define SERVESIM_SIM_PLANNING_SLO_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/benchmark_metrics.h"
+
+namespace servesim::planning {
+
+enum class SloOp { kLe, kLt, kGe, kGt };
+
+struct Slo {
+  std::string key;  // result-file name, e.g. "p99_ttft_ms"
+  SloOp op = SloOp::kLe;
+  double threshold = 0;
+
+  // True when `value` satisfies the SLO.
+  bool holds(double value) const;
+  // Relative distance past the threshold (> 0 = violated): value/threshold − 1 for upper bounds,
+  // 1 − value/threshold for lower bounds (absolute difference when threshold is 0).
+  double violation(double value) const;
+  bool is_upper_bound() const { return op == SloOp::kLe || op == SloOp::kLt; }
+  // Canonical text: "p99_ttft_ms<=500".
+  std::string text() const;
+};
+
+Slo parse_slo(const std::string& text);
+std::vector<Slo> parse_slos(const std::vector<std::string>& texts);
+
+// True when `key` is a metric name parse_slo() accepts.
+bool is_slo_metric(const std::string& key);
+
+std::optional<double> metric_value(const metrics::BenchmarkMetrics& m, const std::string& key);
+
+void require_slo_metrics(metrics::MetricsOptions& options, const std::vector<Slo>& slos);
+
+std::map<std::string, double> goodput_from_slos(const std::vector<Slo>& slos);
+
+// "p99_ttft_ms<=500, p99_tpot_ms<=50".
+std::string slos_text(const std::vector<Slo>& slos);
+
+}  // namespace servesim::planning
+
+#endif  // SERVESIM_SIM_PLANNING_SLO_H_

@@ -1,0 +1,581 @@
+#include "sim/planning/sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "sim/base/error.h"
+#include "sim/base/parallel.h"
+#include "sim/metrics/result_writer.h"
+
+namespace servesim::planning {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+const char* const kLatencyMetrics[] = {"ttft", "tpot", "itl", "e2el"};
+
+// Columns whose values are counts: written as integers.
+bool is_count_column(const std::string& c) {
+  static const std::set<std::string> kCounts = {"completed",          "failed",     "kv_peak_blocks",
+                                                "kv_capacity_blocks", "preemptions", "num_gpus"};
+  return kCounts.count(c) > 0;
+}
+
+// a + b + c without GCC 12's false -Wrestrict on chained std::string operator+.
+std::string join3(const std::string& a, const std::string& b, const std::string& c) {
+  std::string out;
+  out.reserve(a.size() + b.size() + c.size());
+  out.append(a).append(b).append(c);
+  return out;
+}
+
+std::optional<double> finite_or_null(double v) {
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+SweepPoint make_point(double value, const sim::SimulationConfig& config,
+                      const sim::PreparedDeployment& prepared, const sim::SimulationResult& result,
+                      const std::vector<std::string>& columns, const SweepOptions& options) {
+  SweepPoint p;
+  p.value = value;
+  p.saturation = check_saturation(result.records, options.saturation);
+  p.saturated = p.saturation.saturated;
+
+  const metrics::BenchmarkMetrics& m = result.metrics;
+  std::map<std::string, std::optional<double>> v;
+  v["completed"] = double(m.completed);
+  v["failed"] = double(m.failed);
+  v["duration"] = m.duration_s;
+  v["request_throughput"] = m.request_throughput;
+  v["request_goodput"] = m.request_goodput ? std::optional<double>(*m.request_goodput)
+                                           : std::nullopt;
+  v["output_throughput"] = m.output_throughput;
+  v["total_token_throughput"] = m.total_token_throughput;
+  for (const char* name : kLatencyMetrics) {
+    const auto it = m.summaries.find(name);
+    if (it == m.summaries.end() || m.completed == 0) continue;
+    const metrics::MetricSummary& s = it->second;
+    const std::string n = name;
+    v["mean_" + n + "_ms"] = s.mean_ms;
+    v["median_" + n + "_ms"] = s.median_ms;
+    v["std_" + n + "_ms"] = s.std_ms;
+    for (const auto& [pct, ms] : s.percentiles_ms) {
+      v["p" + metrics::percentile_word(pct) + "_" + n + "_ms"] = ms;
+    }
+  }
+  const json summary = sim::servesim_summary(config, prepared, result);
+  const double capacity = double(prepared.memory.num_blocks);
+  const double peak = summary["kv_cache"]["peak_used_blocks"].get<double>();
+  v["kv_peak_blocks"] = peak;
+  v["kv_capacity_blocks"] = capacity;
+  v["kv_peak_fraction"] = capacity > 0 ? std::optional<double>(peak / capacity) : std::nullopt;
+  v["preemptions"] = summary["preemptions"].get<double>();
+  v["prefix_cache_hit_rate"] = summary["prefix_cache_hit_rate"].get<double>();
+  v["busy_fraction"] = summary["busy_fraction"].get<double>();
+  v["mean_batch_size"] = summary["mean_batch_size"].get<double>();
+  const double replicas = double(std::max<size_t>(1, result.replica_stats.size()));
+  const double gpus = double(prepared.deployment.tensor_parallel_size) *
+                      double(prepared.deployment.pipeline_parallel_size) * replicas;
+  v["num_gpus"] = gpus;
+  v["output_tokens_per_s_per_gpu"] = m.output_throughput / gpus;
+  const double price = prepared.deployment.gpu.price_per_hour_usd;
+  if (price > 0) {
+    const double tokens_per_usd = m.output_throughput * 3600.0 / (price * gpus);
+    v["output_tokens_per_usd"] = tokens_per_usd;
+    v["usd_per_million_output_tokens"] =
+        tokens_per_usd > 0 ? std::optional<double>(1e6 / tokens_per_usd) : std::nullopt;
+  }
+  if (p.saturation.applicable) {
+    v["offered_rate"] = p.saturation.offered_rate;
+    v["throughput_ratio"] = p.saturation.throughput_ratio;
+    v["latency_growth"] = finite_or_null(p.saturation.latency_growth);
+  }
+  p.metrics.reserve(columns.size());
+  for (const std::string& c : columns) {
+    auto it = v.find(c);
+    std::optional<double> x = it == v.end() ? std::nullopt : it->second;
+    if (x && !std::isfinite(*x)) x = std::nullopt;
+    if (p.saturated && is_latency_column(c)) x = std::nullopt;
+    p.metrics.push_back(x);
+  }
+  return p;
+}
+
+ordered_json deployment_echo(const sim::SimulationConfig& config,
+                             const sim::PreparedDeployment& p) {
+  const models::Deployment& d = p.deployment;
+  return ordered_json{
+      {"model", config.model},
+      {"gpu", d.gpu.name},
+      {"tensor_parallel_size", d.tensor_parallel_size},
+      {"pipeline_parallel_size", d.pipeline_parallel_size},
+      {"gpus_per_replica", d.tensor_parallel_size * d.pipeline_parallel_size},
+      {"num_replicas", config.num_replicas},
+      {"router", config.router},
+      {"price_per_gpu_hour_usd",
+       d.gpu.price_per_hour_usd > 0 ? json(d.gpu.price_per_hour_usd) : json(nullptr)},
+      {"quantization", d.quantization.empty() ? json(nullptr) : json(d.quantization)},
+      {"kv_cache_dtype", d.kv_cache_dtype},
+      {"max_num_seqs", p.engine.max_num_seqs},
+      {"max_num_batched_tokens", p.engine.max_num_batched_tokens},
+      {"block_size", p.engine.block_size},
+      {"gpu_memory_utilization", p.engine.gpu_memory_utilization},
+      {"enable_prefix_caching", p.engine.enable_prefix_caching},
+      {"max_model_len", p.engine.max_model_len},
+      {"num_gpu_blocks", p.memory.num_blocks},
+      {"kv_tokens", p.memory.kv_tokens},
+  };
+}
+
+std::optional<size_t> column_index(const std::vector<std::string>& columns, const std::string& c) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i] == c) return i;
+  }
+  return std::nullopt;
+}
+
+// Shortest round-trip text of a double, as JSON writes it; integers without ".0".
+std::string number_text(double v, bool integer) {
+  if (integer && std::fabs(v) < 1e15 && v == std::floor(v)) {
+    return std::to_string(static_cast<long long>(v));
+  }
+  return json(v).dump();
+}
+
+ordered_json axis_value_json(SweepAxis axis, double v) {
+  if (axis == SweepAxis::kMaxConcurrency) return ordered_json(static_cast<int64_t>(v));
+  return ordered_json(v);
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string fixed(std::optional<double> v, int prec) {
+  if (!v) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", prec, *v);
+  return buf;
+}
+
+std::string value_text(SweepAxis axis, double v) {
+  if (axis == SweepAxis::kMaxConcurrency) return std::to_string(static_cast<long long>(v));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+const char* axis_key(SweepAxis axis) {
+  return axis == SweepAxis::kRequestRate ? "request_rate" : "max_concurrency";
+}
+
+std::vector<std::string> point_columns(const metrics::MetricsOptions& metrics) {
+  std::vector<std::string> c = {"completed", "failed", "duration", "request_throughput"};
+  if (!metrics.goodput_slo_ms.empty()) c.push_back("request_goodput");
+  c.push_back("output_throughput");
+  c.push_back("total_token_throughput");
+  for (const char* name : kLatencyMetrics) {
+    c.push_back(join3("mean_", name, "_ms"));
+    c.push_back(join3("median_", name, "_ms"));
+    c.push_back(join3("std_", name, "_ms"));
+    for (double p : metrics.metric_percentiles) {
+      const std::string col = join3("p", metrics::percentile_word(p), join3("_", name, "_ms"));
+      if (std::find(c.begin(), c.end(), col) == c.end()) c.push_back(col);
+    }
+  }
+  for (const char* s :
+       {"kv_peak_blocks", "kv_capacity_blocks", "kv_peak_fraction", "preemptions",
+        "prefix_cache_hit_rate", "busy_fraction", "mean_batch_size", "num_gpus",
+        "output_tokens_per_s_per_gpu", "output_tokens_per_usd", "usd_per_million_output_tokens",
+        "offered_rate", "throughput_ratio", "latency_growth"}) {
+    c.push_back(s);
+  }
+  return c;
+}
+
+bool is_latency_column(const std::string& column) {
+  if (column.size() < 4 || column.compare(column.size() - 3, 3, "_ms") != 0) return false;
+  return column.rfind("mean_", 0) == 0 || column.rfind("median_", 0) == 0 ||
+         column.rfind("std_", 0) == 0 || column.rfind("p", 0) == 0;
+}
+
+void analyse_curve(SweepCurve& curve, const std::vector<std::string>& columns,
+                   const SweepOptions& options) {
+  const std::optional<size_t> metric = column_index(columns, options.knee_metric);
+  SERVESIM_CHECK(metric.has_value(), "analyse_curve: knee metric is not a column");
+  std::vector<double> xs;
+  std::vector<std::optional<double>> ys;
+  for (const SweepPoint& p : curve.points) {
+    xs.push_back(p.value);
+    ys.push_back(p.saturated ? std::nullopt : p.metrics[*metric]);
+  }
+  curve.knee = find_knee(xs, ys, options.knee);
+  curve.knee_value.reset();
+  if (curve.knee.index) curve.knee_value = xs[*curve.knee.index];
+
+  curve.saturation_value.reset();
+  curve.max_sustained_value.reset();
+  curve.plateau_value.reset();
+  for (const SweepPoint& p : curve.points) {
+    if (p.saturated) {
+      curve.saturation_value = p.value;
+      break;
+    }
+    curve.max_sustained_value = p.value;
+  }
+  const std::optional<size_t> thr = column_index(columns, "request_throughput");
+  curve.peak_request_throughput = 0;
+  if (thr) {
+    for (const SweepPoint& p : curve.points) {
+      if (p.metrics[*thr]) {
+        curve.peak_request_throughput = std::max(curve.peak_request_throughput, *p.metrics[*thr]);
+      }
+    }
+    if (options.axis == SweepAxis::kMaxConcurrency && curve.peak_request_throughput > 0) {
+      for (const SweepPoint& p : curve.points) {
+        if (p.metrics[*thr] &&
+            *p.metrics[*thr] >= options.plateau_fraction * curve.peak_request_throughput) {
+          curve.plateau_value = p.value;
+          break;
+        }
+      }
+    }
+  }
+}
+
+SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptions& options,
+                      ProgressBar* progress, const std::atomic<bool>* cancel) {
+  if (specs.empty()) throw ConfigError("sweep: nothing to run");
+  if (options.values.empty()) throw ConfigError("sweep: no values to sweep");
+  SweepResult result;
+  result.axis = options.axis;
+  result.columns = point_columns(specs.front().config.metrics);
+  if (!column_index(result.columns, options.knee_metric)) {
+    std::string list;
+    for (const std::string& c : result.columns) list += (list.empty() ? "" : ", ") + c;
+    throw ConfigError("--knee-metric: '" + options.knee_metric +
+                      "' is not a sweep metric; expected one of " + list +
+                      " (a percentile must be listed in --metric-percentiles)");
+  }
+  const size_t n_curves = specs.size();
+  const size_t n_values = options.values.size();
+
+  // Build every curve's deployment; a curve that cannot be built is reported, not fatal.
+  std::vector<std::unique_ptr<sim::PreparedDeployment>> prepared(n_curves);
+  std::vector<std::string> errors(n_curves);
+  parallel_for(static_cast<int64_t>(n_curves), options.jobs, [&](int64_t c) {
+    try {
+      prepared[size_t(c)] = std::make_unique<sim::PreparedDeployment>(
+          sim::prepare_deployment(specs[size_t(c)].config));
+    } catch (const ConfigError& e) {
+      errors[size_t(c)] = e.what();
+    }
+  });
+  if (std::all_of(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); })) {
+    throw ConfigError(specs.front().label.empty() ? errors.front()
+                                                  : specs.front().label + ": " + errors.front());
+  }
+
+  // Every (curve, value) point; curve-major so that early stop cuts the tail of each curve.
+  const bool early_stop = options.stop_at_saturation && options.axis == SweepAxis::kRequestRate;
+  std::vector<std::atomic<int64_t>> first_saturated(n_curves);
+  for (auto& f : first_saturated) f.store(INT64_MAX);
+  std::vector<std::optional<SweepPoint>> slots(n_curves * n_values);
+  const int64_t n_jobs = static_cast<int64_t>(slots.size());
+  parallel_for(
+      n_jobs, options.jobs,
+      [&](int64_t j) {
+        const size_t c = size_t(j) / n_values;
+        const size_t i = size_t(j) % n_values;
+        const bool skip = !errors[c].empty() ||
+                          (early_stop && int64_t(i) > first_saturated[c].load());
+        if (!skip) {
+          sim::SimulationConfig config = specs[c].config;
+          const double v = options.values[i];
+          if (options.axis == SweepAxis::kRequestRate) {
+            config.workload.request_rate = v;
+          } else {
+            config.max_concurrency = static_cast<int64_t>(v);
+          }
+          SweepPoint point;
+          {
+            const sim::SimulationResult r = sim::run_simulation(config, *prepared[c]);
+            point = make_point(v, config, *prepared[c], r, result.columns, options);
+          }
+          if (point.saturated) {
+            int64_t cur = first_saturated[c].load();
+            while (int64_t(i) < cur && !first_saturated[c].compare_exchange_weak(cur, int64_t(i))) {
+            }
+          }
+          slots[size_t(j)] = std::move(point);
+        }
+        if (progress != nullptr) progress->advance();
+      },
+      cancel);
+
+  for (size_t c = 0; c < n_curves; ++c) {
+    SweepCurve curve;
+    curve.label = specs[c].label;
+    curve.vary = specs[c].vary;
+    curve.error = errors[c];
+    if (prepared[c]) curve.deployment = deployment_echo(specs[c].config, *prepared[c]);
+    if (curve.error.empty()) {
+      const int64_t cut = early_stop ? first_saturated[c].load() : INT64_MAX;
+      for (size_t i = 0; i < n_values; ++i) {
+        std::optional<SweepPoint>& slot = slots[c * n_values + i];
+        if (int64_t(i) <= cut && slot) {
+          curve.points.push_back(std::move(*slot));
+        } else {
+          curve.skipped_values.push_back(options.values[i]);
+          if (int64_t(i) <= cut) result.interrupted = true;  // not run: cancelled
+        }
+      }
+      analyse_curve(curve, result.columns, options);
+    }
+    result.curves.push_back(std::move(curve));
+  }
+  return result;
+}
+
+ordered_json sweep_to_json(const SweepResult& result, const SweepOptions& options,
+                           const json& config_echo, const json& vary_echo) {
+  ordered_json out;
+  out["servesim_sweep"] = "0.1";
+  out["axis"] = axis_key(result.axis);
+  ordered_json values = ordered_json::array();
+  for (double v : options.values) values.push_back(axis_value_json(result.axis, v));
+  out["values"] = values;
+  out["knee_metric"] = options.knee_metric;
+  out["knee_tolerance"] = options.knee.tolerance;
+  out["knee_plateau_points"] = options.knee.plateau_points;
+  out["saturation_rule"] = {{"min_throughput_ratio", options.saturation.min_throughput_ratio},
+                            {"min_latency_growth", options.saturation.min_latency_growth},
+                            {"stop_at_saturation", options.stop_at_saturation}};
+  out["config"] = config_echo;
+  out["vary"] = vary_echo;
+  out["columns"] = result.columns;
+  out["interrupted"] = result.interrupted;
+  ordered_json curves = ordered_json::array();
+  for (const SweepCurve& c : result.curves) {
+    ordered_json jc;
+    jc["label"] = c.label;
+    jc["vary"] = c.vary;
+    jc["error"] = c.error.empty() ? json(nullptr) : json(c.error);
+    jc["deployment"] = c.deployment.is_null() ? ordered_json(nullptr) : c.deployment;
+    auto opt = [&](const std::optional<double>& v) {
+      return v ? ordered_json(axis_value_json(result.axis, *v)) : ordered_json(nullptr);
+    };
+    jc["knee"] = {{"value", opt(c.knee_value)},
+                  {"left_plateau", c.knee.left_plateau},
+                  {"plateau", finite_or_null(c.knee.plateau) ? json(c.knee.plateau) : json(nullptr)},
+                  {"threshold",
+                   finite_or_null(c.knee.threshold) ? json(c.knee.threshold) : json(nullptr)}};
+    jc["saturation_value"] = opt(c.saturation_value);
+    jc["max_sustained_value"] = opt(c.max_sustained_value);
+    jc["plateau_value"] = opt(c.plateau_value);
+    jc["peak_request_throughput"] = c.peak_request_throughput;
+    ordered_json skipped = ordered_json::array();
+    for (double v : c.skipped_values) skipped.push_back(axis_value_json(result.axis, v));
+    jc["skipped_values"] = skipped;
+    ordered_json points = ordered_json::array();
+    for (size_t i = 0; i < c.points.size(); ++i) {
+      const SweepPoint& p = c.points[i];
+      ordered_json jp;
+      jp[axis_key(result.axis)] = axis_value_json(result.axis, p.value);
+      jp["saturated"] = p.saturated;
+      jp["knee"] = c.knee.index && *c.knee.index == i;
+      for (size_t k = 0; k < result.columns.size(); ++k) {
+        const std::optional<double>& v = p.metrics[k];
+        if (!v) {
+          jp[result.columns[k]] = nullptr;
+        } else if (is_count_column(result.columns[k])) {
+          jp[result.columns[k]] = static_cast<int64_t>(std::llround(*v));
+        } else {
+          jp[result.columns[k]] = *v;
+        }
+      }
+      points.push_back(jp);
+    }
+    jc["points"] = points;
+    curves.push_back(jc);
+  }
+  out["curves"] = curves;
+  return out;
+}
+
+std::string sweep_to_csv(const SweepResult& result) {
+  std::set<std::string> vary_keys;
+  for (const SweepCurve& c : result.curves) {
+    for (const auto& [k, v] : c.vary.items()) vary_keys.insert(k);
+  }
+  std::ostringstream os;
+  os << "curve";
+  for (const std::string& k : vary_keys) os << "," << k;
+  os << "," << axis_key(result.axis) << ",saturated,knee";
+  for (const std::string& c : result.columns) os << "," << c;
+  os << "\n";
+  for (const SweepCurve& c : result.curves) {
+    for (size_t i = 0; i < c.points.size(); ++i) {
+      const SweepPoint& p = c.points[i];
+      os << csv_cell(c.label);
+      for (const std::string& k : vary_keys) {
+        os << ",";
+        if (c.vary.contains(k)) {
+          const json& v = c.vary[k];
+          os << csv_cell(v.is_string() ? v.get<std::string>() : v.dump());
+        }
+      }
+      os << "," << number_text(p.value, true)
+         << "," << (p.saturated ? "true" : "false") << ","
+         << (c.knee.index && *c.knee.index == i ? "true" : "false");
+      for (size_t k = 0; k < result.columns.size(); ++k) {
+        os << ",";
+        if (p.metrics[k]) os << number_text(*p.metrics[k], is_count_column(result.columns[k]));
+      }
+      os << "\n";
+    }
+  }
+  return os.str();
+}
+
+void print_sweep_table(std::ostream& out, const SweepResult& result, const SweepOptions& options) {
+  // P50 is the median; the high percentile is the largest one listed (99 by default).
+  std::string high = "99";
+  {
+    double best = -1;
+    for (const std::string& c : result.columns) {
+      if (c.rfind("p", 0) == 0 && c.size() > 8 && c.compare(c.size() - 8, 8, "_ttft_ms") == 0) {
+        const double pct = std::stod(c.substr(1, c.size() - 9));
+        if (pct > best) {
+          best = pct;
+          high = c.substr(1, c.size() - 9);
+        }
+      }
+    }
+  }
+  auto idx = [&](const std::string& c) { return column_index(result.columns, c); };
+  const auto i_thr = idx("request_throughput");
+  const auto i_ttft50 = idx("median_ttft_ms");
+  const auto i_ttft_hi = idx("p" + high + "_ttft_ms");
+  const auto i_tpot50 = idx("median_tpot_ms");
+  const auto i_tpot_hi = idx("p" + high + "_tpot_ms");
+  const auto i_itl_hi = idx("p" + high + "_itl_ms");
+  const auto i_e2e_hi = idx("p" + high + "_e2el_ms");
+  const auto i_kv = idx("kv_peak_fraction");
+  const auto i_pre = idx("preemptions");
+  auto get = [](const SweepPoint& p, std::optional<size_t> i) -> std::optional<double> {
+    return i ? p.metrics[*i] : std::nullopt;
+  };
+  const bool rate = result.axis == SweepAxis::kRequestRate;
+  const std::string P = "P" + high;
+  char line[256];
+  for (const SweepCurve& c : result.curves) {
+    out << "== " << (c.label.empty() ? std::string("sweep") : c.label);
+    if (!c.deployment.is_null()) {
+      out << " (" << c.deployment["model"].get<std::string>() << " on "
+          << c.deployment["gpus_per_replica"].get<int>() << "x "
+          << c.deployment["gpu"].get<std::string>() << ", max-num-seqs "
+          << c.deployment["max_num_seqs"].get<int>() << ", "
+          << c.deployment["num_gpu_blocks"].get<int64_t>() << " KV blocks)";
+    }
+    out << " ==\n";
+    if (!c.error.empty()) {
+      out << "  not run: " << c.error << "\n\n";
+      continue;
+    }
+    std::snprintf(line, sizeof line, "%8s %9s %9s %9s %9s %9s %9s %9s %8s %8s\n",
+                  rate ? "rate" : "conc", "achieved", "P50 TTFT", (P + " TTFT").c_str(),
+                  "P50 TPOT", (P + " TPOT").c_str(), (P + " ITL").c_str(),
+                  (P + " E2E").c_str(), "KV peak", "preempt");
+    out << line;
+    std::snprintf(line, sizeof line, "%8s %9s %9s %9s %9s %9s %9s %9s %8s %8s\n",
+                  rate ? "req/s" : "requests", "req/s", "ms", "ms", "ms", "ms", "ms", "ms", "%", "");
+    out << line;
+    for (size_t i = 0; i < c.points.size(); ++i) {
+      const SweepPoint& p = c.points[i];
+      const std::optional<double> kv = get(p, i_kv);
+      if (p.saturated) {
+        const std::optional<double> pre = get(p, i_pre);
+        std::snprintf(line, sizeof line,
+                      "%8s %9s  saturated: achieved %.1f%% of the %.4g req/s offered, queueing "
+                      "delay x%.1f over the run; KV peak %s%%, %s preemptions\n",
+                      value_text(result.axis, p.value).c_str(), fixed(get(p, i_thr), 2).c_str(),
+                      100.0 * p.saturation.throughput_ratio,
+                      p.value,
+                      p.saturation.latency_growth,
+                      fixed(kv ? std::optional<double>(100 * *kv) : std::nullopt, 1).c_str(),
+                      fixed(pre, 0).c_str());
+        out << line;
+        continue;
+      }
+      std::snprintf(line, sizeof line, "%8s %9s %9s %9s %9s %9s %9s %9s %8s %8s%s\n",
+                    value_text(result.axis, p.value).c_str(), fixed(get(p, i_thr), 2).c_str(),
+                    fixed(get(p, i_ttft50), 1).c_str(), fixed(get(p, i_ttft_hi), 1).c_str(),
+                    fixed(get(p, i_tpot50), 2).c_str(), fixed(get(p, i_tpot_hi), 2).c_str(),
+                    fixed(get(p, i_itl_hi), 2).c_str(), fixed(get(p, i_e2e_hi), 1).c_str(),
+                    fixed(kv ? std::optional<double>(100 * *kv) : std::nullopt, 1).c_str(),
+                    fixed(get(p, i_pre), 0).c_str(),
+                    c.knee.index && *c.knee.index == i ? "  <- knee" : "");
+      out << line;
+    }
+    // Summary line.
+    const std::string unit = rate ? " req/s" : " concurrent";
+    std::ostringstream s;
+    s << (c.label.empty() ? std::string("sweep") : c.label) << ": ";
+    if (c.knee_value) {
+      s << "knee " << value_text(result.axis, *c.knee_value) << unit;
+      if (c.knee.left_plateau) {
+        s << " (" << options.knee_metric << " stays <= " << fixed(c.knee.threshold, 1) << " = "
+          << fixed(1 + options.knee.tolerance, 2) << " x plateau " << fixed(c.knee.plateau, 1)
+          << ")";
+      } else {
+        s << " (the last value: " << options.knee_metric
+          << " never left its plateau, the knee is beyond the range)";
+      }
+    } else {
+      if (!c.points.empty() && c.points.front().saturated) {
+        s << "no knee (saturated at the lowest value)";
+      } else {
+        s << "no knee (" << options.knee_metric << " rises above its plateau at the lowest values)";
+      }
+    }
+    if (rate) {
+      if (c.saturation_value) {
+        s << "; saturated at " << value_text(result.axis, *c.saturation_value) << unit;
+        if (!c.skipped_values.empty()) s << " (" << c.skipped_values.size() << " higher values skipped)";
+      } else {
+        s << "; not saturated up to "
+          << value_text(result.axis,
+                        c.points.empty() ? options.values.back() : c.points.back().value)
+          << unit;
+      }
+    } else if (c.plateau_value) {
+      s << "; throughput reaches " << fixed(100 * options.plateau_fraction, 0)
+        << "% of its peak at concurrency " << value_text(result.axis, *c.plateau_value);
+    }
+    s << "; peak " << fixed(c.peak_request_throughput, 2) << " req/s";
+    out << s.str() << "\n\n";
+  }
+  if (result.interrupted) {
+    out << "interrupted: only the points that finished are shown and written\n";
+  }
+}
+
+}  // namespace servesim::planning
