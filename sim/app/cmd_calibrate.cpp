@@ -12,6 +12,7 @@
 //                      of the profile fit or --base.
 // --holdout F fits the serving part only on the runs the same `validate --holdout F` does NOT
 // score, so fit and score never share a run; the profile lists its fit set either way.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -181,6 +182,12 @@ class CalibrateCommand : public Command {
       out << std::setw(30) << name << std::setw(16) << v.str() << std::setw(14) << e.str()
           << origin[name] << "\n";
     }
+    // A source listed twice (e.g. in --base and again here) is recorded once.
+    std::vector<std::string> unique;
+    for (const std::string& f : cal.fit_set) {
+      if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
+    }
+    cal.fit_set = unique;
     metrics::write_json_atomically(out_, hardware::to_json(cal));
     out << "\nCalibration written to " << out_ << "\n";
     err << "";

@@ -19,10 +19,14 @@ void BenchmarkClient::start(engine::Simulator& sim) {
 }
 
 void BenchmarkClient::schedule_next_arrival(engine::Simulator& sim) {
-  if (next_) sim.schedule_at(std::max(next_->arrival, sim.now()), this, 0);
+  if (next_) sim.schedule_at(std::max(next_->arrival, sim.now()), this, kArrival);
 }
 
-void BenchmarkClient::on_event(engine::Simulator& sim, int64_t /*tag*/) {
+void BenchmarkClient::on_event(engine::Simulator& sim, int64_t tag) {
+  if (tag == kRelease) {
+    release(sim);
+    return;
+  }
   // Deliver every request due now before anything else runs at this instant, so that requests
   // arriving together (e.g. --request-rate inf) reach the engine's queue together.
   while (next_ && next_->arrival <= sim.now()) {
@@ -52,6 +56,14 @@ void BenchmarkClient::send_now(engine::Simulator& sim, const workloads::RequestS
 }
 
 void BenchmarkClient::on_request_done(engine::Simulator& sim, int64_t /*request_id*/) {
+  if (completion_delay_ > SimTime::zero()) {
+    sim.schedule_after(completion_delay_, this, kRelease);
+  } else {
+    release(sim);
+  }
+}
+
+void BenchmarkClient::release(engine::Simulator& sim) {
   --outstanding_;
   ++done_;
   if (!blocked_.empty() && (max_concurrency_ == 0 || outstanding_ < max_concurrency_)) {

@@ -243,6 +243,8 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   Router router(policy, replica_ptrs);
   BenchmarkClient client(*workload, router, config.max_concurrency, config.warmup_requests,
                          &result.records);
+  client.set_completion_delay(SimTime::from_seconds_ceil(config.metrics.ttft_offset_s +
+                                                         prepared.client_ttft_overhead_s));
   relay.target = &client;
   client.start(sim);
   result.events = sim.run();

@@ -57,6 +57,7 @@ OneRun run_once(std::vector<workloads::RequestSpec> specs, const MeasuredRun& ru
                        prepared.memory.num_blocks, &records, &relay);
   ReplicaSink sink(replica);
   sim::BenchmarkClient client(workload, sink, config.max_concurrency, warmup_requests, &records);
+  client.set_completion_delay(SimTime::from_seconds_ceil(config.metrics.ttft_offset_s));
   relay.target = &client;
   client.start(simulator);
   simulator.run();

@@ -24,6 +24,13 @@
 namespace servesim::measured {
 namespace {
 
+// These tests state expectations of the datasheet + catalog model; the profiles shipped in
+// hardware/calibration would otherwise apply by default.
+sim::SimulationConfig uncalibrated(sim::SimulationConfig c) {
+  c.calibration = "none";
+  return c;
+}
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -129,6 +136,7 @@ TEST_CASE("replay: the simulator's own run, read back as a measurement, validate
   cfg.workload.seed = 3;
   cfg.metrics.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
   cfg.metrics.metric_percentiles = {50, 90, 99};
+  cfg.calibration = "none";
   const sim::PreparedDeployment prepared = sim::prepare_deployment(cfg);
   const sim::SimulationResult result = sim::run_simulation(cfg, prepared);
 
@@ -156,7 +164,7 @@ TEST_CASE("replay: the simulator's own run, read back as a measurement, validate
   CHECK(m.metrics.at("p99_tpot_ms") ==
         Approx(result.metrics.summaries.at("tpot").percentiles_ms.back().second).epsilon(1e-9));
 
-  const sim::SimulationConfig rc = simulation_config(m, app::apply_config_json);
+  const sim::SimulationConfig rc = uncalibrated(simulation_config(m, app::apply_config_json));
   const Prediction p = simulate_measured_run(m, rc, Calibration{}, ReplayOptions{});
   CHECK(p.arrivals == "trace");
   const auto rows = compare(m, p);
@@ -174,7 +182,7 @@ TEST_CASE("replay: the simulator's own run, read back as a measurement, validate
 TEST_CASE("calibration hook: a cost-model factory and a TTFT offset change the prediction",
           "[measured]") {
   const MeasuredRun r = synthetic_run();
-  const sim::SimulationConfig cfg = simulation_config(r, app::apply_config_json);
+  const sim::SimulationConfig cfg = uncalibrated(simulation_config(r, app::apply_config_json));
   const Prediction base = simulate_measured_run(r, cfg, Calibration{}, ReplayOptions{});
 
   Calibration offset;
@@ -203,7 +211,7 @@ TEST_CASE("replay: poisson runs average seeds; the arrivals say so", "[measured]
   MeasuredRun r = synthetic_run();
   r.has_start_times = false;
   r.seed = 5;
-  const sim::SimulationConfig cfg = simulation_config(r, app::apply_config_json);
+  const sim::SimulationConfig cfg = uncalibrated(simulation_config(r, app::apply_config_json));
   ReplayOptions one;
   one.seeds = 1;
   ReplayOptions three;
@@ -234,7 +242,7 @@ TEST_CASE("load_calibration_file: fit set, client TTFT overhead and roofline par
   CHECK(c.ttft_offset_s == 0.01);
   REQUIRE(c.make_cost);
   const MeasuredRun r = synthetic_run();
-  const sim::SimulationConfig cfg = simulation_config(r, app::apply_config_json);
+  const sim::SimulationConfig cfg = uncalibrated(simulation_config(r, app::apply_config_json));
   const Prediction base = simulate_measured_run(r, cfg, Calibration{}, ReplayOptions{});
   const Prediction slow = simulate_measured_run(r, cfg, c, ReplayOptions{});
   CHECK(slow.metrics.at("mean_tpot_ms") > base.metrics.at("mean_tpot_ms"));  // η_m 0.827 -> 0.5
@@ -283,7 +291,7 @@ TEST_CASE("validate_runs: a scored run in the fit set is flagged", "[measured]")
   c.fitted_on = {"synthetic"};
   MeasuredRun m = r;
   m.metrics["mean_ttft_ms"] = 50;
-  const ValidationTable t = validate_runs({m}, {simulation_config(m, app::apply_config_json)}, c,
+  const ValidationTable t = validate_runs({m}, {uncalibrated(simulation_config(m, app::apply_config_json))}, c,
                                           ReplayOptions{}, 1);
   REQUIRE(t.runs.size() == 1);
   CHECK(t.runs[0].in_fit_set);
@@ -299,7 +307,8 @@ TEST_CASE("servesim validate: fixtures end to end, flags, JSON output, clear err
   const fs::path out = fs::temp_directory_path() /
                        ("servesim_validate_" + std::to_string(::getpid()) + ".json");
   std::ostringstream o, e;
-  int code = app::run_cli({"validate", "--measured", kData + "/measured/sglang_bench_serving.jsonl",
+  int code = app::run_cli({"validate", "--calibration", "none", "--measured",
+                           kData + "/measured/sglang_bench_serving.jsonl",
                            kData + "/measured/profile_export_genai_perf.json", "--model",
                            "llama-3.1-8b", "--gpu", "h100-sxm", "-tp", "1", "--jobs", "2",
                            "--output", out.string()},
@@ -318,7 +327,8 @@ TEST_CASE("servesim validate: fixtures end to end, flags, JSON output, clear err
 
   // Same output whatever --jobs is (determinism).
   std::ostringstream o1, e1;
-  REQUIRE(app::run_cli({"validate", "--measured", kData + "/measured/sglang_bench_serving.jsonl",
+  REQUIRE(app::run_cli({"validate", "--calibration", "none", "--measured",
+                        kData + "/measured/sglang_bench_serving.jsonl",
                         kData + "/measured/profile_export_genai_perf.json", "--model",
                         "llama-3.1-8b", "--gpu", "h100-sxm", "-tp", "1", "--jobs", "1"},
                        o1, e1) == 0);
@@ -350,7 +360,7 @@ TEST_CASE("replay: a warm prefix cache serves the prompts' full blocks from cach
   for (auto& q : cold.requests) q.input_tokens *= 8;  // 800..2320 tokens: prefill dominates TTFT
   MeasuredRun warm = cold;
   warm.warm_prefix_cache = true;
-  const sim::SimulationConfig cfg = simulation_config(cold, app::apply_config_json);
+  const sim::SimulationConfig cfg = uncalibrated(simulation_config(cold, app::apply_config_json));
   const Prediction pc = simulate_measured_run(cold, cfg, Calibration{}, ReplayOptions{});
   const Prediction pw = simulate_measured_run(warm, cfg, Calibration{}, ReplayOptions{});
   CHECK(pw.arrivals_detail.find("prefix cache warmed") != std::string::npos);

@@ -24,6 +24,7 @@ sim::SimulationConfig md1_config() {
   c.workload.random_output_len = 1;
   c.workload.random_range_ratio = 0;
   c.workload.seed = 5;
+  c.calibration = "none";  // no client overhead: TTFT is exactly the queueing wait + D
   return c;
 }
 
