@@ -133,3 +133,35 @@ TEST_CASE("requests over max-model-len fail with vLLM's reason and the run goes 
 
 }  // namespace
 }  // namespace servesim::sim
+
+namespace servesim::sim {
+namespace {
+
+TEST_CASE("the calibration shipped for a GPU applies by default; none turns it off",
+          "[contract][calibration]") {
+  // Expectations: h100-sxm has hardware/calibration/h100-sxm.json, whose step overhead and
+  // client TTFT overhead differ from the catalog's; a100-80gb too; rtx-4090 has none.
+  SimulationConfig c;
+  c.model = "llama-3.1-8b";
+  c.gpu = "h100-sxm";
+  const PreparedDeployment shipped = prepare_deployment(c);
+  REQUIRE(shipped.calibration_source.find("hardware/calibration/h100-sxm.json") !=
+          std::string::npos);
+  REQUIRE(shipped.client_ttft_overhead_s > 0);
+  c.calibration = "none";
+  const PreparedDeployment none = prepare_deployment(c);
+  REQUIRE(none.calibration_source.empty());
+  REQUIRE(none.client_ttft_overhead_s == 0);
+  models::BatchShape d;
+  d.decode_seqs = 8;
+  d.decode_context_tokens = 8000;
+  d.sampled_seqs = 8;
+  REQUIRE(shipped.cost->estimate(d).total_s != none.cost->estimate(d).total_s);
+  c.gpu = "rtx-4090";
+  c.calibration = "";
+  c.engine.max_model_len = 8192;
+  REQUIRE(prepare_deployment(c).calibration_source.empty());
+}
+
+}  // namespace
+}  // namespace servesim::sim
