@@ -28,25 +28,6 @@ using nlohmann::json;
 // docs/capacity-planning.md); the same default as sweep.
 constexpr int64_t kPlanNumPrompts = 2000;
 
-std::string csv_path_for(const std::string& json_path) {
-  std::filesystem::path p(json_path);
-  if (p.extension() == ".json") return p.replace_extension(".csv").string();
-  return json_path + ".csv";
-}
-
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw ConfigError(path + ": cannot write file");
-    f << text;
-    if (!f) throw ConfigError(path + ": cannot write file");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw ConfigError(path + ": cannot write file: " + ec.message());
-}
-
 std::vector<std::string> split_items(const std::vector<std::string>& raw) {
   std::vector<std::string> out;
   for (const std::string& r : raw) {
@@ -234,7 +215,7 @@ class PlanCommand : public Command {
       echo["tensor_parallel_size"] = tps;
       metrics::write_json_atomically(output_, planning::plan_to_json(result, options, echo));
       const std::string csv = csv_path_for(output_);
-      write_text_atomically(csv, planning::plan_to_csv(result));
+      metrics::write_text_atomically(csv, planning::plan_to_csv(result));
       out << "Plan written to " << output_ << " and " << csv << "\n";
     }
     int64_t sims = 0;

@@ -28,25 +28,6 @@ constexpr int64_t kSweepNumPrompts = 2000;
 const std::vector<double> kSweepPercentiles = {50, 90, 99};
 
 // FILE.json -> FILE.csv; any other name gets ".csv" appended.
-std::string csv_path_for(const std::string& json_path) {
-  std::filesystem::path p(json_path);
-  if (p.extension() == ".json") return p.replace_extension(".csv").string();
-  return json_path + ".csv";
-}
-
-void write_text_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw ConfigError(path + ": cannot write file");
-    f << text;
-    if (!f) throw ConfigError(path + ": cannot write file");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw ConfigError(path + ": cannot write file: " + ec.message());
-}
-
 class SweepCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
@@ -162,7 +143,7 @@ class SweepCommand : public Command {
       metrics::write_json_atomically(output_,
                                      planning::sweep_to_json(result, options, echo, vary_echo));
       const std::string csv = csv_path_for(output_);
-      write_text_atomically(csv, planning::sweep_to_csv(result));
+      metrics::write_text_atomically(csv, planning::sweep_to_csv(result));
       out << "Sweep written to " << output_ << " and " << csv << "\n";
     }
     int64_t points = 0;

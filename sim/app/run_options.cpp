@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 
 #include "sim/app/run_config.h"
 #include "sim/base/json_file.h"
@@ -16,6 +17,12 @@ std::string flag_of(const std::string& key) {
     if (c == '_') c = '-';
   }
   return f;
+}
+
+std::string csv_path_for(const std::string& json_path) {
+  std::filesystem::path p(json_path);
+  if (p.extension() == ".json") return p.replace_extension(".csv").string();
+  return json_path + ".csv";
 }
 
 std::string result_date() {

@@ -30,6 +30,9 @@ void add_run_options(CLI::App& cmd, RunOptions& o);
 // Throws ConfigError naming the file or flag on bad input.
 sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o);
 
+// The CSV written beside a JSON output: "x.json" -> "x.csv", anything else + ".csv".
+std::string csv_path_for(const std::string& json_path);
+
 // "--max-num-seqs" for "max_num_seqs".
 std::string flag_of(const std::string& key);
 

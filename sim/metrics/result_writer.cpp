@@ -233,10 +233,13 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
 }
 
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j) {
-  namespace fs = std::filesystem;
   // Invalid UTF-8 (e.g. in an error string) is replaced rather than thrown half-way.
-  const std::string text =
-      j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  write_text_atomically(
+      path, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;

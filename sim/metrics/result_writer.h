@@ -40,6 +40,8 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
 
 // Writes `j` to `path` atomically (temp file + rename). Throws ConfigError when it cannot.
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j);
+// The same for any text (CSV files beside the JSON ones).
+void write_text_atomically(const std::string& path, const std::string& text);
 
 // The one-screen table, laid out like vLLM's "Serving Benchmark Result" block.
 void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
