@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "hardware/calibration.h"
@@ -62,6 +63,9 @@ class CalibrateCommand : public Command {
         ->required();
     cmd_->add_option("--vidur-mlp", vidur_mlp_, "Vidur mlp.csv GEMM profiles measured on that GPU")
         ->expected(1, -1);
+    cmd_->add_option("--vidur-allreduce", vidur_allreduce_,
+                     "Vidur all_reduce.csv measured on that GPU's nodes: the scale-up link's "
+                     "bandwidth (α per worker count is recorded in fit_info)");
     cmd_->add_option("--measured", measured_, "measured serving runs (as for validate)")
         ->expected(1, -1);
     cmd_->add_option("--sidecars", sidecar_dirs_, "sidecar folders (as for validate)")
@@ -85,8 +89,9 @@ class CalibrateCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& err) override {
-    if (vidur_mlp_.empty() && measured_.empty()) {
-      throw ConfigError("calibrate: nothing to fit; give --vidur-mlp and/or --measured");
+    if (vidur_mlp_.empty() && vidur_allreduce_.empty() && measured_.empty()) {
+      throw ConfigError(
+          "calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce and/or --measured");
     }
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     hardware::Calibration cal;
@@ -123,6 +128,47 @@ class CalibrateCommand : public Command {
           << " files, median |error| " << std::fixed << std::setprecision(1)
           << 100 * g.median_abs_rel_error << "%, rms log error " << std::setprecision(3)
           << g.rms_log_error << "\n";
+    }
+
+    if (!vidur_allreduce_.empty()) {
+      // Single-node all-reduces (devices_per_node == workers), one α–β line per worker count.
+      // Only the bandwidth becomes a parameter: the measured α is eager NCCL with a kernel
+      // launch (tens of µs), while vLLM runs its custom all-reduce inside CUDA graphs (a few µs),
+      // so the α stays the catalog's and the fitted ones are kept for reference.
+      const auto samples = hardware::read_vidur_collective(vidur_allreduce_);
+      std::set<int> workers;
+      for (const auto& c : samples) {
+        if (c.collective == "all_reduce" && c.devices_per_node == c.num_workers) {
+          workers.insert(c.num_workers);
+        }
+      }
+      if (workers.empty()) {
+        throw ConfigError(vidur_allreduce_ + ": no single-node all_reduce rows");
+      }
+      nlohmann::json fits = nlohmann::json::array();
+      hardware::LinkFit widest;
+      for (int n : workers) {
+        const hardware::LinkFit f = hardware::fit_collective(samples, "all_reduce", n, n);
+        fits.push_back({{"num_workers", n},
+                        {"latency_s", f.latency_s},
+                        {"latency_std_error_s", f.latency_std_error},
+                        {"bus_bandwidth_bytes_per_s", f.bandwidth_bytes_per_s},
+                        {"samples", f.samples},
+                        {"median_abs_relative_error", f.median_abs_rel_error}});
+        widest = f;
+      }
+      cal.parameters["link_bandwidth_bytes_per_s"] = {widest.bandwidth_bytes_per_s, 0};
+      origin["link_bandwidth_bytes_per_s"] =
+          "all-reduce profile (" + std::to_string(widest.num_workers) + " GPUs)";
+      cal.fit_set.push_back(portable_source(vidur_allreduce_));
+      cal.fit_info["collective_fit"] = {
+          {"method", "weighted linear least squares t = alpha + 2(p-1)/p*bytes/bw per worker count"},
+          {"file", portable_source(vidur_allreduce_)},
+          {"fits", fits}};
+      out << "All-reduce profile fit: " << workers.size() << " worker counts; "
+          << widest.num_workers << " GPUs: bus bandwidth " << std::fixed << std::setprecision(0)
+          << widest.bandwidth_bytes_per_s / 1e9 << " GB/s, eager NCCL alpha "
+          << std::setprecision(1) << widest.latency_s * 1e6 << " us (not applied)\n";
     }
 
     if (!measured_.empty()) {
@@ -198,6 +244,7 @@ class CalibrateCommand : public Command {
   CLI::App* cmd_ = nullptr;
   std::string gpu_;
   std::vector<std::string> vidur_mlp_, measured_, sidecar_dirs_, fit_, metrics_;
+  std::string vidur_allreduce_;
   double holdout_ = 0;
   std::string base_, description_, out_;
   int seeds_ = 2;
