@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Predicted-versus-measured scatter plots from `servesim validate --output` JSON files.
+
+Usage: scripts/plot_validation.py OUT.png TITLE table1.json [table2.json ...]
+One panel per metric (mean TTFT, mean TPOT, mean E2E, P99 TTFT), log-log, one colour per
+deployment, the diagonal and ±10 % bands. Runs marked in_fit_set are drawn hollow.
+Needs python3-matplotlib (Debian package).
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+METRICS = [("mean_ttft_ms", "mean TTFT (ms)"), ("mean_tpot_ms", "mean TPOT (ms)"),
+           ("mean_e2el_ms", "mean E2E (ms)"), ("p99_ttft_ms", "P99 TTFT (ms)")]
+
+
+def main():
+    out, title, tables = sys.argv[1], sys.argv[2], sys.argv[3:]
+    runs = []
+    for t in tables:
+        runs += json.load(open(t))["runs"]
+    groups = sorted({r["deployment"] for r in runs})
+    colours = plt.cm.tab10.colors
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(4.2 * len(METRICS), 4.4))
+    for ax, (key, label) in zip(axes, METRICS):
+        lo, hi = float("inf"), 0.0
+        for gi, g in enumerate(groups):
+            for fit in (False, True):
+                pts = [(m["measured"], m["predicted"]) for r in runs if r["deployment"] == g
+                       and r.get("in_fit_set", False) == fit for m in r.get("metrics", [])
+                       if m["metric"] == key and m["measured"] > 0 and m["predicted"] > 0]
+                if not pts:
+                    continue
+                xs, ys = zip(*pts)
+                lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
+                c = colours[gi % len(colours)]
+                ax.scatter(xs, ys, s=28, label=g if not fit else None,
+                           facecolors="none" if fit else c, edgecolors=c)
+        if hi > 0:
+            lo, hi = lo / 1.5, hi * 1.5
+            ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+            ax.plot([lo, hi], [lo * 1.1, hi * 1.1], "k:", lw=0.6)
+            ax.plot([lo, hi], [lo / 1.1, hi / 1.1], "k:", lw=0.6)
+            ax.set_xlim(lo, hi)
+            ax.set_ylim(lo, hi)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("measured " + label)
+        ax.set_ylabel("predicted")
+    axes[0].legend(fontsize=7, loc="upper left")
+    fig.suptitle(title + "  (diagonal = exact, dotted = ±10 %; hollow = run used for fitting)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+
+
+if __name__ == "__main__":
+    main()
