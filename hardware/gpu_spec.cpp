@@ -23,17 +23,6 @@ using nlohmann::json;
 
 fs::path catalog_dir() { return data_dir() / "hardware" / "catalog"; }
 
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos ||
-         (s.size() >= 5 && s.compare(s.size() - 5, 5, ".json") == 0);
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 std::string number(double v) {
   std::ostringstream os;
   os << v;
@@ -112,22 +101,12 @@ GpuSpec load_gpu(const std::string& name_or_path) {
   }
   const fs::path file = catalog_dir() / (name_or_path + ".json");
   if (!fs::is_regular_file(file)) {
-    throw ConfigError("unknown GPU '" + name_or_path + "'; known: " + join(gpu_catalog_names()) +
+    throw ConfigError("unknown GPU '" + name_or_path + "'; known: " + join_names(gpu_catalog_names()) +
                       " (or give a path to a GPU JSON file)");
   }
   return parse_gpu(read_json_file(file), name_or_path, file.string());
 }
 
-std::vector<std::string> gpu_catalog_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(catalog_dir(), ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".json") {
-      names.push_back(e.path().stem().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> gpu_catalog_names() { return catalog_names_in(catalog_dir()); }
 
 }  // namespace servesim::hardware

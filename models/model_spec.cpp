@@ -20,18 +20,6 @@ using nlohmann::json;
 
 fs::path catalog_dir() { return data_dir() / "models" / "catalog"; }
 
-// A name is a path when it names a file the user wrote: contains a separator or ends in .json.
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos ||
-         (s.size() >= 5 && s.compare(s.size() - 5, 5, ".json") == 0);
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 // A required positive integer field.
 int64_t require_positive(const json& j, const std::string& key, const std::string& where) {
   const auto v = require_field<int64_t>(j, key, where);
@@ -143,18 +131,6 @@ double layer_params(const ModelSpec& m, int64_t experts) {
   return p + 2 * h;
 }
 
-std::vector<std::string> catalog_names_in(const fs::path& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".json") {
-      names.push_back(e.path().stem().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 }  // namespace
 
 double ModelSpec::embedding_param_count() const {
@@ -194,7 +170,7 @@ ModelSpec load_model(const std::string& name_or_path) {
   const fs::path file = catalog_dir() / (name_or_path + ".json");
   if (!fs::is_regular_file(file)) {
     throw ConfigError("unknown model '" + name_or_path + "'; known: " +
-                      join(model_catalog_names()) +
+                      join_names(model_catalog_names()) +
                       " (or give a path to an HF config.json)");
   }
   return parse_model(read_json_file(file), name_or_path, file.string());

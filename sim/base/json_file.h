@@ -2,10 +2,12 @@
 #ifndef SERVESIM_SIM_BASE_JSON_FILE_H_
 #define SERVESIM_SIM_BASE_JSON_FILE_H_
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -59,6 +61,33 @@ T optional_field(const nlohmann::json& j, const std::string& key, const std::str
 inline std::filesystem::path data_dir() {
   if (const char* env = std::getenv("SERVESIM_DATA_DIR"); env && *env) return env;
   return SERVESIM_DATA_DIR;
+}
+
+// Catalogs (models/catalog, hardware/catalog, ...): a name is a path when it names a file the user
+// wrote — it contains a separator or ends in .json; otherwise it is a catalog entry.
+inline bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos ||
+         (s.size() >= 5 && s.compare(s.size() - 5, 5, ".json") == 0);
+}
+
+// The entries of a catalog folder: the stems of its *.json files, sorted.
+inline std::vector<std::string> catalog_names_in(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".json") {
+      names.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// "a, b, c" for listing known names in an error message.
+inline std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
 }  // namespace servesim
