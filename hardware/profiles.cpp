@@ -1,5 +1,6 @@
 #include "hardware/profiles.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -129,6 +130,39 @@ std::vector<LayerSample> read_llmservingsim_layers(const std::string& path) {
     s.tp = static_cast<int>(t.number(i, "tp_size"));
     s.time_s = t.number(i, "latency(ns)") * 1e-9;
     out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<GemmSample> gemm_samples_from_layers(const std::vector<LayerSample>& layers,
+                                                 const LayerDims& d) {
+  std::vector<GemmSample> out;
+  for (const LayerSample& l : layers) {
+    const double tp = l.tp;
+    double in = 0, outd = 0;
+    if (l.layer == "q_proj") {
+      in = d.hidden, outd = d.heads * d.head_dim / tp;
+    } else if (l.layer == "k_proj" || l.layer == "v_proj") {
+      in = d.hidden, outd = std::max(1.0, d.kv_heads / tp) * d.head_dim;
+    } else if (l.layer == "o_proj") {
+      in = d.heads * d.head_dim / tp, outd = d.hidden;
+    } else if (l.layer == "gate_proj" || l.layer == "up_proj") {
+      in = d.hidden, outd = d.intermediate / tp;
+    } else if (l.layer == "down_proj") {
+      in = d.intermediate / tp, outd = d.hidden;
+    } else if (l.layer == "lm_head") {
+      in = d.hidden, outd = d.vocab / tp;
+    } else {
+      continue;
+    }
+    GemmSample g;
+    g.op = l.layer;
+    g.tokens = l.tokens;
+    g.tp = l.tp;
+    g.in_dim = in;
+    g.out_dim = outd;
+    g.time_s = l.time_s;
+    out.push_back(g);
   }
   return out;
 }

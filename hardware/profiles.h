@@ -49,6 +49,17 @@ struct LayerSample {
 };
 std::vector<LayerSample> read_llmservingsim_layers(const std::string& path);
 
+// Dimensions of a dense decoder layer, for mapping per-layer tables onto GEMMs.
+struct LayerDims {
+  double hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0, vocab = 0;
+};
+
+// The GEMMs among LLMServingSim's layers (q/k/v/o_proj, gate/up/down_proj, lm_head) as
+// GemmSamples on one TP rank (column-parallel outputs and row-parallel inputs divided by tp);
+// the other layers (norms, rope, attention, embedding) are left out.
+std::vector<GemmSample> gemm_samples_from_layers(const std::vector<LayerSample>& layers,
+                                                 const LayerDims& dims);
+
 struct SplitwiseSample {
   std::string model, hardware;
   int64_t prompt_size = 0, batch_size = 0, token_size = 0;

@@ -23,6 +23,7 @@
 #include "hardware/gpu_spec.h"
 #include "hardware/profile_fit.h"
 #include "hardware/profiles.h"
+#include "models/model_spec.h"
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/base/error.h"
@@ -63,6 +64,12 @@ class CalibrateCommand : public Command {
         ->required();
     cmd_->add_option("--vidur-mlp", vidur_mlp_, "Vidur mlp.csv GEMM profiles measured on that GPU")
         ->expected(1, -1);
+    cmd_->add_option("--llmservingsim-layers", layer_files_,
+                     "LLMServingSim per-layer tables (layers.csv) measured on that GPU: their GEMM "
+                     "layers join the GEMM fit (needs --layers-model)")
+        ->expected(1, -1);
+    cmd_->add_option("--layers-model", layers_model_,
+                     "the model of the --llmservingsim-layers tables (catalog name or config.json)");
     cmd_->add_option("--vidur-allreduce", vidur_allreduce_,
                      "Vidur all_reduce.csv measured on that GPU's nodes: the scale-up link's "
                      "bandwidth (α per worker count is recorded in fit_info)");
@@ -89,7 +96,8 @@ class CalibrateCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& err) override {
-    if (vidur_mlp_.empty() && vidur_allreduce_.empty() && measured_.empty()) {
+    if (vidur_mlp_.empty() && layer_files_.empty() && vidur_allreduce_.empty() &&
+        measured_.empty()) {
       throw ConfigError(
           "calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce and/or --measured");
     }
@@ -101,12 +109,30 @@ class CalibrateCommand : public Command {
     std::map<std::string, std::string> origin;
     for (const auto& [k, v] : cal.parameters) origin[k] = "base " + base_;
 
-    if (!vidur_mlp_.empty()) {
+    if (!vidur_mlp_.empty() || !layer_files_.empty()) {
       std::vector<hardware::GemmSample> samples;
       for (const std::string& f : vidur_mlp_) {
         auto some = hardware::read_vidur_mlp(f);
         samples.insert(samples.end(), some.begin(), some.end());
         cal.fit_set.push_back(portable_source(f));
+      }
+      if (!layer_files_.empty()) {
+        if (layers_model_.empty()) {
+          throw ConfigError("--llmservingsim-layers: give the tables' model with --layers-model");
+        }
+        const models::ModelSpec m = models::load_model(layers_model_);
+        hardware::LayerDims dims;
+        dims.hidden = static_cast<double>(m.hidden_size);
+        dims.heads = static_cast<double>(m.num_heads);
+        dims.kv_heads = static_cast<double>(m.num_kv_heads);
+        dims.head_dim = static_cast<double>(m.head_dim);
+        dims.intermediate = static_cast<double>(m.intermediate_size);
+        dims.vocab = static_cast<double>(m.vocab_size);
+        for (const std::string& f : layer_files_) {
+          auto some = hardware::gemm_samples_from_layers(hardware::read_llmservingsim_layers(f), dims);
+          samples.insert(samples.end(), some.begin(), some.end());
+          cal.fit_set.push_back(portable_source(f));
+        }
       }
       const hardware::GemmFit g = hardware::fit_gemm(samples, gpu.bf16_flops, gpu.hbm_bandwidth_bytes_per_s);
       cal.parameters["compute_efficiency"] = {g.params.compute_efficiency, g.std_error.compute_efficiency};
@@ -119,12 +145,13 @@ class CalibrateCommand : public Command {
       }
       cal.fit_info["profile_fit"] = {
           {"method", "Levenberg-Marquardt on log time, hardware/profile_fit.h"},
-          {"files", vidur_mlp_.size()},
+          {"files", vidur_mlp_.size() + layer_files_.size()},
           {"samples", g.samples},
           {"iterations", g.iterations},
           {"rms_log_error", g.rms_log_error},
           {"median_abs_relative_error", g.median_abs_rel_error}};
-      out << "GEMM profile fit: " << g.samples << " samples from " << vidur_mlp_.size()
+      out << "GEMM profile fit: " << g.samples << " samples from "
+          << vidur_mlp_.size() + layer_files_.size()
           << " files, median |error| " << std::fixed << std::setprecision(1)
           << 100 * g.median_abs_rel_error << "%, rms log error " << std::setprecision(3)
           << g.rms_log_error << "\n";
@@ -245,6 +272,8 @@ class CalibrateCommand : public Command {
   std::string gpu_;
   std::vector<std::string> vidur_mlp_, measured_, sidecar_dirs_, fit_, metrics_;
   std::string vidur_allreduce_;
+  std::vector<std::string> layer_files_;
+  std::string layers_model_;
   double holdout_ = 0;
   std::string base_, description_, out_;
   int seeds_ = 2;
