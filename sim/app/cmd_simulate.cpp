@@ -53,6 +53,22 @@ void print_extras(std::ostream& out, const json& s) {
   row("Mean batch size (seqs):", num(s["mean_batch_size"].get<double>(), 2));
   row("GPU busy fraction:", num(s["busy_fraction"].get<double>(), 3));
   row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));
+  if (s.contains("replicas")) {
+    // One line per replica: requests, TTFT/TPOT (mean and P99), busy fraction, preemptions.
+    out << std::string(17, '-') << "per replica" << std::string(22, '-') << "\n";
+    std::snprintf(line, sizeof line, "%-8s %8s %9s %9s %9s %9s %6s %7s\n", "replica", "requests",
+                  "TTFT mean", "TTFT p99", "TPOT mean", "TPOT p99", "busy", "preempt");
+    out << line;
+    for (const json& r : s["replicas"]) {
+      std::snprintf(line, sizeof line, "%-8d %8lld %9.2f %9.2f %9.2f %9.2f %6.3f %7lld\n",
+                    r["replica"].get<int>(), static_cast<long long>(r["requests"].get<int64_t>()),
+                    r["mean_ttft_ms"].get<double>(), r["p99_ttft_ms"].get<double>(),
+                    r["mean_tpot_ms"].get<double>(), r["p99_tpot_ms"].get<double>(),
+                    r["busy_fraction"].get<double>(),
+                    static_cast<long long>(r["preemptions"].get<int64_t>()));
+      out << line;
+    }
+  }
   out << std::string(50, '=') << "\n";
 }
 

@@ -36,13 +36,14 @@ class ObserverRelay : public RequestObserver {
 
 // TTFT and TPOT of the measured (non-warmup) completed requests of each replica, defined as in
 // vLLM's calculate_metrics (TPOT only for output > 1), with MetricsOptions::ttft_offset_s added
-// to TTFT as compute_metrics does.
-nlohmann::json per_replica_summary(const SimulationConfig& config, const SimulationResult& r) {
+// to TTFT (with the calibration's client overhead) as run_simulation's compute_metrics call does.
+nlohmann::json per_replica_summary(const SimulationConfig& config, const PreparedDeployment& p,
+                                   const SimulationResult& r) {
   using nlohmann::json;
   const size_t n = r.replica_stats.size();
   std::vector<std::vector<double>> ttft(n), tpot(n);
   std::vector<int64_t> requests(n, 0);
-  const double offset_s = config.metrics.ttft_offset_s;
+  const double offset_s = config.metrics.ttft_offset_s + p.client_ttft_overhead_s;
   for (const auto& rec : r.records) {
     // Virtual engines of pipeline-parallel replicas (ids >= n) count for their replica.
     const size_t engine = static_cast<size_t>(rec.replica);
@@ -398,7 +399,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   if (r.replica_stats.size() > 1) {
     out["config"]["num_replicas"] = config.num_replicas;
     out["config"]["router"] = config.router;
-    out["replicas"] = per_replica_summary(config, r);
+    out["replicas"] = per_replica_summary(config, p, r);
   }
   return out;
 }
