@@ -192,15 +192,22 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
 }
 
 SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared) {
+  std::unique_ptr<workloads::Workload> workload = workloads::make_workload(config.workload);
+  return run_simulation(config, prepared, *workload);
+}
+
+SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared,
+                                workloads::Workload& workload, const models::CostModel* cost) {
+  const models::CostModel& step_cost = cost != nullptr ? *cost : *prepared.cost;
   if (config.max_concurrency < 0) {
     throw ConfigError("--max-concurrency: " + std::to_string(config.max_concurrency) +
                       " is invalid; expected an integer >= 1");
   }
-  if (config.warmup_requests < 0 || config.warmup_requests >= config.workload.num_prompts) {
+  if (config.warmup_requests < 0 || config.warmup_requests >= workload.size()) {
     if (config.warmup_requests != 0) {
       throw ConfigError("--warmup-requests: " + std::to_string(config.warmup_requests) +
-                        " is invalid; expected 0 <= N < --num-prompts (" +
-                        std::to_string(config.workload.num_prompts) + ")");
+                        " is invalid; expected 0 <= N < the number of requests (" +
+                        std::to_string(workload.size()) + ")");
     }
   }
   if (config.num_replicas < 1) {
@@ -208,10 +215,9 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
                       " is invalid; expected an integer >= 1");
   }
   const RouterPolicy policy = parse_router_policy(config.router);
-  std::unique_ptr<workloads::Workload> workload = workloads::make_workload(config.workload);
 
   SimulationResult result;
-  result.records.resize(static_cast<size_t>(workload->size()));
+  result.records.resize(static_cast<size_t>(workload.size()));
   engine::Simulator sim;
   ObserverRelay relay;
   // Pipeline parallelism (sim/replica/pipeline.h): each replica is PP virtual engines (vLLM V0)
@@ -224,7 +230,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   std::vector<std::unique_ptr<Replica>> engines;
   std::vector<std::unique_ptr<PipelineStages>> stages;
   for (int i = 0; i < config.num_replicas; ++i) {
-    replicas.push_back(std::make_unique<Replica>(i, prepared.engine, *prepared.cost,
+    replicas.push_back(std::make_unique<Replica>(i, prepared.engine, step_cost,
                                                  prepared.ideal_cost.get(), engine_blocks,
                                                  &result.records, &relay));
     replica_ptrs.push_back(replicas.back().get());
@@ -233,16 +239,16 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
     std::vector<Replica*> others;
     for (int v = 1; v < pp; ++v) {
       const int32_t id = config.num_replicas + i * (pp - 1) + v - 1;
-      engines.push_back(std::make_unique<Replica>(id, prepared.engine, *prepared.cost,
+      engines.push_back(std::make_unique<Replica>(id, prepared.engine, step_cost,
                                                   prepared.ideal_cost.get(), engine_blocks,
                                                   &result.records, &relay));
       others.push_back(engines.back().get());
     }
-    stages.push_back(std::make_unique<PipelineStages>(*prepared.cost, pp));
+    stages.push_back(std::make_unique<PipelineStages>(step_cost, pp));
     replicas[static_cast<size_t>(i)]->set_virtual_engines(std::move(others), stages.back().get());
   }
   Router router(policy, replica_ptrs);
-  BenchmarkClient client(*workload, router, config.max_concurrency, config.warmup_requests,
+  BenchmarkClient client(workload, router, config.max_concurrency, config.warmup_requests,
                          &result.records);
   client.set_completion_delay(SimTime::from_seconds_ceil(config.metrics.ttft_offset_s +
                                                          prepared.client_ttft_overhead_s));
@@ -250,7 +256,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   client.start(sim);
   result.events = sim.run();
   result.simulated_s = sim.now().seconds();
-  SERVESIM_CHECK(client.done() == workload->size(), "requests lost: sent " +
+  SERVESIM_CHECK(client.done() == workload.size(), "requests lost: sent " +
                                                         std::to_string(client.sent()) + ", done " +
                                                         std::to_string(client.done()));
 

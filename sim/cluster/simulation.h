@@ -92,6 +92,13 @@ struct SimulationResult {
 // --warmup-requests.
 SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared);
 
+// The same with a caller-provided workload (e.g. a replayed trace: config.workload is then not
+// used) and, when `cost` is not null, another step cost model than prepared.cost (a calibration
+// fit's trial parameters). --warmup-requests is checked against workload.size().
+SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared,
+                                workloads::Workload& workload,
+                                const models::CostModel* cost = nullptr);
+
 // The "servesim" object of the result file: resolved config echo, KV capacity, preemptions,
 // prefix-cache hit rate, mean batch size, busy fraction, ideal-roofline TPOT bound. With more
 // than one replica it also echoes num_replicas and router in "config" and adds "replicas": per

@@ -20,53 +20,25 @@ namespace {
 
 using nlohmann::json;
 
-// One replica, fed directly by the client. A measured run is one vLLM server, so this is
-// run_simulation's single-replica path with a caller-provided workload (run_simulation builds
-// its workload from the config and cannot replay a trace).
-class ReplicaSink : public sim::RequestSink {
- public:
-  explicit ReplicaSink(sim::Replica& replica) : replica_(replica) {}
-  void send(engine::Simulator& s, const workloads::RequestSpec& spec) override {
-    replica_.add_request(s, spec);
-  }
-
- private:
-  sim::Replica& replica_;
-};
-
-class Relay : public sim::RequestObserver {
- public:
-  sim::RequestObserver* target = nullptr;
-  void on_request_done(engine::Simulator& s, int64_t id) override { target->on_request_done(s, id); }
-};
-
 struct OneRun {
   metrics::BenchmarkMetrics metrics;
   int64_t preemptions = 0;
   double simulated_s = 0;
 };
 
+// One replay: run_simulation with the replayed requests as the workload (a measured run is one
+// vLLM server: num_replicas stays 1; pipeline-parallel runs get their virtual engines there).
 OneRun run_once(std::vector<workloads::RequestSpec> specs, const MeasuredRun& run,
                 const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
                 const models::CostModel& cost, int64_t warmup_requests = 0) {
   workloads::TraceWorkload workload(std::move(specs), run.id);
-  std::vector<metrics::RequestRecord> records(static_cast<size_t>(workload.size()));
-  engine::Simulator simulator;
-  Relay relay;
-  sim::Replica replica(0, prepared.engine, cost, prepared.ideal_cost.get(),
-                       prepared.memory.num_blocks, &records, &relay);
-  ReplicaSink sink(replica);
-  sim::BenchmarkClient client(workload, sink, config.max_concurrency, warmup_requests, &records);
-  client.set_completion_delay(SimTime::from_seconds_ceil(config.metrics.ttft_offset_s));
-  relay.target = &client;
-  client.start(simulator);
-  simulator.run();
-  SERVESIM_CHECK(client.done() == workload.size(), "requests lost in replay of " + run.id);
+  sim::SimulationConfig cfg = config;
+  cfg.warmup_requests = warmup_requests;
+  const sim::SimulationResult r = sim::run_simulation(cfg, prepared, workload, &cost);
   OneRun out;
-  std::vector<metrics::StepLog> logs = {replica.step_log()};
-  out.metrics = metrics::compute_metrics(records, logs, config.metrics);
-  out.preemptions = replica.stats().preemptions;
-  out.simulated_s = simulator.now().seconds();
+  out.metrics = r.metrics;
+  for (const auto& s : r.replica_stats) out.preemptions += s.preemptions;
+  out.simulated_s = r.simulated_s;
   return out;
 }
 
@@ -202,8 +174,9 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
   sim::SimulationConfig cfg = config;
   // With its own cost model the calibration brings its own client overhead; without, the
   // prepared deployment's (the profile shipped for the GPU, if any) applies.
+  // run_simulation adds the prepared deployment's client overhead (the profile shipped for the
+  // GPU, if any); a calibration with its own cost model brings its own.
   cfg.metrics.ttft_offset_s += calibration.ttft_offset_s;
-  if (!calibration.make_cost) cfg.metrics.ttft_offset_s += prepared.client_ttft_overhead_s;
   std::unique_ptr<models::CostModel> own_cost;
   if (calibration.make_cost) own_cost = calibration.make_cost(prepared.deployment);
   const models::CostModel& cost = own_cost ? *own_cost : *prepared.cost;
