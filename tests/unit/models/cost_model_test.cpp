@@ -16,10 +16,12 @@ namespace {
 
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
+using testing::decode;
 using testing::h100_sxm;
 using testing::llama31_70b;
 using testing::llama31_8b;
 using testing::mixtral_8x7b;
+using testing::prefill;
 
 Deployment deploy(const ModelSpec& m, int tp = 1) {
   Deployment d;
@@ -27,24 +29,6 @@ Deployment deploy(const ModelSpec& m, int tp = 1) {
   d.gpu = h100_sxm();
   d.tensor_parallel_size = tp;
   return d;
-}
-
-BatchShape decode(int64_t seqs, int64_t context_each) {
-  BatchShape s;
-  s.decode_seqs = seqs;
-  s.decode_context_tokens = seqs * context_each;
-  s.sampled_seqs = seqs;
-  return s;
-}
-
-BatchShape prefill(int64_t q, int64_t c = 0) {
-  BatchShape s;
-  s.prefill_seqs = 1;
-  s.prefill_tokens = q;
-  s.prefill_attn_work = static_cast<double>(q) * (static_cast<double>(c) + q / 2.0);
-  s.prefill_context_tokens = c;
-  s.sampled_seqs = 1;
-  return s;
 }
 
 // Linear-layer parameters of one Llama layer on one TP rank, written out from the HF fields.

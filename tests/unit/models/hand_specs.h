@@ -7,6 +7,7 @@
 #include <string>
 
 #include "hardware/gpu_spec.h"
+#include "models/batch_shape.h"
 #include "models/model_spec.h"
 
 namespace servesim::models::testing {
@@ -105,6 +106,26 @@ inline hardware::GpuSpec rtx4090() {
   g.memory_efficiency = 0.89;
   g.non_torch_memory_bytes = 0.542 * kGiB;
   return g;
+}
+
+// `seqs` decoding requests, each attending to `context_each` cached tokens.
+inline BatchShape decode(int64_t seqs, int64_t context_each) {
+  BatchShape s;
+  s.decode_seqs = seqs;
+  s.decode_context_tokens = seqs * context_each;
+  s.sampled_seqs = seqs;
+  return s;
+}
+
+// One prefill chunk of `q` new tokens after `c` cached ones; it finishes its prompt (samples).
+inline BatchShape prefill(int64_t q, int64_t c = 0) {
+  BatchShape s;
+  s.prefill_seqs = 1;
+  s.prefill_tokens = q;
+  s.prefill_attn_work = static_cast<double>(q) * (static_cast<double>(c) + q / 2.0);
+  s.prefill_context_tokens = c;
+  s.sampled_seqs = 1;
+  return s;
 }
 
 }  // namespace servesim::models::testing

@@ -17,6 +17,7 @@ namespace {
 
 using Catch::Matchers::WithinRel;
 using testing::a100_40gb;
+using testing::decode;
 using testing::llama31_70b;
 
 hardware::NetworkLinkSpec ib() {
@@ -43,14 +44,6 @@ Deployment deploy(int tp, int pp, int gpn, const hardware::NetworkLinkSpec& net)
   d.gpus_per_node = gpn;
   d.inter_node = net;
   return d;
-}
-
-BatchShape decode(int64_t seqs, int64_t context_each) {
-  BatchShape s;
-  s.decode_seqs = seqs;
-  s.decode_context_tokens = seqs * context_each;
-  s.sampled_seqs = seqs;
-  return s;
 }
 
 TEST_CASE("layers per stage follow vLLM's get_pp_indices", "[models][pipeline]") {
