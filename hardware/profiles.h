@@ -1,4 +1,4 @@
-// Readers for measured op, layer and step profiles in ../shared/realdata (their formats, units and
+// Readers for measured op, layer and step profiles in data/realdata (their formats, units and
 // sources are in that folder's README):
 //   - Vidur operator profiles  profiling/compute/<gpu>/<model>/mlp.csv (times in ms)
 //   - Vidur collectives        profiling/network/<topology>/{all_reduce,send_recv}.csv (ms, bytes)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Derives the default efficiencies, overheads and non-torch memory of hardware/catalog/*.json
-from the measured data in shared/realdata. Standard library only; deterministic.
+from the measured data in data/realdata. Standard library only; deterministic.
 
 Usage: python3 scripts/derive_gpu_efficiencies.py [REALDATA_DIR]
-       (default REALDATA_DIR: <repo>/../shared/realdata)
+       (default REALDATA_DIR: <repo>/data/realdata)
 
 Each section prints the figures quoted in the catalog's "sources" notes:
   1. compute_efficiency   Vidur mlp.csv GEMMs at 4096 tokens, TP1: 2*T*in*out / time vs peak.
@@ -20,7 +20,7 @@ import statistics
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REALDATA = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "..", "shared", "realdata")
+REALDATA = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "data", "realdata")
 GIB = 2**30
 
 # Datasheet dense peaks used as denominators (the catalog's values).

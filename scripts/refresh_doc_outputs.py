@@ -26,7 +26,7 @@ def run(command, workdir):
     cmd = command.replace("\\\n", " ").strip()
     cmd = BIN + cmd[len("servesim"):]
     env = dict(os.environ, SOURCE_DATE_EPOCH="0",
-               R=os.path.join(os.path.dirname(ROOT), "shared", "realdata"),
+               R=os.path.join(ROOT, "data", "realdata"),
                S=os.path.join(ROOT, "tests", "data", "realdata_sidecars"))
     p = subprocess.run(["bash", "-c", cmd], cwd=workdir, env=env, capture_output=True, text=True)
     return p.stdout, p.stderr.strip().splitlines()[-1:] if p.stderr.strip() else []

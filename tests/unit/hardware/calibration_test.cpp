@@ -110,7 +110,7 @@ TEST_CASE("bad calibration files are rejected with the field named", "[calibrati
 }
 
 TEST_CASE("profile readers on the real files give the documented values", "[calibration][realdata]") {
-  // Values from ../shared/realdata/README.md ("Sanity" lines).
+  // Values from data/realdata/README.md ("Sanity" lines).
   const auto vidur = read_vidur_mlp(kReal +
       "/vidur_profiling/profiling/compute/h100/meta-llama/Llama-2-7b-hf/mlp.csv");
   auto qkv = [&](int64_t tokens) {

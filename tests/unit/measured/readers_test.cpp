@@ -1,4 +1,4 @@
-// Readers of measured runs: real files from /work/shared/realdata (exact values from known rows,
+// Readers of measured runs: real files from data/realdata (exact values from known rows,
 // checked against the realdata README's sanity figures) and hand-written fixtures for the formats
 // realdata lacks (SGLang, genai-perf). Each reader's error on a malformed file.
 //

@@ -1,5 +1,5 @@
 // Tests of the memory planner (models/memory_planner.h) against vLLM's KV sizing and the real KV
-// capacities in shared/realdata. docs/cost_model.md §Memory plan derives every constant.
+// capacities in data/realdata. docs/cost_model.md §Memory plan derives every constant.
 #include "models/memory_planner.h"
 
 #include <catch2/catch.hpp>
