@@ -3,6 +3,8 @@
 #define SERVESIM_WORKLOADS_REQUEST_SPEC_H_
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "sim/base/time.h"
 
@@ -19,6 +21,13 @@ struct RequestSpec {
   int64_t prefix_group = -1;
   int32_t prefix_tokens = 0;
   int32_t priority = 0;  // --scheduling-policy priority: lower value is served first
+  // Prefix identity from a trace (Mooncake hash_ids), or null: chain[j] identifies the prompt's
+  // first (j + 1) * chain_block_tokens tokens (a key of the whole prefix, not of block j alone),
+  // so two requests share their first t tokens iff their chains agree up to block
+  // ceil(t / chain_block_tokens) - 1. When set, it replaces prefix_group/prefix_tokens for the KV
+  // cache and the prefix-aware router. Shared (not copied) so that a RequestSpec stays cheap.
+  std::shared_ptr<const std::vector<uint64_t>> prefix_chain;
+  int32_t chain_block_tokens = 0;  // tokens per chain block (512 for Mooncake)
 };
 
 }  // namespace servesim::workloads

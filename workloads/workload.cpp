@@ -12,9 +12,12 @@
 #include "sim/base/error.h"
 #include "workloads/arrival_process.h"
 #include "workloads/dataset.h"
+#include "sim/base/json_file.h"
 #include "workloads/flag_format.h"
+#include "workloads/length_datasets.h"
 #include "workloads/random_dataset.h"
 #include "workloads/shared_prefix_dataset.h"
+#include "workloads/trace_replay.h"
 
 namespace servesim::workloads {
 namespace {
@@ -121,7 +124,71 @@ int64_t request_count(const WorkloadConfig& c) {
   if (c.dataset_name == "generated-shared-prefix") {
     return static_cast<int64_t>(c.gsp_num_groups) * static_cast<int64_t>(c.gsp_prompts_per_group);
   }
+  if (c.dataset_name == "prefix_repetition") {
+    return (c.num_prompts / c.prefix_repetition_num_prefixes) * c.prefix_repetition_num_prefixes;
+  }
   return c.num_prompts;
+}
+
+const char* kDatasetNames =
+    "random, generated-shared-prefix, sharegpt, custom, burstgpt, sonnet, prefix_repetition or "
+    "trace";
+
+// The sharegpt lengths shipped with the project (data/realdata/sharegpt_lengths, README there).
+std::string default_sharegpt_path() {
+  return (data_dir() / "data/realdata/sharegpt_lengths/sharegpt_8k_filtered_stats_llama2_tokenizer.csv")
+      .string();
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void validate_file_datasets(const WorkloadConfig& c) {
+  const std::string& d = c.dataset_name;
+  if (d == "sharegpt") {
+    if (!(c.sharegpt_chars_per_token > 0) || !std::isfinite(c.sharegpt_chars_per_token)) {
+      fail("--sharegpt-chars-per-token", format_flag_value(c.sharegpt_chars_per_token),
+           "a number of characters per token > 0 (4 for English text)");
+    }
+    require_at_least("--sharegpt-output-len", c.sharegpt_output_len, 0);
+  } else if (d == "custom" || d == "burstgpt") {
+    if (c.dataset_path.empty()) {
+      throw ConfigError("--dataset-path: missing; --dataset-name " + d + " needs its " +
+                        (d == "custom" ? "JSONL" : "CSV") + " file");
+    }
+    if (d == "custom" && c.custom_output_len != -1) {
+      require_at_least("--custom-output-len", c.custom_output_len, 1);
+    }
+    if (d == "custom" && !(c.sharegpt_chars_per_token > 0)) {
+      fail("--sharegpt-chars-per-token", format_flag_value(c.sharegpt_chars_per_token),
+           "a number of characters per token > 0");
+    }
+  } else if (d == "sonnet") {
+    require_at_least("--sonnet-input-len", c.sonnet_input_len, 1);
+    require_at_least("--sonnet-output-len", c.sonnet_output_len, 1);
+    require_at_least("--sonnet-prefix-len", c.sonnet_prefix_len, 0);
+    if (c.sonnet_prefix_len > c.sonnet_input_len) {
+      throw ConfigError("--sonnet-prefix-len: " + str(c.sonnet_prefix_len) +
+                        " is longer than --sonnet-input-len " + str(c.sonnet_input_len) +
+                        "; expected prefix <= input");
+    }
+  } else if (d == "prefix_repetition") {
+    require_at_least("--prefix-repetition-prefix-len", c.prefix_repetition_prefix_len, 1);
+    require_at_least("--prefix-repetition-suffix-len", c.prefix_repetition_suffix_len, 1);
+    require_at_least("--prefix-repetition-num-prefixes", c.prefix_repetition_num_prefixes, 1);
+    require_at_least("--prefix-repetition-output-len", c.prefix_repetition_output_len, 1);
+    if (c.num_prompts < c.prefix_repetition_num_prefixes) {
+      throw ConfigError("--num-prompts: " + str(c.num_prompts) +
+                        " is smaller than --prefix-repetition-num-prefixes " +
+                        str(c.prefix_repetition_num_prefixes) +
+                        "; expected at least one prompt per prefix (vLLM raises here too)");
+    }
+    if (int64_t{c.prefix_repetition_prefix_len} + c.prefix_repetition_suffix_len > kMaxTokens) {
+      fail("--prefix-repetition-suffix-len", str(c.prefix_repetition_suffix_len),
+           "prefix + suffix <= " + str(kMaxTokens));
+    }
+  }
 }
 
 void validate_arrivals(double rate, double burstiness, const std::string& process, int64_t n) {
@@ -178,13 +245,35 @@ class ComposedWorkload final : public Workload {
 
 void validate(const WorkloadConfig& config) {
   require_at_least("--num-prompts", config.num_prompts, 1);
-  if (config.dataset_name == "random") {
+  const std::string& d = config.dataset_name;
+  if (d == "random") {
     validate_random(config);
-  } else if (config.dataset_name == "generated-shared-prefix") {
+  } else if (d == "generated-shared-prefix") {
     validate_gsp(config);
+  } else if (d == "sharegpt" || d == "custom" || d == "burstgpt" || d == "sonnet" ||
+             d == "prefix_repetition") {
+    validate_file_datasets(config);
+  } else if (d == "trace") {
+    if (config.trace.empty()) {
+      throw ConfigError("--trace: missing; --dataset-name trace needs a trace file");
+    }
+    if (config.trace_format.empty()) {
+      throw ConfigError("--trace-format: missing; expected azure, mooncake, burstgpt, vidur, "
+                        "splitwise, vllm-result or csv");
+    }
+    // The trace carries its own arrival times; only the rate (if finite) is used, to rescale.
+    if (!(config.request_rate > 0.0)) {
+      fail("--request-rate", format_flag_value(config.request_rate),
+           "a number of requests/s > 0 (rescales the trace), or inf (as recorded)");
+    }
+    return;
   } else {
-    throw ConfigError("--dataset-name: \"" + config.dataset_name +
-                      "\" is not supported; expected random or generated-shared-prefix");
+    throw ConfigError("--dataset-name: \"" + d + "\" is not supported; expected " +
+                      kDatasetNames);
+  }
+  if (!config.trace.empty()) {
+    throw ConfigError("--trace: set, but --dataset-name is " + d +
+                      "; expected --dataset-name trace to replay a trace");
   }
   validate_arrivals(config.request_rate, config.burstiness, config.arrival_process,
                     request_count(config));
@@ -192,9 +281,59 @@ void validate(const WorkloadConfig& config) {
 
 std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
   validate(config);
+  const std::string& d = config.dataset_name;
+  if (d == "trace") {
+    TraceReplayOptions o;
+    o.path = config.trace;
+    o.format = config.trace_format;
+    o.time_scale = config.trace_time_scale;
+    o.start_s = config.trace_start;
+    o.duration_s = config.trace_duration;
+    o.request_rate = config.request_rate;
+    return std::make_unique<TraceReplayWorkload>(o);
+  }
   std::unique_ptr<Dataset> dataset;
-  if (config.dataset_name == "generated-shared-prefix") {
+  if (d == "generated-shared-prefix") {
     dataset = std::make_unique<SharedPrefixDataset>(gsp_params(config), config.seed);
+  } else if (d == "prefix_repetition") {
+    // vLLM: num_prefixes groups of num_requests // num_prefixes prompts, then random.shuffle.
+    SharedPrefixDatasetParams p;
+    p.num_groups = config.prefix_repetition_num_prefixes;
+    p.prompts_per_group =
+        static_cast<int32_t>(config.num_prompts / config.prefix_repetition_num_prefixes);
+    p.system_prompt_len = config.prefix_repetition_prefix_len;
+    p.question_len = config.prefix_repetition_suffix_len;
+    p.output_len = config.prefix_repetition_output_len;
+    dataset = std::make_unique<SharedPrefixDataset>(p, config.seed);
+  } else if (d == "sonnet") {
+    // Fixed lengths: sonnet_input_len tokens of which the first sonnet_prefix_len are shared.
+    RandomDatasetParams p;
+    p.num_prompts = config.num_prompts;
+    p.input_len = config.sonnet_input_len - config.sonnet_prefix_len;
+    p.output_len = config.sonnet_output_len;
+    p.prefix_len = config.sonnet_prefix_len;
+    dataset = std::make_unique<RandomDataset>(p, config.seed);
+  } else if (d == "sharegpt" || d == "custom" || d == "burstgpt") {
+    LengthSampling s;
+    s.num_prompts = config.num_prompts;
+    s.shuffle = !config.disable_shuffle;
+    s.oversample = !config.no_oversample;
+    std::vector<LengthPair> pairs;
+    std::string source = config.dataset_path;
+    if (d == "sharegpt") {
+      s.mode = LengthSampling::Mode::kShareGpt;
+      s.output_override = config.sharegpt_output_len;
+      if (source.empty()) source = default_sharegpt_path();
+      pairs = ends_with(source, ".csv") ? read_lengths_csv(source, "--dataset-path")
+                                        : read_sharegpt_json(source, config.sharegpt_chars_per_token);
+    } else if (d == "custom") {
+      s.mode = LengthSampling::Mode::kFirstN;
+      pairs = read_custom_jsonl(source, config.sharegpt_chars_per_token, config.custom_output_len);
+    } else {
+      s.mode = LengthSampling::Mode::kDrawN;
+      pairs = read_burstgpt_csv(source);
+    }
+    dataset = std::make_unique<SampledLengthDataset>(std::move(pairs), s, config.seed, source);
   } else {
     dataset = std::make_unique<RandomDataset>(random_params(config), config.seed);
   }

@@ -28,12 +28,39 @@ struct WorkloadConfig {
   // --arrival-process: "poisson" (gamma with `burstiness`) or "constant" (every 1/rate).
   std::string arrival_process = "poisson";
   // --num-prompts. Ignored by generated-shared-prefix, whose size is groups × prompts per group
-  // (as in SGLang).
+  // (as in SGLang), and by trace, which replays every row of its window; prefix_repetition sends
+  // num_prefixes × (num_prompts / num_prefixes) (vLLM's integer division).
   int64_t num_prompts = 1000;
   uint64_t seed = 0;           // --seed
 
   // --- dataset ---
-  std::string dataset_name = "random";  // --dataset-name: random | generated-shared-prefix
+  // --dataset-name: random | generated-shared-prefix | sharegpt | custom | burstgpt | sonnet |
+  // prefix_repetition | trace
+  std::string dataset_name = "random";
+  // --dataset-path: the dataset file (sharegpt: ShareGPT JSON, or a pre-tokenised lengths CSV when
+  // it ends in .csv; custom: JSONL; burstgpt: CSV). "" = sharegpt's shipped lengths file.
+  std::string dataset_path;
+  bool disable_shuffle = false;   // --disable-shuffle (sharegpt, custom)
+  bool no_oversample = false;     // --no-oversample (sharegpt, custom)
+  int32_t sharegpt_output_len = 0;         // --sharegpt-output-len (0 = as recorded)
+  double sharegpt_chars_per_token = 4.0;   // --sharegpt-chars-per-token (text files only)
+  int32_t custom_output_len = 256;         // --custom-output-len (-1 = each line's output_tokens)
+  // sonnet: fixed lengths with a shared prefix (vLLM's sonnet defaults; no poem text needed)
+  int32_t sonnet_input_len = 550;          // --sonnet-input-len
+  int32_t sonnet_output_len = 150;         // --sonnet-output-len
+  int32_t sonnet_prefix_len = 200;         // --sonnet-prefix-len
+  // prefix_repetition (vLLM PrefixRepetitionRandomDataset)
+  int32_t prefix_repetition_prefix_len = 256;   // --prefix-repetition-prefix-len
+  int32_t prefix_repetition_suffix_len = 256;   // --prefix-repetition-suffix-len
+  int32_t prefix_repetition_num_prefixes = 10;  // --prefix-repetition-num-prefixes
+  int32_t prefix_repetition_output_len = 128;   // --prefix-repetition-output-len
+  // trace replay (trace_replay.h); --request-rate, when finite, rescales the recorded arrivals
+  std::string trace;               // --trace: the trace file
+  std::string trace_format;        // --trace-format: azure | mooncake | burstgpt | vidur |
+                                   //   splitwise | vllm-result | csv
+  double trace_time_scale = 1.0;   // --trace-time-scale: multiplies every arrival time
+  double trace_start = 0.0;        // --trace-start: seconds into the trace to start from
+  double trace_duration = 0.0;     // --trace-duration: seconds to replay (0 = to the end)
   // random (vLLM current RandomDataset semantics)
   int32_t random_input_len = 1024;     // --random-input-len
   int32_t random_output_len = 128;     // --random-output-len

@@ -129,7 +129,10 @@ std::vector<ConfigField> build_fields() {
                            &sim::EngineConfig::num_gpu_blocks_override));
   // Load (vllm bench serve).
   f.push_back(ConfigField{
-      "request_rate", K::kRate, "requests/s, or inf to send all at t=0 [inf]", "",
+      "request_rate", K::kRate,
+      "requests/s, or inf to send all at t=0; with a trace, rescales its arrivals to this mean "
+      "rate (inf = as recorded) [inf]",
+      "",
       [](SimulationConfig& c, const json& v) {
         c.workload.request_rate =
             v.is_string() ? std::numeric_limits<double>::infinity() : v.get<double>();
@@ -146,7 +149,8 @@ std::vector<ConfigField> build_fields() {
                              &workloads::WorkloadConfig::num_prompts));
   f.push_back(workload_field("seed", K::kInt, "random seed [0]", &workloads::WorkloadConfig::seed));
   f.push_back(workload_field("dataset_name", K::kString,
-                             "random | generated-shared-prefix [random]",
+                             "random | generated-shared-prefix | sharegpt | custom | burstgpt | "
+                             "sonnet | prefix_repetition | trace [random]",
                              &workloads::WorkloadConfig::dataset_name));
   f.push_back(workload_field("random_input_len", K::kInt, "input tokens per request [1024]",
                              &workloads::WorkloadConfig::random_input_len));
@@ -169,6 +173,61 @@ std::vector<ConfigField> build_fields() {
                              &workloads::WorkloadConfig::gsp_question_len));
   f.push_back(workload_field("gsp_output_len", K::kInt, "output tokens [256]",
                              &workloads::WorkloadConfig::gsp_output_len));
+  using W = workloads::WorkloadConfig;
+  f.push_back(workload_field("dataset_path", K::kString,
+                             "dataset file: sharegpt JSON or lengths .csv, custom JSONL, burstgpt "
+                             "CSV [sharegpt: the shipped ShareGPT lengths]",
+                             &W::dataset_path));
+  f.push_back(workload_field("disable_shuffle", K::kBool,
+                             "sharegpt/custom: take the file's order instead of a seeded shuffle",
+                             &W::disable_shuffle));
+  f.push_back(workload_field("no_oversample", K::kBool,
+                             "sharegpt/custom: send only the requests the file has [false]",
+                             &W::no_oversample));
+  f.push_back(workload_field("sharegpt_output_len", K::kInt,
+                             "sharegpt: output tokens of every request, 0 = as recorded [0]",
+                             &W::sharegpt_output_len));
+  f.push_back(workload_field("sharegpt_chars_per_token", K::kDouble,
+                             "sharegpt/custom text: characters per token (an estimate) [4.0]",
+                             &W::sharegpt_chars_per_token));
+  f.push_back(workload_field("custom_output_len", K::kInt,
+                             "custom: output tokens per request, -1 = each line's output_tokens "
+                             "[256]",
+                             &W::custom_output_len));
+  f.push_back(workload_field("sonnet_input_len", K::kInt, "sonnet: prompt tokens [550]",
+                             &W::sonnet_input_len));
+  f.push_back(workload_field("sonnet_output_len", K::kInt, "sonnet: output tokens [150]",
+                             &W::sonnet_output_len));
+  f.push_back(workload_field("sonnet_prefix_len", K::kInt,
+                             "sonnet: prompt tokens shared by every request [200]",
+                             &W::sonnet_prefix_len));
+  f.push_back(workload_field("prefix_repetition_prefix_len", K::kInt,
+                             "prefix_repetition: tokens of each shared prefix [256]",
+                             &W::prefix_repetition_prefix_len));
+  f.push_back(workload_field("prefix_repetition_suffix_len", K::kInt,
+                             "prefix_repetition: unique tokens after the prefix [256]",
+                             &W::prefix_repetition_suffix_len));
+  f.push_back(workload_field("prefix_repetition_num_prefixes", K::kInt,
+                             "prefix_repetition: distinct prefixes [10]",
+                             &W::prefix_repetition_num_prefixes));
+  f.push_back(workload_field("prefix_repetition_output_len", K::kInt,
+                             "prefix_repetition: output tokens [128]",
+                             &W::prefix_repetition_output_len));
+  f.push_back(workload_field("trace", K::kString, "trace: the trace file to replay",
+                             &W::trace));
+  f.push_back(workload_field("trace_format", K::kString,
+                             "trace: azure | mooncake | burstgpt | vidur | splitwise | "
+                             "vllm-result | csv",
+                             &W::trace_format));
+  f.push_back(workload_field("trace_time_scale", K::kDouble,
+                             "trace: multiplies every arrival time (2 = half the rate) [1.0]",
+                             &W::trace_time_scale));
+  f.push_back(workload_field("trace_start", K::kDouble,
+                             "trace: seconds into the trace where the replay starts [0]",
+                             &W::trace_start));
+  f.push_back(workload_field("trace_duration", K::kDouble,
+                             "trace: seconds of the trace to replay, 0 = to the end [0]",
+                             &W::trace_duration));
   f.push_back(field("max_concurrency", K::kInt, "client-side cap on outstanding requests, 0 = none [0]",
                     &SimulationConfig::max_concurrency));
   f.push_back(field("warmup_requests", K::kInt, "first N requests excluded from metrics [0]",

@@ -63,6 +63,7 @@ int32_t Router::choose(const workloads::RequestSpec& spec) {
       return least_outstanding();
     case RouterPolicy::kPrefixAware: {
       const int32_t least = least_outstanding();
+      if (spec.prefix_chain != nullptr) return choose_by_chain(*spec.prefix_chain, least);
       if (spec.prefix_group < 0) return least;
       std::vector<int32_t>& holders = holders_[spec.prefix_group];
       int32_t best = -1;
@@ -83,6 +84,40 @@ int32_t Router::choose(const workloads::RequestSpec& spec) {
     }
   }
   return 0;
+}
+
+int32_t Router::choose_by_chain(const std::vector<uint64_t>& chain, int32_t least) {
+  // Longest match: walk the chain while some replica holds every block so far.
+  std::vector<int32_t> best;  // the replicas with the longest match
+  for (size_t j = 0; j < chain.size(); ++j) {
+    auto it = chain_holders_.find(chain[j]);
+    if (it == chain_holders_.end()) break;
+    std::vector<int32_t> next;
+    for (int32_t h : it->second) {
+      if (j == 0 || std::find(best.begin(), best.end(), h) != best.end()) next.push_back(h);
+    }
+    if (next.empty()) break;
+    best = std::move(next);
+  }
+  int32_t chosen = least;
+  int32_t pick = -1;
+  for (int32_t h : best) {
+    if (pick < 0 || replicas_[h]->outstanding() < replicas_[pick]->outstanding() ||
+        (replicas_[h]->outstanding() == replicas_[pick]->outstanding() && h < pick)) {
+      pick = h;
+    }
+  }
+  if (pick >= 0 &&
+      replicas_[pick]->outstanding() <= replicas_[least]->outstanding() + balance_threshold_) {
+    chosen = pick;
+  }
+  for (uint64_t key : chain) {
+    std::vector<int32_t>& holders = chain_holders_[key];
+    if (std::find(holders.begin(), holders.end(), chosen) == holders.end()) {
+      holders.push_back(chosen);
+    }
+  }
+  return chosen;
 }
 
 void Router::send(engine::Simulator& sim, const workloads::RequestSpec& spec) {

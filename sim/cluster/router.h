@@ -18,6 +18,11 @@
 //                      "Holds" means "was sent the group before": like llm-d's approximate
 //                      prefix-cache scorer it remembers where it routed, not what the replica's
 //                      cache has since evicted.
+//                      Requests with a trace hash chain (RequestSpec::prefix_chain, e.g.
+//                      Mooncake hash_ids) go by longest match instead, as SGLang's cache-aware
+//                      router does on its radix tree: the holders of the longest run of leading
+//                      chain blocks (least-outstanding among them, same balance threshold), and
+//                      the chosen replica becomes a holder of every block of the chain.
 //
 // The default is round-robin, for two reasons. (1) It is what the reference deployment of vLLM
 // ships: the production-stack router's `--routing-logic roundrobin` (its samples and Helm values;
@@ -75,6 +80,8 @@ class Router : public RequestSink {
 
  private:
   int32_t least_outstanding() const;
+  // prefix-aware for requests with a trace hash chain: see the policy comment above.
+  int32_t choose_by_chain(const std::vector<uint64_t>& chain, int32_t least);
 
   RouterPolicy policy_;
   std::vector<Replica*> replicas_;
@@ -83,6 +90,8 @@ class Router : public RequestSink {
   std::vector<int64_t> sent_;
   // prefix group → replicas that were sent it, in the order they became holders.
   std::unordered_map<int64_t, std::vector<int32_t>> holders_;
+  // trace chain key (RequestSpec::prefix_chain entry) → replicas that were sent it.
+  std::unordered_map<uint64_t, std::vector<int32_t>> chain_holders_;
 };
 
 }  // namespace servesim::sim

@@ -281,6 +281,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
     t.outstanding_ns += s.outstanding_ns;
     t.prefix_queried_tokens += s.prefix_queried_tokens;
     t.prefix_hit_tokens += s.prefix_hit_tokens;
+    t.prefix_evicted_blocks += s.prefix_evicted_blocks;
     t.ideal_busy_s += s.ideal_busy_s;
     t.used_blocks_now += s.used_blocks_now;
   }
@@ -344,6 +345,21 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     cfg["gsp_output_len"] = config.workload.gsp_output_len;
   }
 
+  // The dataset's own settings, echoed for the datasets that have them (random and
+  // generated-shared-prefix files stay as they were).
+  const workloads::WorkloadConfig& w = config.workload;
+  if (w.dataset_name == "trace") {
+    cfg["trace"] = w.trace;
+    cfg["trace_format"] = w.trace_format;
+    cfg["trace_time_scale"] = w.trace_time_scale;
+    cfg["trace_start"] = w.trace_start;
+    cfg["trace_duration"] = w.trace_duration;
+  } else if (w.dataset_name == "sharegpt" || w.dataset_name == "custom" ||
+             w.dataset_name == "burstgpt") {
+    cfg["dataset_path"] = w.dataset_path;
+    cfg["num_prompts"] = w.num_prompts;
+  }
+
   ReplicaStats total;
   for (const ReplicaStats& s : r.replica_stats) {
     total.steps += s.steps;
@@ -354,6 +370,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     total.peak_used_blocks = std::max(total.peak_used_blocks, s.peak_used_blocks);
     total.prefix_queried_tokens += s.prefix_queried_tokens;
     total.prefix_hit_tokens += s.prefix_hit_tokens;
+    total.prefix_evicted_blocks += s.prefix_evicted_blocks;
     total.ideal_busy_s += s.ideal_busy_s;
     total.slow_path_steps += s.slow_path_steps;
   }
@@ -402,6 +419,13 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"simulated_time_s", r.simulated_s},
       {"num_replicas", r.replica_stats.size()},
   };
+  if (w.dataset_name != "random" && w.dataset_name != "generated-shared-prefix") {
+    // Prefix-cache counters in tokens and blocks (not echoed for the two original datasets, to
+    // keep their result files byte-identical).
+    out["prefix_cache"] = {{"queried_tokens", total.prefix_queried_tokens},
+                           {"hit_tokens", total.prefix_hit_tokens},
+                           {"evicted_blocks", total.prefix_evicted_blocks}};
+  }
   if (r.replica_stats.size() > 1) {
     out["config"]["num_replicas"] = config.num_replicas;
     out["config"]["router"] = config.router;

@@ -48,6 +48,7 @@ int32_t KvCacheManager::pop_free_head() {
   unlink_free(b);
   // Evict whatever the block cached (vLLM BlockPool._maybe_evict_cached_block).
   if (blocks_[b].key != kNoKey) {
+    ++evicted_blocks_;
     if ((blocks_[b].key >> 62) == 0) {
       auto it = shared_.find(blocks_[b].key);
       if (it != shared_.end() && it->second == b) shared_.erase(it);
@@ -59,12 +60,13 @@ int32_t KvCacheManager::pop_free_head() {
 
 int64_t KvCacheManager::find_cached(int64_t request_id, int64_t group, int64_t shared_blocks,
                                     const std::vector<int32_t>& previous, int64_t max_blocks,
-                                    std::vector<int32_t>& hits) const {
+                                    std::vector<int32_t>& hits,
+                                    const uint64_t* chain_keys) const {
   hits.clear();
   if (!prefix_caching_) return 0;
   for (int64_t i = 0; i < max_blocks; ++i) {
     if (i < shared_blocks) {
-      auto it = shared_.find(shared_key(group, i));
+      auto it = shared_.find(chain_keys != nullptr ? chain_keys[i] : shared_key(group, i));
       if (it == shared_.end()) break;
       hits.push_back(it->second);
     } else {
@@ -101,11 +103,11 @@ void KvCacheManager::allocate(int64_t n, std::vector<int32_t>& table) {
 }
 
 void KvCacheManager::register_shared(int64_t group, const std::vector<int32_t>& table,
-                                     int64_t first, int64_t last) {
+                                     int64_t first, int64_t last, const uint64_t* chain_keys) {
   if (!prefix_caching_) return;
   for (int64_t i = first; i < last; ++i) {
     const int32_t b = table[i];
-    const uint64_t k = shared_key(group, i);
+    const uint64_t k = chain_keys != nullptr ? chain_keys[i] : shared_key(group, i);
     if (blocks_[b].key == k) continue;
     // Another copy may already be cached (two requests computed the same prefix at once); like
     // vLLM, the first one stays the map's entry and this block stays a private duplicate.

@@ -44,13 +44,20 @@ class KvCacheManager {
     return (1ull << 62) | (static_cast<uint64_t>(request_id) << 24) | static_cast<uint64_t>(index);
   }
 
+  // Key of a block whose content key comes from a trace's hash chain (kept apart from
+  // shared_key's range by bit 61; the top two bits stay 0 so it is hashed like a shared key).
+  static uint64_t chain_key(uint64_t content_hash) {
+    return (1ull << 61) | (content_hash & ((1ull << 61) - 1));
+  }
+
   // How many leading blocks of a request are cached. `max_blocks` caps the answer (vLLM keeps at
   // least one token to compute). `previous` is the request's block table from before a
   // preemption (empty for a new request); `shared_blocks` of them are shared-prefix blocks of
-  // `group`. Fills `hits` with the block ids, in order. Does not change any state.
+  // `group` — or, when `chain_keys` is not null, blocks whose keys are chain_keys[0..shared_blocks)
+  // (values of chain_key()). Fills `hits` with the block ids, in order. Does not change any state.
   int64_t find_cached(int64_t request_id, int64_t group, int64_t shared_blocks,
                       const std::vector<int32_t>& previous, int64_t max_blocks,
-                      std::vector<int32_t>& hits) const;
+                      std::vector<int32_t>& hits, const uint64_t* chain_keys = nullptr) const;
 
   // The number of free blocks that allocate() would consume: `new_blocks` fresh ones plus the
   // hits that are currently evictable (ref count 0).
@@ -67,7 +74,7 @@ class KvCacheManager {
   // Registers the shared-prefix blocks table[first, last) of `group` (now computed) as cached,
   // so later requests can hit them. Blocks already registered are skipped.
   void register_shared(int64_t group, const std::vector<int32_t>& table, int64_t first,
-                       int64_t last);
+                       int64_t last, const uint64_t* chain_keys = nullptr);
 
   // Releases a request's blocks. The first `full_blocks` of them are full and computed: they keep
   // their content key (unique_key unless already shared) so they can be hit again. The table is
@@ -81,6 +88,8 @@ class KvCacheManager {
   }
   int64_t queried_tokens() const { return queried_tokens_; }
   int64_t hit_tokens() const { return hit_tokens_; }
+  // Cached blocks (with a content key) reused for other content: vLLM's evictions.
+  int64_t evicted_blocks() const { return evicted_blocks_; }
 
  private:
   void push_free_tail(int32_t b);
@@ -105,6 +114,7 @@ class KvCacheManager {
   std::unordered_map<uint64_t, int32_t> shared_;  // shared key -> block
   int64_t queried_tokens_ = 0;
   int64_t hit_tokens_ = 0;
+  int64_t evicted_blocks_ = 0;
 };
 
 }  // namespace servesim::sim

@@ -25,6 +25,7 @@ ReplicaStats Replica::stats() const {
   ReplicaStats s = stats_;
   s.prefix_queried_tokens = kv_.queried_tokens();
   s.prefix_hit_tokens = kv_.hit_tokens();
+  s.prefix_evicted_blocks = kv_.evicted_blocks();
   s.used_blocks_now = kv_.num_used_blocks();
   return s;
 }
@@ -83,16 +84,20 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
   const int32_t slot = new_slot();
   Req& r = slots_[slot];
   std::vector<int32_t> blocks = std::move(r.blocks);
+  std::vector<uint64_t> chain_keys = std::move(r.chain_keys);
   const uint32_t epoch = r.epoch + 1;
   r = Req{};
   r.blocks = std::move(blocks);
   r.blocks.clear();
+  r.chain_keys = std::move(chain_keys);
   r.epoch = epoch;
   r.id = spec.id;
   r.prompt = spec.prompt_tokens;
   r.output = spec.output_tokens;
   r.group = spec.prefix_group;
   r.shared_blocks = spec.prefix_group >= 0 ? spec.prefix_tokens / config_.block_size : 0;
+  r.chain_keys.clear();
+  if (spec.prefix_chain != nullptr) set_chain_keys(r, spec);
   r.priority = spec.priority;
   r.arrival_ns = sim.now().ns();
   waiting_push_back(slot);
@@ -122,6 +127,25 @@ int64_t Replica::new_blocks_for(const Req& r, int32_t q) const {
   return std::max<int64_t>(0, need - static_cast<int64_t>(r.blocks.size()));
 }
 
+void Replica::set_chain_keys(Req& r, const workloads::RequestSpec& spec) const {
+  // Engine block i holds tokens [i*bs, (i+1)*bs): its content and its whole prefix are fixed by
+  // the chain entry of the trace block holding its last token, so (that entry, i) is its key —
+  // for any engine block size, whether or not it divides the trace's block size.
+  const int64_t bs = config_.block_size;
+  const int64_t cbt = spec.chain_block_tokens;
+  const std::vector<uint64_t>& chain = *spec.prefix_chain;
+  const int64_t full = std::min<int64_t>(spec.prompt_tokens / bs,
+                                         static_cast<int64_t>(chain.size()) * cbt / bs);
+  for (int64_t i = 0; i < full; ++i) {
+    uint64_t h = chain[static_cast<size_t>(((i + 1) * bs - 1) / cbt)] ^
+                 (static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull);
+    h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;  // spread i into every bit
+    r.chain_keys.push_back(KvCacheManager::chain_key(h ^ (h >> 29)));
+  }
+  r.group = 0;  // marks "has shared blocks" for after_allocation; the keys come from chain_keys
+  r.shared_blocks = static_cast<int32_t>(full);
+}
+
 void Replica::after_allocation(int32_t slot, int32_t q) {
   Req& r = slots_[slot];
   if (r.group < 0 || r.shared_registered >= r.shared_blocks) return;
@@ -130,7 +154,7 @@ void Replica::after_allocation(int32_t slot, int32_t q) {
                                                 config_.block_size,
                                             r.shared_blocks);
   if (covered > r.shared_registered) {
-    kv_.register_shared(r.group, r.blocks, r.shared_registered, covered);
+    kv_.register_shared(r.group, r.blocks, r.shared_registered, covered, chain_keys_of(r));
     r.shared_registered = static_cast<int32_t>(covered);
   }
 }
@@ -276,7 +300,7 @@ void Replica::schedule_waiting() {
     // vLLM never serves the whole prompt from cache: at least the last token is recomputed.
     const int64_t max_hit_blocks = (nt - 1) / bs;
     const int64_t hits = kv_.find_cached(r.id, r.group, r.shared_blocks, r.blocks,
-                                         max_hit_blocks, hits_scratch_);
+                                         max_hit_blocks, hits_scratch_, chain_keys_of(r));
     const int64_t cached = hits * bs;
     int64_t q = std::min<int64_t>(nt - cached, threshold);
     q = std::min<int64_t>(q, budget_);

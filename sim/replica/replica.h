@@ -62,6 +62,7 @@ struct ReplicaStats {
   int64_t outstanding_ns = 0;      // ∫ (running + waiting) dt: for Little's law checks
   int64_t prefix_queried_tokens = 0;
   int64_t prefix_hit_tokens = 0;
+  int64_t prefix_evicted_blocks = 0;  // cached KV blocks evicted (KvCacheManager::evicted_blocks)
   double ideal_busy_s = 0;        // Σ ideal step times, when an ideal model is attached
   int64_t used_blocks_now = 0;    // KV blocks held when stats() was called (0 after a drained run)
 };
@@ -121,7 +122,16 @@ class Replica : public engine::EventHandler {
     int64_t seg_start = -1;       // first step of the open token segment, -1 = none
     bool admitted_before = false;
     std::vector<int32_t> blocks;  // block table (kept after preemption for self prefix hits)
+    // Content keys of the prompt's full blocks when the request carries a trace hash chain
+    // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
+    std::vector<uint64_t> chain_keys;
   };
+  // Fills r.chain_keys / r.shared_blocks from a request's trace hash chain.
+  void set_chain_keys(Req& r, const workloads::RequestSpec& spec) const;
+  static const uint64_t* chain_keys_of(const Req& r) {
+    return r.chain_keys.empty() ? nullptr : r.chain_keys.data();
+  }
+
   struct Entry {  // a lazily-invalidated reference to a request slot
     int32_t slot;
     uint32_t epoch;

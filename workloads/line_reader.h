@@ -1,0 +1,52 @@
+// LineReader: reads a text file one line at a time (streaming: memory independent of the file's
+// size), strips a trailing '\r' (the Azure traces are CRLF), counts lines, and formats errors as
+// "FILE:LINE: what". Plus the small field parsers the dataset and trace readers share.
+#ifndef SERVESIM_WORKLOADS_LINE_READER_H_
+#define SERVESIM_WORKLOADS_LINE_READER_H_
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace servesim::workloads {
+
+class LineReader {
+ public:
+  // Throws ConfigError "<flag>: cannot open FILE" when the file cannot be read.
+  LineReader(const std::string& path, const std::string& flag);
+
+  // The next line without its end-of-line characters; false at the end of the file.
+  bool next(std::string& line);
+  int64_t line_number() const { return line_; }
+  const std::string& path() const { return path_; }
+
+  // Throws ConfigError "FILE:LINE: what".
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  int64_t line_ = 0;
+};
+
+// Splits a CSV line on commas. Fields may be double-quoted ("a,b" stays one field; "" is a quote).
+std::vector<std::string> split_csv(std::string_view line);
+
+// Column index of `name` in a CSV header (exact match after trimming spaces), or -1.
+int find_column(const std::vector<std::string>& header, std::string_view name);
+
+// Strict parsers: the whole field must be the number. On failure they call reader.fail naming
+// the column, the value and what was expected.
+int64_t parse_int_field(const LineReader& reader, std::string_view column, std::string_view text);
+double parse_double_field(const LineReader& reader, std::string_view column,
+                          std::string_view text);
+// Decimal seconds ("4.314579", "12", "1e3") to integer nanoseconds. Plain decimals with at most
+// nine fractional digits convert exactly (no binary rounding); anything else through double.
+int64_t parse_seconds_ns_field(const LineReader& reader, std::string_view column,
+                               std::string_view text);
+
+}  // namespace servesim::workloads
+
+#endif  // SERVESIM_WORKLOADS_LINE_READER_H_

@@ -1,0 +1,73 @@
+// TraceReplayWorkload: --dataset-name trace. Replays a recorded trace (trace_reader.h) with its
+// arrival times and lengths as recorded, streaming the file (memory O(1) in the trace length,
+// plus one prefix chain per in-flight request for Mooncake traces).
+//
+// Time: request i arrives at scale * (t_i - t_origin - start), in integer nanoseconds, where
+// t_origin is the file's first row and [start, start + duration) the replayed window
+// (--trace-start, --trace-duration; duration 0 = to the end). scale is --trace-time-scale, or,
+// with a finite --request-rate R, (n - 1) / (R * (t_last - t_first)) over the n rows of the
+// window: the window's mean rate becomes R while every inter-arrival gap is scaled by the same
+// factor, so burstiness, diurnal shape and the coefficient of variation of the gaps are kept.
+// At scale 1 the arrival times are the file's, to the nanosecond.
+//
+// Prefix: Mooncake hash_ids become RequestSpec::prefix_chain, chain[j] = mix(chain[j-1], id_j)
+// (a 64-bit hash of the whole id sequence up to j, so equal chains mean equal prefixes even if a
+// file reused an id under another prefix), with chain_block_tokens 512.
+//
+// The file is read twice: once at construction (validates every row in the window, so bad input
+// fails before anything runs; counts rows; finds the span), once while next() streams.
+#ifndef SERVESIM_WORKLOADS_TRACE_REPLAY_H_
+#define SERVESIM_WORKLOADS_TRACE_REPLAY_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "workloads/trace_reader.h"
+#include "workloads/workload.h"
+
+namespace servesim::workloads {
+
+struct TraceReplayOptions {
+  std::string path;           // --trace
+  std::string format;         // --trace-format
+  double time_scale = 1.0;    // --trace-time-scale (> 0)
+  double start_s = 0.0;       // --trace-start (>= 0)
+  double duration_s = 0.0;    // --trace-duration (>= 0; 0 = to the end)
+  double request_rate = std::numeric_limits<double>::infinity();  // finite: rescale to it
+};
+
+class TraceReplayWorkload final : public Workload {
+ public:
+  // Throws ConfigError on a bad file, flag or an empty window.
+  explicit TraceReplayWorkload(const TraceReplayOptions& options);
+
+  std::optional<RequestSpec> next() override;
+  int64_t size() const override { return count_; }
+
+  double scale() const { return scale_; }
+  // Span of the window's arrivals as recorded (last - first), seconds.
+  double recorded_span_s() const { return static_cast<double>(last_ns_ - first_ns_) * 1e-9; }
+
+ private:
+  TraceReplayOptions options_;
+  std::unique_ptr<TraceReader> reader_;
+  int64_t window_lo_ns_ = 0;   // absolute file time of the window's start
+  int64_t window_hi_ns_ = 0;   // exclusive end (INT64_MAX = to the end)
+  int64_t count_ = 0;
+  int64_t first_ns_ = 0;
+  int64_t last_ns_ = 0;
+  double scale_ = 1.0;
+  int64_t served_ = 0;
+  int32_t block_tokens_ = 0;
+  TraceRow row_;
+};
+
+// The chain key of a prefix of hash ids (exposed for tests): chain[j] for ids[0..j].
+std::vector<uint64_t> prefix_chain_of(const std::vector<int64_t>& hash_ids);
+
+}  // namespace servesim::workloads
+
+#endif  // SERVESIM_WORKLOADS_TRACE_REPLAY_H_
