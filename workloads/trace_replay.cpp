@@ -34,9 +34,10 @@ std::vector<uint64_t> prefix_chain_of(const std::vector<int64_t>& hash_ids) {
 
 TraceReplayWorkload::TraceReplayWorkload(const TraceReplayOptions& options) : options_(options) {
   using detail::format_flag_value;
-  if (!(options.time_scale > 0) || !std::isfinite(options.time_scale)) {
+  if (!(options.time_scale >= 0) || !std::isfinite(options.time_scale)) {
     throw ConfigError("--trace-time-scale: " + format_flag_value(options.time_scale) +
-                      " is out of range; expected a factor > 0 (2 = twice as slow)");
+                      " is out of range; expected a factor >= 0 (2 = twice as slow, 0 = all at "
+                      "t = 0)");
   }
   if (!(options.start_s >= 0) || !std::isfinite(options.start_s)) {
     throw ConfigError("--trace-start: " + format_flag_value(options.start_s) +
@@ -87,6 +88,12 @@ TraceReplayWorkload::TraceReplayWorkload(const TraceReplayOptions& options) : op
              (options.request_rate * static_cast<double>(last_ns_ - first_ns_) * 1e-9);
   } else {
     scale_ = options.time_scale;
+  }
+  // Arrival times are int64 ns: the last one must stay far inside that range.
+  if (static_cast<double>(last_ns_ - window_lo_ns_) * scale_ > 4.0e18) {
+    throw ConfigError("--trace-time-scale: " + format_flag_value(scale_) +
+                      " stretches the window beyond 100 years of simulated time; expected a "
+                      "smaller factor");
   }
   // Pass 2 streams from the start.
   reader_ = open_trace(options.path, options.format);

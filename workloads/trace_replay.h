@@ -4,7 +4,8 @@
 //
 // Time: request i arrives at scale * (t_i - t_origin - start), in integer nanoseconds, where
 // t_origin is the file's first row and [start, start + duration) the replayed window
-// (--trace-start, --trace-duration; duration 0 = to the end). scale is --trace-time-scale, or,
+// (--trace-start, --trace-duration; duration 0 = to the end). scale is --trace-time-scale (0 sends
+// the whole window at t = 0, the trace's "--request-rate inf": plan's saturation run uses it), or,
 // with a finite --request-rate R, (n - 1) / (R * (t_last - t_first)) over the n rows of the
 // window: the window's mean rate becomes R while every inter-arrival gap is scaled by the same
 // factor, so burstiness, diurnal shape and the coefficient of variation of the gaps are kept.
@@ -33,7 +34,7 @@ namespace servesim::workloads {
 struct TraceReplayOptions {
   std::string path;           // --trace
   std::string format;         // --trace-format
-  double time_scale = 1.0;    // --trace-time-scale (> 0)
+  double time_scale = 1.0;    // --trace-time-scale (>= 0; 0 = every request at t = 0)
   double start_s = 0.0;       // --trace-start (>= 0)
   double duration_s = 0.0;    // --trace-duration (>= 0; 0 = to the end)
   double request_rate = std::numeric_limits<double>::infinity();  // finite: rescale to it

@@ -18,6 +18,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   c.push_back(make_sweep_command());
   c.push_back(make_compare_command());
   c.push_back(make_plan_command());
+  c.push_back(make_matrix_command());
   c.push_back(make_validate_command());
   c.push_back(make_calibrate_command());
   return c;

@@ -50,6 +50,11 @@ void print_extras(std::ostream& out, const json& s) {
   row("Peak KV blocks used:", std::to_string(kv["peak_used_blocks"].get<int64_t>()));
   row("Preemptions:", std::to_string(s["preemptions"].get<int64_t>()));
   row("Prefix cache hit rate (%):", num(100.0 * s["prefix_cache_hit_rate"].get<double>(), 2));
+  if (s.contains("prefix_cache")) {
+    row("Prefix cache hit tokens:", std::to_string(s["prefix_cache"]["hit_tokens"].get<int64_t>()));
+    row("Cached KV blocks evicted:",
+        std::to_string(s["prefix_cache"]["evicted_blocks"].get<int64_t>()));
+  }
   row("Mean batch size (seqs):", num(s["mean_batch_size"].get<double>(), 2));
   row("GPU busy fraction:", num(s["busy_fraction"].get<double>(), 3));
   row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));

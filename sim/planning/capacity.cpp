@@ -147,6 +147,8 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
   {
     sim::SimulationConfig c = base;
     c.workload.request_rate = std::numeric_limits<double>::infinity();
+    // A trace's "inf" is its recorded timing; all at once is time scale 0 (trace_replay.h).
+    if (c.workload.dataset_name == "trace") c.workload.trace_time_scale = 0;
     const auto runs = run_seeds(c, prepared, all_seeds, options.jobs);
     result.simulations += static_cast<int64_t>(runs.size());
     double sum = 0;

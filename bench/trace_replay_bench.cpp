@@ -1,0 +1,103 @@
+// servesim_trace_bench: how fast one core replays a recorded trace (--dataset-name trace).
+//
+// Default: the Azure LLM inference trace 2023, conversation (19,366 requests, CRLF CSV, streamed
+// from data/realdata), Llama-3.1-8B on one H100-SXM with vLLM V1 defaults, arrivals as recorded
+// (5.53 req/s) and rescaled to 15 req/s. The wall time covers the whole run_simulation call:
+// both passes over the file, the event loop and vLLM's metrics. Median of --repeats runs.
+//
+// Usage: servesim_trace_bench [--trace FILE] [--format azure] [--rates 0,15] [--repeats 5]
+//                             [--model M] [--gpu G] [-tp N]      (rate 0 = as recorded)
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/base/json_file.h"
+#include "sim/cluster/simulation.h"
+
+using servesim::sim::SimulationConfig;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SimulationConfig base;
+  base.model = "llama-3.1-8b";
+  base.gpu = "h100-sxm";
+  base.workload.dataset_name = "trace";
+  base.workload.trace =
+      (servesim::data_dir() / "data/realdata/azure_llm_trace_2023/AzureLLMInferenceTrace_conv.csv")
+          .string();
+  base.workload.trace_format = "azure";
+  std::vector<double> rates = {0, 15};
+  int repeats = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--trace") {
+      base.workload.trace = value;
+    } else if (flag == "--format") {
+      base.workload.trace_format = value;
+    } else if (flag == "--rates") {
+      rates.clear();
+      std::stringstream ss(value);
+      std::string item;
+      while (std::getline(ss, item, ',')) rates.push_back(std::stod(item));
+    } else if (flag == "--repeats") {
+      repeats = std::stoi(value);
+    } else if (flag == "--model") {
+      base.model = value;
+    } else if (flag == "--gpu") {
+      base.gpu = value;
+    } else if (flag == "-tp") {
+      base.tensor_parallel_size = std::stoi(value);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  const servesim::sim::PreparedDeployment prepared = servesim::sim::prepare_deployment(base);
+  std::printf("trace %s (%s), model %s, gpu %s TP%d; median of %d runs\n\n",
+              base.workload.trace.c_str(), base.workload.trace_format.c_str(), base.model.c_str(),
+              base.gpu.c_str(), base.tensor_parallel_size, repeats);
+  std::printf("%10s %10s %10s %12s %14s %10s %10s %9s\n", "rate", "requests", "wall_s",
+              "req_per_s", "sim_s_per_s", "steps", "p99_ttft", "rss_MiB");
+  for (double rate : rates) {
+    SimulationConfig c = base;
+    if (rate > 0) c.workload.request_rate = rate;
+    std::vector<double> walls;
+    servesim::sim::SimulationResult last;
+    for (int r = 0; r < repeats; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      last = servesim::sim::run_simulation(c, prepared);
+      walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    const double wall = median(walls);
+    double p99 = 0;
+    for (const auto& [p, v] : last.metrics.summaries.at("ttft").percentiles_ms) {
+      if (p == 99) p99 = v;
+    }
+    const auto n = static_cast<double>(last.records.size());
+    std::printf("%10s %10.0f %10.4f %12.0f %14.0f %10lld %9.1fms %9.0f\n",
+                rate > 0 ? std::to_string(rate).substr(0, 6).c_str() : "recorded", n, wall,
+                n / wall, last.simulated_s / wall,
+                static_cast<long long>(last.replica_stats[0].steps), p99, peak_rss_mib());
+  }
+  return 0;
+}
