@@ -271,6 +271,11 @@ void validate(const WorkloadConfig& config) {
     throw ConfigError("--dataset-name: \"" + d + "\" is not supported; expected " +
                       kDatasetNames);
   }
+  if (!config.dataset_path.empty() && d != "sharegpt" && d != "custom" && d != "burstgpt") {
+    // vLLM's _ValidateDatasetArgs rejects a path with the random dataset for the same reason.
+    throw ConfigError("--dataset-path: set, but --dataset-name " + d +
+                      " reads no file; expected --dataset-name sharegpt, custom or burstgpt");
+  }
   if (!config.trace.empty()) {
     throw ConfigError("--trace: set, but --dataset-name is " + d +
                       "; expected --dataset-name trace to replay a trace");
