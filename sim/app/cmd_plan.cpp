@@ -204,8 +204,13 @@ class PlanCommand : public Command {
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    out << "Model " << base.model << ", workload " << base.workload.dataset_name << " ("
-        << base.workload.num_prompts << " requests per probe)\n";
+    out << "Model " << base.model << ", workload " << base.workload.dataset_name << " (";
+    if (base.workload.dataset_name == "trace") {
+      out << "the whole trace window per probe, rescaled to the probe's rate";
+    } else {
+      out << base.workload.num_prompts << " requests per probe";
+    }
+    out << ")\n";
     planning::print_plan_table(out, result, options);
     if (!output_.empty()) {
       json echo = config_to_json(base);

@@ -202,12 +202,12 @@ TEST_CASE("prefix caching serves a shared prefix from cache", "[replica]") {
   // Two requests share a 64-token prefix (4 full blocks). The second arrives after the first
   // finished: its lookup hits 4 blocks, so it prefills 100 - 64 = 36 tokens.
   Harness h(config(8, 1024, /*prefix_caching=*/true), 100, 2);
-  workloads::RequestSpec a{0, SimTime::zero(), 100, 5, /*group=*/7, /*prefix=*/64, 0};
+  workloads::RequestSpec a{0, SimTime::zero(), 100, 5, /*group=*/7, /*prefix=*/64, 0, nullptr, 0};
   h.records[0].id = 0;
   h.replica->add_request(h.sim, a);
   h.sim.run();
   const SimTime t1 = h.sim.now();
-  workloads::RequestSpec b{1, t1, 100, 5, 7, 64, 0};
+  workloads::RequestSpec b{1, t1, 100, 5, 7, 64, 0, nullptr, 0};
   h.records[1].id = 1;
   h.records[1].arrival = t1;
   h.replica->add_request(h.sim, b);
@@ -220,10 +220,10 @@ TEST_CASE("prefix caching serves a shared prefix from cache", "[replica]") {
 
 TEST_CASE("without prefix caching nothing is reused", "[replica]") {
   Harness h(config(8, 1024, false), 100, 2);
-  workloads::RequestSpec a{0, SimTime::zero(), 100, 5, 7, 64, 0};
+  workloads::RequestSpec a{0, SimTime::zero(), 100, 5, 7, 64, 0, nullptr, 0};
   h.replica->add_request(h.sim, a);
   h.sim.run();
-  workloads::RequestSpec b{1, h.sim.now(), 100, 5, 7, 64, 0};
+  workloads::RequestSpec b{1, h.sim.now(), 100, 5, 7, 64, 0, nullptr, 0};
   h.replica->add_request(h.sim, b);
   h.sim.run();
   REQUIRE(h.records[1].cached_prompt_tokens == 0);
