@@ -17,7 +17,8 @@ namespace {
 TEST_CASE("prefix-aware routing on hash chains raises the hit rate over round-robin",
           "[contract][cluster][trace]") {
   // Workload: a Mooncake-format trace of 16 conversations × 25 requests, one every 25 ms (40
-  // req/s), conversation (i·7) mod 16 for request i. A request's prompt is 1,088 tokens: two
+  // req/s), conversation (7i + ⌊i/16⌋) mod 16 for request i (so round-robin spreads each one
+  // over all replicas). A request's prompt is 1,088 tokens: two
   // 512-token blocks shared by its conversation (hash ids 2g, 2g+1) and a 64-token block of its
   // own (hash id 1000 + i); 64 output tokens; 4 replicas of Llama-3.1-8B on A100-80GB.
   // Round-robin sends every conversation to all 4 replicas (each computes each shared prefix:
@@ -30,7 +31,7 @@ TEST_CASE("prefix-aware routing on hash chains raises the hit rate over round-ro
   {
     std::ofstream out(path);
     for (int i = 0; i < 400; ++i) {
-      const int g = (i * 7) % 16;
+      const int g = (i * 7 + i / 16) % 16;  // each block of 16 requests: every conversation once
       out << "{\"timestamp\": " << 25 * i << ", \"input_length\": 1088, \"output_length\": 64, "
           << "\"hash_ids\": [" << 2 * g << ", " << 2 * g + 1 << ", " << 1000 + i << "]}\n";
     }
