@@ -5,7 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include "sim/app/command.h"
+#include "sim/app/study.h"
 #include "sim/base/error.h"
+#include "sim/distributed/shard.h"
+#include "sim/metrics/result_writer.h"
 
 namespace servesim::app {
 namespace {
@@ -21,6 +24,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   c.push_back(make_matrix_command());
   c.push_back(make_validate_command());
   c.push_back(make_calibrate_command());
+  c.push_back(make_merge_command());
   return c;
 }
 
@@ -60,10 +64,33 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
     return 0;
   }
 
+  // The command line being run: a shard's part file records it (study.h). Restored on return,
+  // since merge runs the replayed command through run_cli too.
+  struct ArgsScope {
+    std::vector<std::string> saved;
+    explicit ArgsScope(std::vector<std::string> now) : saved(std::move(study_context().args)) {
+      study_context().args = std::move(now);
+    }
+    ~ArgsScope() { study_context().args = std::move(saved); }
+  } args_scope(args);
+
   try {
     for (size_t i = 0; i < commands.size(); ++i) {
       if (subs[i]->parsed()) return commands[i]->run(out, err);
     }
+  } catch (const distributed::ShardComplete& done) {
+    // A shard stops after its share of the jobs: its output is the part file, not the study's.
+    const distributed::PartFile& part = done.part();
+    try {
+      metrics::write_text_atomically(study_context().part_path, distributed::encode_part(part));
+    } catch (const ConfigError& e) {
+      err << "servesim: error: " << e.what() << "\n";
+      return 2;
+    }
+    out << "Part " << part.shard.index << "/" << part.shard.count << " of the study ("
+        << part.results.size() << " of " << part.jobs_total << " jobs) written to "
+        << study_context().part_path << "\n";
+    return 0;
   } catch (const ConfigError& e) {
     err << "servesim: error: " << e.what() << "\n";
     return 2;

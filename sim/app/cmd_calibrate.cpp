@@ -31,6 +31,7 @@
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 #include "sim/measured/validation.h"
+#include "sim/app/study.h"
 #include "sim/metrics/result_writer.h"
 
 namespace servesim::app {
@@ -92,10 +93,12 @@ class CalibrateCommand : public Command {
     cmd_->add_option("--jobs", jobs_, "threads, 0 = all cores [0]");
     cmd_->add_option("--description", description_, "free text stored in the profile");
     cmd_->add_option("--out", out_, "the calibration profile to write")->required();
+    study_.add_to(*cmd_);
     return cmd_;
   }
 
   int run(std::ostream& out, std::ostream& err) override {
+    JobExecutor* executor = study_.executor(jobs_);  // refuses --shard before any work
     if (vidur_mlp_.empty() && layer_files_.empty() && vidur_allreduce_.empty() &&
         measured_.empty()) {
       throw ConfigError(
@@ -228,6 +231,7 @@ class CalibrateCommand : public Command {
       if (!metrics_.empty()) opts.metrics = split_commas(metrics_);
       opts.replay.seeds = seeds_;
       opts.jobs = jobs_;
+      opts.executor = executor;
       const std::vector<std::string> profile_sources = cal.fit_set;
       const calibration::ServingFit fit = calibration::fit_serving(chosen, configs, cal, opts);
       const auto serving_info = fit.calibration.fit_info;
@@ -278,6 +282,9 @@ class CalibrateCommand : public Command {
   std::string base_, description_, out_;
   int seeds_ = 2;
   int jobs_ = 0;
+  StudyFlags study_{"calibrate is an iterative fit (each Levenberg-Marquardt step needs every "
+                    "replay of the step before), so it cannot be cut into independent parts; run "
+                    "it under mpirun instead"};
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
+#include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/parallel.h"
 #include "sim/metrics/result_writer.h"
@@ -36,6 +37,7 @@ class CompareCommand : public Command {
                      "called significant [0.95]");
     cmd_->add_option("--jobs", jobs_, "simulations run in parallel, 0 = all cores [0]");
     cmd_->add_option("--output", output_, "write the comparison JSON here");
+    study_.add_to(*cmd_);
     return cmd_;
   }
 
@@ -78,6 +80,7 @@ class CompareCommand : public Command {
     options.seeds = seeds_;
     options.jobs = jobs_;
     if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
+    options.executor = study_.executor(jobs_);
     if (!(confidence_ > 0 && confidence_ < 1)) {
       throw ConfigError("--confidence: must be in (0, 1), e.g. 0.95");
     }
@@ -115,6 +118,7 @@ class CompareCommand : public Command {
   int seeds_ = 10;
   double confidence_ = 0.95;
   int jobs_ = 0;
+  StudyFlags study_;
   std::string output_;
 };
 

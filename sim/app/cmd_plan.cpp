@@ -11,6 +11,7 @@
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
+#include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/metrics/result_writer.h"
@@ -99,6 +100,7 @@ class PlanCommand : public Command {
     cmd_->add_option("--jobs", jobs_, "candidates simulated in parallel, 0 = all cores [0]");
     cmd_->add_option("--output", output_,
                      "write the plan JSON here, and the CSV (one row per candidate) beside it");
+    study_.add_to(*cmd_);
     return cmd_;
   }
 
@@ -119,6 +121,7 @@ class PlanCommand : public Command {
     if (jobs_ < 0) {
       throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
     }
+    options.executor = study_.executor(jobs_);
     if (!(tolerance_ > 0 && tolerance_ < 1)) {
       throw ConfigError("--tolerance: must be a fraction in (0, 1), such as 0.01");
     }
@@ -246,6 +249,7 @@ class PlanCommand : public Command {
   double tolerance_ = 0.01;
   int64_t max_cluster_prompts_ = 10000;
   int jobs_ = 0;
+  StudyFlags study_;
   std::string output_;
 };
 

@@ -10,6 +10,7 @@
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
+#include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/base/parallel.h"
@@ -57,6 +58,7 @@ class SweepCommand : public Command {
                      "plateau for two points in a row [1.0]");
     cmd_->add_flag("--no-early-stop", no_early_stop_,
                    "run every rate, also above the first saturated one");
+    study_.add_to(*cmd_);
     return cmd_;
   }
 
@@ -99,6 +101,7 @@ class SweepCommand : public Command {
     }
     options.jobs = jobs_;
     if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
+    options.executor = study_.executor(jobs_);
     options.knee_metric = knee_metric_;
     if (!(knee_tolerance_ >= 0)) {
       throw ConfigError("--knee-tolerance: must be >= 0 (a relative rise such as 0.5)");
@@ -167,6 +170,7 @@ class SweepCommand : public Command {
   std::string knee_metric_ = "p99_ttft_ms";
   double knee_tolerance_ = 1.0;
   bool no_early_stop_ = false;
+  StudyFlags study_;
 };
 
 }  // namespace

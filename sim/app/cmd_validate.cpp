@@ -18,6 +18,7 @@
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
+#include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/measured/measured_run.h"
@@ -82,6 +83,7 @@ class ValidateCommand : public Command {
     add_run_options(*cmd_, opts_);
     cmd_->add_option("--engine-version", engine_version_,
                      "engine version the runs were measured on (informational)");
+    study_.add_to(*cmd_);
     return cmd_;
   }
 
@@ -155,7 +157,8 @@ class ValidateCommand : public Command {
     measured::ReplayOptions options;
     options.seeds = seeds_;
     measured::ValidationTable table =
-        measured::validate_runs(chosen, configs, calibration, options, jobs_);
+        measured::validate_runs(chosen, configs, calibration, options, jobs_,
+                                study_.executor(jobs_));
     if (calibration.calibrated() && calibration.fitted_on.empty()) {
       table.warnings.push_back("the calibration does not list the runs it was fitted on; cannot "
                                "check that scored runs were not used for fitting");
@@ -221,6 +224,7 @@ class ValidateCommand : public Command {
   std::string output_;
   int seeds_ = 3;
   int jobs_ = 0;
+  StudyFlags study_;
   std::string engine_version_;
 };
 

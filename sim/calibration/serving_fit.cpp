@@ -6,6 +6,7 @@
 
 #include "hardware/levenberg_marquardt.h"
 #include "sim/base/error.h"
+#include "sim/base/executor.h"
 #include "sim/base/parallel.h"
 
 namespace servesim::calibration {
@@ -104,12 +105,21 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   auto predict = [&](const Eigen::VectorXd& x) {
     const measured::Calibration mc = replay_calibration(calibration_for(x), "fit");
     std::vector<std::map<std::string, double>> out(runs.size());
-    parallel_for(static_cast<int64_t>(runs.size()), options.jobs, [&](int64_t i) {
-      if (!usable[static_cast<size_t>(i)]) return;
-      out[static_cast<size_t>(i)] =
-          measured::simulate_measured_run(runs[i], configs[i], prepared[i], mc, options.replay)
-              .metrics;
-    });
+    // One job per run; every process of a distributed executor gets every run's metrics back,
+    // so the Levenberg–Marquardt steps are computed identically everywhere (executor.h).
+    JobLoop loop;
+    loop.n = static_cast<int64_t>(runs.size());
+    loop.skip = [&](int64_t i) { return !usable[static_cast<size_t>(i)]; };
+    loop.compute = [&](int64_t i) {
+      const auto k = static_cast<size_t>(i);
+      return to_job_bytes(
+          measured::simulate_measured_run(runs[k], configs[k], prepared[k], mc, options.replay)
+              .metrics);
+    };
+    loop.accept = [&](int64_t i, std::string&& bytes) {
+      out[static_cast<size_t>(i)] = from_job_bytes(bytes).get<std::map<std::string, double>>();
+    };
+    run_jobs(options.executor, options.jobs, loop, nullptr);
     return out;
   };
   auto residuals = [&](const Eigen::VectorXd& x) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hardware/calibration.h"
+#include "sim/base/executor.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 
@@ -27,6 +28,7 @@ struct ServingFitOptions {
                                       "mean_e2el_ms"};
   measured::ReplayOptions replay;
   int jobs = 0;  // threads (0 = all cores)
+  JobExecutor* executor = nullptr;  // where the replays run (null: `jobs` threads here)
   int max_iterations = 30;
 };
 

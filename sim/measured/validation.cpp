@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/executor.h"
 #include "sim/base/parallel.h"
 
 namespace servesim::measured {
@@ -146,14 +147,14 @@ void summarize(ValidationTable& table) {
 ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
                               const std::vector<sim::SimulationConfig>& configs,
                               const Calibration& calibration, const ReplayOptions& options,
-                              int jobs) {
+                              int jobs, JobExecutor* executor) {
   SERVESIM_CHECK(runs.size() == configs.size(), "one config per run");
   ValidationTable table;
   table.calibration = calibration.describe();
   table.runs.resize(runs.size());
-  parallel_for(static_cast<int64_t>(runs.size()), jobs, [&](int64_t i) {
-    const MeasuredRun& run = runs[static_cast<size_t>(i)];
-    RunValidation& v = table.runs[static_cast<size_t>(i)];
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const MeasuredRun& run = runs[i];
+    RunValidation& v = table.runs[i];
     v.id = run.id;
     v.format = run.format;
     v.label = run.label;
@@ -161,17 +162,43 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
     v.engine_version = run.deployment.engine_version;
     v.notes = run.notes;
     v.in_fit_set = in_fit_set(run.id, calibration.fitted_on);
+  }
+  // One job per run; its prediction travels as bytes (executor.h), doubles exact.
+  JobLoop loop;
+  loop.n = static_cast<int64_t>(runs.size());
+  loop.compute = [&](int64_t i) {
+    nlohmann::json out;
     try {
-      const Prediction p = simulate_measured_run(run, configs[static_cast<size_t>(i)], calibration,
+      const Prediction p = simulate_measured_run(runs[static_cast<size_t>(i)],
+                                                 configs[static_cast<size_t>(i)], calibration,
                                                  options);
-      v.arrivals = p.arrivals_detail;
-      v.kv_tokens = p.kv_tokens;
-      v.preemptions = p.preemptions;
-      v.rows = compare(run, p);
+      nlohmann::json rows = nlohmann::json::array();
+      for (const MetricComparison& c : compare(runs[static_cast<size_t>(i)], p)) {
+        rows.push_back({c.key, c.measured, c.predicted, c.error_pct});
+      }
+      out = {{"arrivals", p.arrivals_detail}, {"kv_tokens", p.kv_tokens},
+             {"preemptions", p.preemptions}, {"rows", rows}};
     } catch (const ConfigError& e) {
-      v.error = e.what();
+      out = {{"error", e.what()}};
     }
-  });
+    return to_job_bytes(out);
+  };
+  loop.accept = [&](int64_t i, std::string&& bytes) {
+    const nlohmann::json j = from_job_bytes(bytes);
+    RunValidation& v = table.runs[static_cast<size_t>(i)];
+    if (j.contains("error")) {
+      v.error = j.at("error").get<std::string>();
+      return;
+    }
+    v.arrivals = j.at("arrivals").get<std::string>();
+    v.kv_tokens = j.at("kv_tokens").get<int64_t>();
+    v.preemptions = j.at("preemptions").get<int64_t>();
+    for (const nlohmann::json& r : j.at("rows")) {
+      v.rows.push_back({r.at(0).get<std::string>(), r.at(1).get<double>(), r.at(2).get<double>(),
+                        r.at(3).get<double>()});
+    }
+  };
+  run_jobs(executor, jobs, loop, nullptr);
   for (const RunValidation& v : table.runs) {
     if (v.in_fit_set) {
       table.warnings.push_back("scored run " + v.id +

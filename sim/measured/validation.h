@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/executor.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 
@@ -68,13 +69,14 @@ struct ValidationTable {
   std::vector<std::string> warnings;  // e.g. scored runs that were in the fit set
 };
 
-// Simulates every run (in parallel over `jobs` threads; results in input order whatever `jobs`)
+// Simulates every run (one job per run on `executor`, or on `jobs` threads here when it is null;
+// results in input order whatever runs them)
 // and compares. `configs[i]` is simulation_config(runs[i], ...). A run whose deployment fails to
 // prepare (ConfigError) gets `error` set and no rows; other errors propagate.
 ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
                               const std::vector<sim::SimulationConfig>& configs,
                               const Calibration& calibration, const ReplayOptions& options,
-                              int jobs);
+                              int jobs, JobExecutor* executor = nullptr);
 
 // Compares one run's measured metrics with a prediction (the compared keys both have).
 std::vector<MetricComparison> compare(const MeasuredRun& run, const Prediction& prediction);

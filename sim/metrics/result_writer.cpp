@@ -5,6 +5,8 @@
 //   benchmark()           — the result dict, process_one_metric() (summary keys, p_word, table).
 #include "sim/metrics/result_writer.h"
 
+#include <atomic>
+
 #include <unistd.h>
 
 #include <charconv>
@@ -238,7 +240,14 @@ void write_json_atomically(const std::string& path, const nlohmann::ordered_json
       path, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
 }
 
+namespace {
+std::atomic<bool> g_file_writes_enabled{true};
+}  // namespace
+
+void set_file_writes_enabled(bool enabled) { g_file_writes_enabled.store(enabled); }
+
 void write_text_atomically(const std::string& path, const std::string& text) {
+  if (!g_file_writes_enabled.load()) return;
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");

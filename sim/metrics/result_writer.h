@@ -43,6 +43,10 @@ void write_json_atomically(const std::string& path, const nlohmann::ordered_json
 // The same for any text (CSV files beside the JSON ones).
 void write_text_atomically(const std::string& path, const std::string& text);
 
+// Process-wide switch for the two writers above (default on). The ranks > 0 of an MPI job turn it
+// off: rank 0 alone writes a study's files (sim/app/study.h).
+void set_file_writes_enabled(bool enabled);
+
 // The one-screen table, laid out like vLLM's "Serving Benchmark Result" block.
 void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
                          const MetricsOptions& options);

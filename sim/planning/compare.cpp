@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "sim/base/error.h"
+#include "sim/base/executor.h"
 #include "sim/base/parallel.h"
 #include "sim/planning/knee.h"
 
@@ -116,18 +117,29 @@ CompareResult run_compare(const CompareSide& a, const CompareSide& b, const Comp
   const uint64_t base_seed = a.config.workload.seed;
   const int n = options.seeds;
   std::vector<std::optional<RunValues>> runs(size_t(2 * n));
-  parallel_for(
-      2 * n, options.jobs,
-      [&](int64_t j) {
-        const int s = int(j % 2);
-        const int k = int(j / 2);
-        sim::SimulationConfig config = sides[s]->config;
-        config.workload.seed = base_seed + uint64_t(k);
-        config.metrics.metric_percentiles = {50, 99};
-        runs[size_t(j)] = extract(sim::run_simulation(config, *prepared[s]));
-        if (progress != nullptr) progress->advance();
-      },
-      cancel);
+  JobLoop loop;
+  loop.n = 2 * n;
+  loop.compute = [&](int64_t j) {
+    const int s = int(j % 2);
+    const int k = int(j / 2);
+    sim::SimulationConfig config = sides[s]->config;
+    config.workload.seed = base_seed + uint64_t(k);
+    config.metrics.metric_percentiles = {50, 99};
+    const RunValues v = extract(sim::run_simulation(config, *prepared[s]));
+    return to_job_bytes(nlohmann::json{{"v", std::vector<double>(v.v, v.v + kNumMetrics)},
+                                       {"saturated", v.saturated}});
+  };
+  loop.accept = [&](int64_t j, std::string&& bytes) {
+    const nlohmann::json jv = from_job_bytes(bytes);
+    RunValues v;
+    const auto values = jv.at("v").get<std::vector<double>>();
+    SERVESIM_CHECK(values.size() == kNumMetrics, "compare: one value per metric");
+    std::copy(values.begin(), values.end(), v.v);
+    v.saturated = jv.at("saturated").get<bool>();
+    runs[size_t(j)] = v;
+  };
+  if (progress != nullptr) loop.tick = [progress] { progress->advance(); };
+  run_jobs(options.executor, options.jobs, loop, cancel);
 
   CompareResult r;
   for (size_t i = 0; i < kNumMetrics; ++i) {

@@ -4,7 +4,7 @@
 //  - Both sides run with the same workload seeds seed_k = A's seed + k, k = 0..seeds−1, so pair k
 //    sees the identical request set (arrival times and lengths) on A and on B (the seed's A/B
 //    methodology: common random numbers remove the workload noise from the difference). B's own
-//    seed is ignored. The 2·seeds runs go through parallel_for; the result is identical for any
+//    seed is ignored. The 2·seeds runs go through the executor (executor.h); the result is identical for any
 //    `jobs`.
 //  - Per seed it records P50 and P99 of TTFT, TPOT, ITL and E2E (ms; vLLM's metrics) and the
 //    request and output throughputs, then runs paired_t_test (compare_stats.h) on B − A per
@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/executor.h"
 #include "sim/cluster/simulation.h"
 #include "sim/planning/compare_stats.h"
 #include "sim/planning/progress.h"
@@ -41,6 +42,7 @@ struct CompareSide {
 struct CompareOptions {
   int seeds = 10;            // --seeds: pairs of runs (>= 2)
   int jobs = 0;              // 0 = all cores
+  JobExecutor* executor = nullptr;  // where runs go (null: `jobs` threads here)
   double confidence = 0.95;  // of the interval; α = 1 − confidence for the verdict
 };
 

@@ -27,8 +27,9 @@
 // input order; after them the unverified, then the infeasible, then the skipped ones, each group
 // in input order.
 // Determinism: every simulation is a pure function of its config and seed; candidates run in
-// parallel (parallel_for, `jobs` threads, the rest of the threads run seeds of one probe), so the
-// result and its files are identical for any `jobs`.
+// parallel, one job each on the executor (executor.h: `jobs` threads, the rest of the threads
+// running seeds of one probe; or MPI ranks; or shards), so the result and its files are identical
+// for any `jobs`, rank count or shard count.
 #ifndef SERVESIM_SIM_PLANNING_PLAN_H_
 #define SERVESIM_SIM_PLANNING_PLAN_H_
 
@@ -41,6 +42,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/executor.h"
 #include "sim/cluster/simulation.h"
 #include "sim/planning/capacity.h"
 #include "sim/planning/progress.h"
@@ -59,7 +61,8 @@ struct PlanOptions {
   double headroom = 0;      // verify at target_qps·(1 + headroom)
   std::vector<Slo> slos;
   int seeds = 3;
-  int jobs = 0;             // 0 = all cores
+  int jobs = 0;             // 0 = all cores (under MPI: threads per rank for a candidate's seeds)
+  JobExecutor* executor = nullptr;  // where candidates run (null: `jobs` threads here)
   double rel_tol = 0.01;    // capacity bisection tolerance (relative, on the rate)
   int64_t max_cluster_prompts = 10000;
   std::map<std::string, double> gpu_price;  // GPU catalog name → USD per GPU-hour (override)

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/executor.h"
 #include "sim/base/parallel.h"
 #include "sim/metrics/result_writer.h"
 
@@ -106,6 +107,35 @@ SweepPoint make_point(double value, const sim::SimulationConfig& config,
     if (x && !std::isfinite(*x)) x = std::nullopt;
     if (p.saturated && is_latency_column(c)) x = std::nullopt;
     p.metrics.push_back(x);
+  }
+  return p;
+}
+
+// A point as it travels between processes (executor.h): every field, doubles exact.
+json point_to_bytes_json(const SweepPoint& p) {
+  json m = json::array();
+  for (const auto& v : p.metrics) m.push_back(v ? json(*v) : json(nullptr));
+  return json{{"value", p.value},
+              {"saturated", p.saturated},
+              {"applicable", p.saturation.applicable},
+              {"sat", p.saturation.saturated},
+              {"offered_rate", p.saturation.offered_rate},
+              {"throughput_ratio", p.saturation.throughput_ratio},
+              {"latency_growth", p.saturation.latency_growth},
+              {"metrics", m}};
+}
+
+SweepPoint point_from_bytes_json(const json& j) {
+  SweepPoint p;
+  p.value = j.at("value").get<double>();
+  p.saturated = j.at("saturated").get<bool>();
+  p.saturation.applicable = j.at("applicable").get<bool>();
+  p.saturation.saturated = j.at("sat").get<bool>();
+  p.saturation.offered_rate = j.at("offered_rate").get<double>();
+  p.saturation.throughput_ratio = j.at("throughput_ratio").get<double>();
+  p.saturation.latency_growth = j.at("latency_growth").get<double>();
+  for (const json& v : j.at("metrics")) {
+    p.metrics.push_back(v.is_null() ? std::nullopt : std::optional<double>(v.get<double>()));
   }
   return p;
 }
@@ -298,37 +328,38 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
   std::vector<std::atomic<int64_t>> first_saturated(n_curves);
   for (auto& f : first_saturated) f.store(INT64_MAX);
   std::vector<std::optional<SweepPoint>> slots(n_curves * n_values);
-  const int64_t n_jobs = static_cast<int64_t>(slots.size());
-  parallel_for(
-      n_jobs, options.jobs,
-      [&](int64_t j) {
-        const size_t c = size_t(j) / n_values;
-        const size_t i = size_t(j) % n_values;
-        const bool skip = !errors[c].empty() ||
-                          (early_stop && int64_t(i) > first_saturated[c].load());
-        if (!skip) {
-          sim::SimulationConfig config = specs[c].config;
-          const double v = options.values[i];
-          if (options.axis == SweepAxis::kRequestRate) {
-            config.workload.request_rate = v;
-          } else {
-            config.max_concurrency = static_cast<int64_t>(v);
-          }
-          SweepPoint point;
-          {
-            const sim::SimulationResult r = sim::run_simulation(config, *prepared[c]);
-            point = make_point(v, config, *prepared[c], r, result.columns, options);
-          }
-          if (point.saturated) {
-            int64_t cur = first_saturated[c].load();
-            while (int64_t(i) < cur && !first_saturated[c].compare_exchange_weak(cur, int64_t(i))) {
-            }
-          }
-          slots[size_t(j)] = std::move(point);
-        }
-        if (progress != nullptr) progress->advance();
-      },
-      cancel);
+  JobLoop loop;
+  loop.n = static_cast<int64_t>(slots.size());
+  loop.skip = [&](int64_t j) {
+    const size_t c = size_t(j) / n_values;
+    const size_t i = size_t(j) % n_values;
+    return !errors[c].empty() || (early_stop && int64_t(i) > first_saturated[c].load());
+  };
+  loop.compute = [&](int64_t j) {
+    const size_t c = size_t(j) / n_values;
+    const size_t i = size_t(j) % n_values;
+    sim::SimulationConfig config = specs[c].config;
+    const double v = options.values[i];
+    if (options.axis == SweepAxis::kRequestRate) {
+      config.workload.request_rate = v;
+    } else {
+      config.max_concurrency = static_cast<int64_t>(v);
+    }
+    const sim::SimulationResult r = sim::run_simulation(config, *prepared[c]);
+    return to_job_bytes(point_to_bytes_json(make_point(v, config, *prepared[c], r, result.columns,
+                                                       options)));
+  };
+  loop.accept = [&](int64_t j, std::string&& bytes) {
+    const size_t c = size_t(j) / n_values;
+    const size_t i = size_t(j) % n_values;
+    SweepPoint point = point_from_bytes_json(from_job_bytes(bytes));
+    if (point.saturated) {
+      first_saturated[c].store(std::min(first_saturated[c].load(), int64_t(i)));
+    }
+    slots[size_t(j)] = std::move(point);
+  };
+  if (progress != nullptr) loop.tick = [progress] { progress->advance(); };
+  run_jobs(options.executor, options.jobs, loop, cancel);
 
   for (size_t c = 0; c < n_curves; ++c) {
     SweepCurve curve;

@@ -3,7 +3,7 @@
 //
 // Contract:
 //  - run_sweep() runs every (curve, value) point as an independent simulation through
-//    parallel_for: curve-major, values ascending. Each point is a pure function of its config
+//    the executor (executor.h: threads, MPI ranks or a shard): curve-major, values ascending. Each point is a pure function of its config
 //    (the curve's config with request_rate or max_concurrency set to the value; the workload seed
 //    is the same at every point: common random numbers make the curve smooth), so the result is
 //    identical for any `jobs`.
@@ -34,6 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/executor.h"
 #include "sim/cluster/simulation.h"
 #include "sim/planning/knee.h"
 #include "sim/planning/progress.h"
@@ -55,6 +56,7 @@ struct SweepOptions {
   SweepAxis axis = SweepAxis::kRequestRate;
   std::vector<double> values;                 // ascending (vary.h parse_axis_values)
   int jobs = 0;                               // 0 = all cores
+  JobExecutor* executor = nullptr;            // where points run (null: `jobs` threads here)
   std::string knee_metric = "p99_ttft_ms";    // any column of point_columns()
   KneeOptions knee;
   SaturationOptions saturation;
