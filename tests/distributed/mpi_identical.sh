@@ -10,6 +10,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Root in a container needs both variables; harmless otherwise.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Containers often forbid the cross-process memory copy of the shared-memory transport.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 m=$root/tests/data/measured
 failed=0
 
@@ -20,7 +22,7 @@ check() {
   for n in 1 2 4; do
     mkdir -p "$tmp/$name/$n"
     local launch=()
-    [ "$n" -gt 1 ] && launch=("$mpiexec" -n "$n" --oversubscribe)
+    [ "$n" -gt 1 ] && launch=("$mpiexec" -n "$n" --oversubscribe --bind-to none)
     local code=0
     (cd "$tmp/$name/$n" && "${launch[@]}" "$servesim" "$@" >stdout 2>stderr) || code=$?
     if [ "$code" -ne 0 ]; then
@@ -58,7 +60,7 @@ check calibrate "cal.json" -- calibrate --gpu h100-sxm \
 # A bad flag: every rank fails the same way, exit code 2, one message (from rank 0), no file.
 mkdir -p "$tmp/bad"
 set +e
-(cd "$tmp/bad" && "$mpiexec" -n 2 --oversubscribe "$servesim" sweep --request-rate 5 \
+(cd "$tmp/bad" && "$mpiexec" -n 2 --oversubscribe --bind-to none "$servesim" sweep --request-rate 5 \
   --num-prompts 0 --output bad.json >stdout 2>stderr)
 code=$?
 set -e
