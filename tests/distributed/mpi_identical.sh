@@ -57,11 +57,12 @@ check calibrate "cal.json" -- calibrate --gpu h100-sxm \
   --measured "$root"/data/realdata/inferencesim_eval_vllm0110/*/guidellm_per_request_DERIVED.csv \
   --sidecars "$root/tests/data/realdata_sidecars" --fit step_overhead_s --seeds 1 --out cal.json
 
-# A bad flag: every rank fails the same way, exit code 2, one message (from rank 0), no file.
+# An error inside the jobs (every simulation rejects the warm-up count): whichever rank meets it,
+# rank 0 broadcasts it, every rank exits 2, one message (from rank 0), no file.
 mkdir -p "$tmp/bad"
 set +e
-(cd "$tmp/bad" && "$mpiexec" -n 2 --oversubscribe --bind-to none "$servesim" sweep --request-rate 5 \
-  --num-prompts 0 --output bad.json >stdout 2>stderr)
+(cd "$tmp/bad" && "$mpiexec" -n 2 --oversubscribe --bind-to none "$servesim" sweep --request-rate 5,10,20 \
+  --num-prompts 10 --warmup-requests 20 --output bad.json >stdout 2>stderr)
 code=$?
 set -e
 if [ "$code" -eq 0 ] || [ -e "$tmp/bad/bad.json" ] || \
