@@ -193,7 +193,7 @@ TEST_CASE("merge names a missing, a duplicated or a foreign part and writes noth
   CHECK_FALSE(fs::exists(s / "out.json"));
 }
 
-TEST_CASE("--shard is checked: I/N with 0 <= I < N; calibrate refuses it", "[distributed]") {
+TEST_CASE("The shard flag takes I/N with 0 <= I < N, and calibrate refuses it", "[distributed]") {
   for (const std::string bad : {"3/3", "-1/2", "1/0", "1", "a/b", "1/2/3", "/2"}) {
     INFO(bad);
     const CliRun r = run({"sweep", "--request-rate", "5", "--shard", bad});
