@@ -105,8 +105,8 @@ class CompareCommand : public Command {
     }
     err << "servesim: compared " << result.seeds.size() << " seed pairs ("
         << a.config.workload.num_prompts << " requests per run) in " << std::fixed
-        << std::setprecision(2) << wall_s << " s wall on " << (jobs_ > 0 ? jobs_ : default_jobs())
-        << ((jobs_ > 0 ? jobs_ : default_jobs()) == 1 ? " thread\n" : " threads\n");
+        << std::setprecision(2) << wall_s << " s wall on "
+        << study_.workers_text(jobs_) << "\n";
     return result.interrupted ? 130 : 0;
   }
 

@@ -230,7 +230,8 @@ class PlanCommand : public Command {
     for (const auto& c : result.candidates) sims += c.simulations;
     err << "servesim: planned " << candidates.size()
         << (candidates.size() == 1 ? " candidate" : " candidates") << " with " << sims
-        << " simulations in " << std::fixed << std::setprecision(2) << wall_s << " s wall\n";
+        << " simulations in " << std::fixed << std::setprecision(2) << wall_s << " s wall on "
+        << study_.workers_text(jobs_) << "\n";
     if (result.interrupted) err << "servesim: interrupted; unfinished candidates are marked\n";
     return result.found() ? 0 : 3;
   }

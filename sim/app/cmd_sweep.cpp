@@ -154,8 +154,7 @@ class SweepCommand : public Command {
     err << "servesim: swept " << points << " points (" << result.curves.size() << " curve"
         << (result.curves.size() == 1 ? "" : "s") << ", " << base.workload.num_prompts
         << " requests each) in " << std::fixed << std::setprecision(2) << wall_s << " s wall on "
-        << (jobs_ > 0 ? jobs_ : default_jobs())
-        << ((jobs_ > 0 ? jobs_ : default_jobs()) == 1 ? " thread\n" : " threads\n");
+        << study_.workers_text(jobs_) << "\n";
     return result.interrupted ? 130 : 0;
   }
 

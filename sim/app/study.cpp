@@ -71,6 +71,14 @@ JobExecutor* StudyFlags::executor(int jobs) {
   return context.mpi;
 }
 
+std::string StudyFlags::workers_text(int jobs) const {
+  const StudyContext& context = study_context();
+  if (context.replay != nullptr) return "part files (merge)";
+  if (context.mpi != nullptr && !owned_) return std::to_string(context.mpi_ranks) + " MPI ranks";
+  const int n = jobs > 0 ? jobs : default_jobs();
+  return std::to_string(n) + (n == 1 ? " thread" : " threads");
+}
+
 #ifdef SERVESIM_HAVE_MPI
 namespace {
 // Swallows everything: the stdout and stderr of ranks > 0.
@@ -84,6 +92,7 @@ int run_cli_mpi(int* argc, char*** argv, std::ostream& out, std::ostream& err) {
   std::vector<std::string> args(*argv + 1, *argv + *argc);
   distributed::MpiSession session(argc, argv);
   study_context().mpi = session.executor();
+  study_context().mpi_ranks = session.size();
   int code = 0;
   if (session.rank() == 0) {
     code = run_cli(args, out, err);

@@ -28,6 +28,7 @@ namespace servesim::app {
 
 struct StudyContext {
   JobExecutor* mpi = nullptr;        // the MPI executor (null: not under mpirun, or one rank)
+  int mpi_ranks = 1;                 // ranks of the MPI job
   JobExecutor* replay = nullptr;     // merge's replay of part files
   std::vector<std::string> args;     // the command line being run
   std::string part_path;             // where a shard writes its part
@@ -43,6 +44,9 @@ class StudyFlags {
   explicit StudyFlags(std::string why_not_shardable = "");
   void add_to(CLI::App& cmd);
   JobExecutor* executor(int jobs);
+  // Where the last executor() runs the jobs, for the wall-time line on stderr: "2 threads",
+  // "4 MPI ranks", "part files (merge)".
+  std::string workers_text(int jobs) const;
 
  private:
   std::string why_not_shardable_;
