@@ -9,6 +9,10 @@
 // Contract of run_cli(args): runs `servesim ARGS...` exactly as main() does and returns
 // (exit_code, stdout_text, stderr_text). The GIL is released for the whole run, so simulations in
 // several Python threads run in parallel and other Python threads keep running meanwhile.
+// Exception: sweep, plan and compare run one at a time. Each already spreads its simulations over
+// every core (--jobs), and each installs the process-wide Ctrl-C handler that lets an interrupted
+// study return what it has (sim/planning/progress.h), of which only one may be alive.
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,6 +36,11 @@ PYBIND11_MODULE(_core, m) {
         int code = 0;
         {
           py::gil_scoped_release release;  // no Python object is touched until it is re-acquired
+          static std::mutex studies;  // see the file comment
+          const bool study =
+              !args.empty() && (args[0] == "sweep" || args[0] == "plan" || args[0] == "compare");
+          std::unique_lock<std::mutex> lock(studies, std::defer_lock);
+          if (study) lock.lock();
           code = servesim::app::run_cli(args, out, err);
         }
         return py::make_tuple(code, out.str(), err.str());
