@@ -31,10 +31,10 @@ import os
 import tempfile
 
 from . import _core
-from .results import (CalibrationResult, CompareResult, PlanResult, Result, SimulationResult,
-                      SweepResult, ValidationResult, to_dataframe)
+from .results import (CalibrationResult, CompareResult, MatrixResult, PlanResult, Result,
+                      SimulationResult, SweepResult, ValidationResult, to_dataframe)
 
-__all__ = ["simulate", "sweep", "plan", "compare", "validate", "calibrate", "run", "catalog",
+__all__ = ["simulate", "sweep", "plan", "compare", "matrix", "validate", "calibrate", "run", "catalog",
            "run_options", "ServesimError", "to_dataframe", "Result", "SimulationResult",
            "SweepResult", "PlanResult", "CompareResult", "ValidationResult", "CalibrationResult",
            "DATA_DIR"]
@@ -178,6 +178,12 @@ def compare(a=None, b=None, **kwargs):
             elif side is not None:
                 extra.append(str(side))
         return _run_json("compare", kwargs, "--output", CompareResult, extra)
+
+
+def matrix(**kwargs):
+    """The standard workload rows for one deployment (``servesim matrix``); ``to_dataframe()``
+    gives one row per workload."""
+    return _run_json("matrix", kwargs, "--output", MatrixResult)
 
 
 def validate(**kwargs):

@@ -8,6 +8,7 @@ knows which part of its JSON is "one row per ...":
   SweepResult       one row per point of every curve (``curve`` column = the curve's label)
   PlanResult        one row per candidate deployment
   CompareResult     one row per compared metric
+  MatrixResult      one row per workload of the matrix
   ValidationResult  one row per (measured run, metric)
   CalibrationResult one row per fitted parameter
 """
@@ -113,6 +114,13 @@ class CompareResult(Result):
 
     def rows(self):
         return list(self["metrics"])
+
+
+class MatrixResult(Result):
+    """``servesim matrix``: ``rows``, one per standard workload."""
+
+    def rows(self):
+        return list(self["rows"])
 
 
 class ValidationResult(Result):

@@ -196,6 +196,11 @@ def test_compare_vary_and_config_dicts():
     assert c2.to_dataframe()["a_mean"].tolist() == df["a_mean"].tolist()
 
 
+def test_matrix_rows():
+    m = servesim.matrix(model="llama-3.1-8b", gpu="h100-sxm", num_prompts=100)
+    assert len(m.to_dataframe()) == len(m["rows"]) > 0
+
+
 def test_validate_one_measured_run():
     run = os.path.join(REPO, "data", "realdata", "llmk8s_llama33_70b_a100x8", "01_tp8_pp1",
                        "serving_meta-llama-Llama-3.3-70B-Instruct_tp8_pp1_sharegpt_qps_01.json")
