@@ -7,7 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nlohmann-json3-dev
-          libcli11-dev catch2 libopenmpi-dev openmpi-bin)
+          libcli11-dev catch2 libopenmpi-dev openmpi-bin
+          # The Python module, its tests, plots and notebooks (for /usr/bin/python3)
+          pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest python3-matplotlib
+          python3-nbconvert python3-ipykernel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

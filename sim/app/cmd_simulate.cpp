@@ -129,8 +129,13 @@ class SimulateCommand : public Command {
                 ".json";
       }
       if (!result_dir_.empty()) name = (std::filesystem::path(result_dir_) / name).string();
+      // The per-request arrays get the same client TTFT overhead as the summary metrics
+      // (run_simulation adds the calibration's to config.metrics), so that the file's ttfts and
+      // latencies reproduce its own percentiles.
+      metrics::MetricsOptions file_metrics = config.metrics;
+      file_metrics.ttft_offset_s += prepared.client_ttft_overhead_s;
       metrics::write_json_atomically(
-          name, metrics::build_result_json(result.metrics, config.metrics, ctx, result.records,
+          name, metrics::build_result_json(result.metrics, file_metrics, ctx, result.records,
                                            result.step_logs));
       out << "Result written to " << name << "\n";
     }
