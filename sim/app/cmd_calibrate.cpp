@@ -26,6 +26,7 @@
 #include "models/model_spec.h"
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
+#include "sim/app/run_options.h"
 #include "sim/base/error.h"
 #include "sim/calibration/serving_fit.h"
 #include "sim/measured/measured_run.h"
@@ -92,6 +93,12 @@ class CalibrateCommand : public Command {
     cmd_->add_option("--jobs", jobs_, "threads, 0 = all cores [0]");
     cmd_->add_option("--description", description_, "free text stored in the profile");
     cmd_->add_option("--out", out_, "the calibration profile to write")->required();
+    cmd_->add_flag("--force", force_,
+                   "write the profile even when the serving fit is degenerate (a parameter on a "
+                   "bound, rms error above 25%, a singular Jacobian)");
+    // The deployment and engine flags of validate, applied to every measured run (--gpu is the
+    // profile's GPU, above; --calibration makes no sense here: --base starts from a profile).
+    add_deployment_options(*cmd_, opts_, {"gpu", "calibration"});
     return cmd_;
   }
 
@@ -101,7 +108,19 @@ class CalibrateCommand : public Command {
       throw ConfigError(
           "calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce and/or --measured");
     }
+    {
+      std::vector<std::string> inputs = vidur_mlp_;
+      for (const auto* list : {&measured_, &layer_files_}) {
+        inputs.insert(inputs.end(), list->begin(), list->end());
+      }
+      for (const std::string* one : {&vidur_allreduce_, &base_, &gpu_, &layers_model_,
+                                     &opts_.config_file}) {
+        if (!one->empty()) inputs.push_back(*one);
+      }
+      check_outputs("--out", out_, false, inputs);
+    }
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
+    std::vector<std::string> degenerate;  // the serving fit's problems, if any
     hardware::Calibration cal;
     if (!base_.empty()) cal = hardware::load_calibration(base_);
     cal.gpu = gpu.name;
@@ -201,7 +220,8 @@ class CalibrateCommand : public Command {
     if (!measured_.empty()) {
       measured::SidecarOptions sidecars;
       sidecars.sidecar_dirs = sidecar_dirs_;
-      sidecars.overrides = nlohmann::json{{"gpu", gpu_}};
+      sidecars.overrides = deployment_overrides(*cmd_, opts_);
+      sidecars.overrides["gpu"] = gpu_;
       std::vector<measured::MeasuredRun> runs;
       for (const std::string& path : measured_) {
         for (auto& r : measured::read_measured(path, sidecars)) runs.push_back(std::move(r));
@@ -242,6 +262,7 @@ class CalibrateCommand : public Command {
           << " residuals, rms relative error " << std::fixed << std::setprecision(1)
           << 100 * fit.initial_rms << "% -> " << 100 * fit.final_rms << "% in " << fit.iterations
           << " iterations" << (holdout_ > 0 ? " (held-out runs excluded)" : "") << "\n";
+      degenerate = fit.problems;
     }
 
     out << "\n" << std::left << std::setw(30) << "parameter" << std::setw(16) << "value"
@@ -261,6 +282,14 @@ class CalibrateCommand : public Command {
       if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
     }
     cal.fit_set = unique;
+    if (!degenerate.empty()) {
+      for (const std::string& p : degenerate) err << "servesim: degenerate fit: " << p << "\n";
+      if (!force_) {
+        err << "servesim: error: the serving fit is degenerate (see above); " << out_
+            << " not written (--force writes it anyway)\n";
+        return 1;
+      }
+    }
     metrics::write_json_atomically(out_, hardware::to_json(cal));
     out << "\nCalibration written to " << out_ << "\n";
     err << "";
@@ -278,6 +307,8 @@ class CalibrateCommand : public Command {
   std::string base_, description_, out_;
   int seeds_ = 2;
   int jobs_ = 0;
+  bool force_ = false;
+  RunOptions opts_;
 };
 
 }  // namespace

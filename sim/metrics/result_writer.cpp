@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "sim/base/error.h"
+#include "sim/base/output_file.h"
 
 namespace servesim::metrics {
 namespace {
@@ -232,41 +233,17 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
   return j;
 }
 
-void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j) {
+std::string json_file_text(const nlohmann::ordered_json& j) {
   // Invalid UTF-8 (e.g. in an error string) is replaced rather than thrown half-way.
-  write_text_atomically(
-      path, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j) {
+  write_text_atomically(path, json_file_text(j));
 }
 
 void write_text_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    throw ConfigError(path + ": cannot write result file: directory '" + dir.string() +
-                      "' does not exist");
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw ConfigError(path + ": cannot write result file (cannot create '" + tmp + "')");
-    }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw ConfigError(path + ": cannot write result file (write to '" + tmp + "' failed)");
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw ConfigError(path + ": cannot write result file (rename failed: " + ec.message() + ")");
-  }
+  write_files_atomically({{path, text}});
 }
 
 void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
