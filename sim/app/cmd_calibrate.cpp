@@ -130,8 +130,24 @@ class CalibrateCommand : public Command {
 
     if (!vidur_mlp_.empty() || !layer_files_.empty()) {
       std::vector<hardware::GemmSample> samples;
+      // A GEMM sample the fit can use: positive finite sizes and time (a NaN or header-only
+      // table once reached the fit's internal checks).
+      auto check_samples = [](const std::vector<hardware::GemmSample>& some, const std::string& f) {
+        for (const auto& g : some) {
+          if (!(g.tokens >= 1 && g.in_dim > 0 && g.out_dim > 0 && g.time_s > 0) ||
+              !std::isfinite(g.in_dim * g.out_dim * g.time_s)) {
+            throw ConfigError(f + ": a " + g.op + " GEMM row has tokens " +
+                              std::to_string(g.tokens) + ", time " + std::to_string(g.time_s) +
+                              " s; expected positive finite sizes and times");
+          }
+        }
+        if (some.empty()) {
+          throw ConfigError(f + ": no GEMM rows; expected a profile table with data rows");
+        }
+      };
       for (const std::string& f : vidur_mlp_) {
         auto some = hardware::read_vidur_mlp(f);
+        check_samples(some, f);
         samples.insert(samples.end(), some.begin(), some.end());
         cal.fit_set.push_back(portable_source(f));
       }
@@ -149,6 +165,7 @@ class CalibrateCommand : public Command {
         dims.vocab = static_cast<double>(m.vocab_size);
         for (const std::string& f : layer_files_) {
           auto some = hardware::gemm_samples_from_layers(hardware::read_llmservingsim_layers(f), dims);
+          check_samples(some, f);
           samples.insert(samples.end(), some.begin(), some.end());
           cal.fit_set.push_back(portable_source(f));
         }

@@ -150,16 +150,17 @@ bool json_value_fits(const nlohmann::json& v, T& out, std::string& expected) {
   }
 }
 
-// json_value_fits or ConfigError "<what> has value <v>; expected <...>"; `what` names the value
+// json_value_fits or ConfigError "<what> has the wrong type or range (value <v>); expected <...>";
+// `what` names the value
 // ("f.json: field 'hidden_size'").
 template <typename T>
 T json_value_as(const nlohmann::json& v, const std::string& what) {
   T out{};
   std::string expected;
   if (!json_value_fits(v, out, expected)) {
-    throw ConfigError(what + " has value " +
+    throw ConfigError(what + " has the wrong type or range (value " +
                       v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                      "; expected " + expected);
+                      "); expected " + expected);
   }
   return out;
 }

@@ -230,6 +230,32 @@ std::vector<BadInput> cases() {
        {"plan", "--target-qps", "10", "--slo", "p99_ttft_ms<=-1"}, {}, 2, "--slo"},
       {"compare with three configs", {"compare", "{dir}/a.json", "{dir}/a.json", "{dir}/a.json"},
        {{"a.json", "{}"}}, 2, "exactly two"},
+      {"GEMM table with a header only",
+       {"calibrate", "--gpu", "h100-sxm", "--vidur-mlp", "{dir}/mlp.csv", "--out",
+        "{dir}/cal.json"},
+       {{"mlp.csv", "n_head,n_kv_head,n_embd,n_expanded_embd,num_tokens\n"}}, 2, "no GEMM rows"},
+      {"GEMM table with NaN",
+       {"calibrate", "--gpu", "h100-sxm", "--vidur-mlp", "{dir}/mlp.csv", "--out",
+        "{dir}/cal.json"},
+       {{"mlp.csv", "n_head,n_kv_head,n_embd,n_expanded_embd,num_tokens\nnan,8,4096,14336,16\n"}},
+       2, "finite number"},
+      {"collective table, count not an integer",
+       {"calibrate", "--gpu", "h100-sxm", "--vidur-allreduce", "{dir}/ar.csv", "--out",
+        "{dir}/cal.json"},
+       {{"ar.csv", "num_workers,devices_per_node,collective,size,time_stats.all_reduce.median\n"
+                   "1e300,8,all_reduce,1024,0.1\n"}},
+       2, "expected an integer"},
+      {"summary-only measured run without token totals",
+       {"validate", "--gpu", "h100-sxm", "-tp", "1", "--measured", "{dir}/m.json"},
+       {{"m.json", R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                      "request_rate": 1.0, "completed": 5, "mean_ttft_ms": 55})"}},
+       1, "could be simulated"},
+      {"measured run claiming 1e15 requests",
+       {"validate", "--gpu", "h100-sxm", "-tp", "1", "--measured", "{dir}/m.json"},
+       {{"m.json", R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                      "request_rate": 1.0, "completed": 1e15, "total_input_tokens": 1e17,
+                      "total_output_tokens": 1e16, "mean_ttft_ms": 55})"}},
+       1, "could be simulated"},
       {"calibrate with nothing to fit",
        {"calibrate", "--gpu", "h100-sxm", "--out", "{dir}/cal.json"}, {}, 2, "nothing to fit"},
       // Outcomes that are not results.
@@ -334,7 +360,9 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written; "
     if (b.special == "fifo") shown += "  ({dir}/out.json is a FIFO)";
     std::string files;
     for (const auto& [name, text] : b.files) {
-      files += (files.empty() ? "" : "; ") + name + " = `" + replace_all(text, "\n", "\\n") + "`";
+      std::string shown_text = replace_all(replace_all(text, "\n", "\\n"), "  ", "");
+      if (shown_text.size() > 90) shown_text = shown_text.substr(0, 87) + "...";
+      files += (files.empty() ? "" : "; ") + name + " = `" + shown_text + "`";
     }
     table << "| " << i + 1 << " | " << b.input_class << " | `" << replace_all(shown, "|", "\\|")
           << "`" << (files.empty() ? "" : "<br>" + replace_all(files, "|", "\\|")) << " | "
