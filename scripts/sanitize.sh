@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(clang-14 libclang-rt-14-dev)
+packages=(clang-14 libclang-rt-14-dev cmake ninja-build pkg-config libeigen3-dev libboost-graph-dev
+          nlohmann-json3-dev libcli11-dev catch2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,7 +22,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-scripts/setup.sh >/dev/null 2>&1 || true  # the other build dependencies (and the normal build)
 
 BUILD_DIR=build-asan
 launcher=()

@@ -137,12 +137,12 @@ class SimulateCommand : public Command {
       std::string why;
       for (const auto& r : result.records) {
         if (!r.warmup && r.failed && !r.error.empty()) {
-          why = " (e.g. " + r.error + ")";
+          why = ", e.g. " + r.error;
           break;
         }
       }
-      err << "servesim: error: no request completed successfully (" << result.metrics.failed
-          << " failed" << why << "); no result file written\n";
+      err << "servesim: error: no request completed successfully: " << result.metrics.failed
+          << " failed" << why << " No result file written.\n";
       return 1;
     }
     if (saturation.saturated) {

@@ -226,10 +226,10 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   const RouterPolicy policy = parse_router_policy(config.router);
   // Resource guards: every replica holds its KV block table (24 B per block, 32 with slack) and a
   // few KiB of queues; refuse what would not fit rather than be killed half-way.
-  check_fits_in_memory("--num-replicas", config.num_replicas, "replicas", 64 * 1024);
   check_fits_in_memory("--num-replicas x KV blocks per replica",
                        static_cast<int64_t>(config.num_replicas) * prepared.memory.num_blocks,
                        "KV blocks", 32);
+  check_fits_in_memory("--num-replicas", config.num_replicas, "replicas", 64 * 1024);
 
   SimulationResult result;
   result.records.resize(static_cast<size_t>(workload.size()));

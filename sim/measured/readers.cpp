@@ -331,11 +331,7 @@ json parse_python_json(const std::string& text, const std::string& where) {
       out += c;
     }
   }
-  try {
-    return json::parse(out);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(where + ": malformed JSON: " + e.what());
-  }
+  return parse_json_text(out, where);  // also refuses 1e400 and duplicate keys
 }
 
 std::string detect_format(const std::string& path) {

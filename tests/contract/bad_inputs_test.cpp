@@ -132,10 +132,13 @@ std::vector<BadInput> cases() {
        "--num-gpu-blocks-override"},
       {"resource guard: requests", S({"--num-prompts", "100000000000"}), {}, 2,
        "more than this machine can hold"},
-      {"resource guard: replicas x KV blocks", S({"--num-replicas", "100000"}), {}, 2,
+      {"resource guard: ten million replicas", S({"--num-replicas", "10000000"}), {}, 2,
        "more than this machine can hold"},
+      {"resource guard: replicas x KV blocks", S({"--num-replicas", "100000",
+                                                 "--num-gpu-blocks-override", "2000000"}),
+       {}, 2, "more than this machine can hold"},
       {"resource guard: KV blocks", S({"--num-gpu-blocks-override", "2000000000",
-                                       "--num-replicas", "8"}),
+                                       "--num-replicas", "64"}),
        {}, 2, "more than this machine can hold"},
       // --config JSON.
       {"config file missing", S({"--config", "{dir}/absent.json"}), {}, 2, "absent.json"},
@@ -386,8 +389,15 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written; "
       "  JSON + CSV pair appears together or not at all.\n"
       "* Resource guards refuse runs that would need more than half this machine's memory\n"
       "  (`N` below: the numbers depend on the machine).\n\n"
-      "The test fails if this page differs from what it generates. Beyond this table, libFuzzer\n"
-      "targets feed random bytes to every reader (tests/fuzz, run in CI by scripts/fuzz.sh).\n\n"
+      "The test fails if this page differs from what it generates.\n\n"
+      "Beyond this table: `scripts/sanitize.sh` (run by `.ci/run`) builds the suite with clang\n"
+      "under AddressSanitizer + UndefinedBehaviorSanitizer in `build-asan` and runs it, then runs\n"
+      "the libFuzzer targets of tests/fuzz — `fuzz_config` (--config JSON, then the deployment\n"
+      "prepared), `fuzz_catalog_json` (model, GPU and calibration JSON), `fuzz_measured` (vLLM,\n"
+      "SGLang, genai-perf, guidellm readers, then the replay's request list) and\n"
+      "`fuzz_csv_tables` (Vidur mlp/all_reduce, LLMServingSim layers) — for `FUZZ_SECONDS`\n"
+      "(20) each from the seed corpus in tests/fuzz/corpus, printing each one's execution count.\n"
+      "A crash a fuzzer finds becomes a row of this table.\n\n"
       "| # | Input class | Command and files | Exit | Message |\n"
       "|---|---|---|---|---|\n" +
       table.str();
