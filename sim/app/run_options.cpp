@@ -32,6 +32,9 @@ std::vector<std::string> run_input_paths(const RunOptions& o, const sim::Simulat
   for (const std::string* s : {&c.model, &c.gpu, &c.calibration, &c.inter_node_link}) {
     if (looks_like_path(*s)) in.push_back(*s);
   }
+  for (const std::string* s : {&c.workload.dataset_path, &c.workload.trace}) {
+    if (!s->empty()) in.push_back(*s);  // always files
+  }
   return in;
 }
 

@@ -41,8 +41,9 @@ void add_deployment_options(CLI::App& cmd, RunOptions& o, const std::vector<std:
 // The deployment settings given on the command line (and in --config), as config keys.
 nlohmann::json deployment_overrides(const CLI::App& cmd, const RunOptions& o);
 
-// The files a run reads: the --config file, and the model, GPU, calibration and inter-node link
-// when they are paths rather than catalog names. An output path must be none of them.
+// The files a run reads: the --config file, --dataset-path, --trace, and the model, GPU,
+// calibration and inter-node link when they are paths rather than catalog names. An output path
+// must be none of them.
 std::vector<std::string> run_input_paths(const RunOptions& o, const sim::SimulationConfig& c);
 
 // check_output_path (sim/base/output_file.h) for a command's output `path` given by `flag`, and,
