@@ -117,7 +117,7 @@ std::vector<BadInput> cases() {
        "--scheduling-policy"},
       {"model name unknown", S({"--model", "no-such-model"}), {}, 2, "no-such-model"},
       {"GPU name unknown", S({"--gpu", "no-such-gpu"}), {}, 2, "no-such-gpu"},
-      {"dataset unknown", S({"--dataset-name", "sharegpt"}), {}, 2, "--dataset-name"},
+      {"dataset unknown", S({"--dataset-name", "no-such-dataset"}), {}, 2, "--dataset-name"},
       {"percentile metric unknown", S({"--percentile-metrics", "foo"}), {}, 2,
        "--percentile-metrics"},
       {"percentile above 100", S({"--metric-percentiles", "101"}), {}, 2, "--metric-percentiles"},
