@@ -53,6 +53,15 @@ double read_number(const json& j, const std::string& key, const std::string& whe
   return v;
 }
 
+// Plausible ranges. Far outside them a step time overflows the simulator's int64 nanosecond clock
+// or rounds to 1 ns (bf16_flops 1e-300 gave TTFT 1 ns): a unit slip, not a GPU. Every GPU made
+// so far sits well inside (e.g. 1e9 FLOP/s is a CPU core; 1e18 is 1000x a B200).
+constexpr double kMinMemory = 1e8, kMaxMemory = 1e14;   // bytes
+constexpr double kMinRate = 1e9, kMaxRate = 1e18;        // FLOP/s, bytes/s
+constexpr double kMinLinkRate = 1e6;                     // bytes/s (1 MB/s)
+constexpr double kMaxOverhead = 1.0;                     // seconds per step or per sequence
+constexpr double kMinEfficiency = 1e-3;                  // of peak
+
 GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object");
   reject_unknown_keys(j,
@@ -65,10 +74,15 @@ GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::str
   g.name = optional_field<std::string>(j, "name", where, default_name);
   if (g.name.empty()) throw ConfigError(where + ": field 'name' must not be empty");
   g.display_name = optional_field<std::string>(j, "display_name", where, g.name);
-  g.memory_bytes = read_number(j, "memory_bytes", where, true, 0, 0, false);
-  g.hbm_bandwidth_bytes_per_s = read_number(j, "hbm_bandwidth_bytes_per_s", where, true, 0, 0, false);
-  g.bf16_flops = read_number(j, "bf16_flops", where, true, 0, 0, false);
-  g.fp8_flops = read_number(j, "fp8_flops", where, false, 0, 0, true);
+  g.memory_bytes = read_number(j, "memory_bytes", where, true, 0, kMinMemory, true, kMaxMemory);
+  g.hbm_bandwidth_bytes_per_s =
+      read_number(j, "hbm_bandwidth_bytes_per_s", where, true, 0, kMinRate, true, kMaxRate);
+  g.bf16_flops = read_number(j, "bf16_flops", where, true, 0, kMinRate, true, kMaxRate);
+  g.fp8_flops = read_number(j, "fp8_flops", where, false, 0, 0, true, kMaxRate);
+  if (g.fp8_flops > 0 && g.fp8_flops < kMinRate) {
+    throw ConfigError(where + ": field 'fp8_flops' must be 0 (none) or in [1e+09, 1e+18] (value " +
+                      number(g.fp8_flops) + ")");
+  }
 
   const auto link = require_field<json>(j, "scale_up", where);
   const std::string link_where = where + ": scale_up";
@@ -77,13 +91,16 @@ GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::str
   g.scale_up.kind = require_field<std::string>(link, "kind", link_where);
   if (g.scale_up.kind.empty()) throw ConfigError(link_where + ": field 'kind' must not be empty");
   g.scale_up.bandwidth_bytes_per_s =
-      read_number(link, "bandwidth_bytes_per_s", link_where, true, 0, 0, false);
-  g.scale_up.latency_s = read_number(link, "latency_s", link_where, true, 0, 0, true);
+      read_number(link, "bandwidth_bytes_per_s", link_where, true, 0, kMinLinkRate, true, kMaxRate);
+  g.scale_up.latency_s = read_number(link, "latency_s", link_where, true, 0, 0, true, kMaxOverhead);
 
-  g.compute_efficiency = read_number(j, "compute_efficiency", where, false, 1.0, 0, false, 1.0);
-  g.memory_efficiency = read_number(j, "memory_efficiency", where, false, 1.0, 0, false, 1.0);
-  g.step_overhead_s = read_number(j, "step_overhead_s", where, false, 0, 0, true);
-  g.per_seq_overhead_s = read_number(j, "per_seq_overhead_s", where, false, 0, 0, true);
+  g.compute_efficiency =
+      read_number(j, "compute_efficiency", where, false, 1.0, kMinEfficiency, true, 1.0);
+  g.memory_efficiency =
+      read_number(j, "memory_efficiency", where, false, 1.0, kMinEfficiency, true, 1.0);
+  g.step_overhead_s = read_number(j, "step_overhead_s", where, false, 0, 0, true, kMaxOverhead);
+  g.per_seq_overhead_s =
+      read_number(j, "per_seq_overhead_s", where, false, 0, 0, true, kMaxOverhead);
   g.non_torch_memory_bytes = read_number(j, "non_torch_memory_bytes", where, false, 0, 0, true,
                                          g.memory_bytes);
   g.price_per_hour_usd = read_number(j, "price_per_hour_usd", where, false, 0, 0, true);

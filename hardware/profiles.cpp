@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -59,11 +60,25 @@ class CsvTable {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != t.size()) {
+    if (used == 0 || used != t.size() || !std::isfinite(v)) {
       throw ConfigError(path_ + ":" + std::to_string(line_numbers_[row]) + ": column '" + column +
-                        "' has '" + t + "'; expected a number");
+                        "' has '" + t + "'; expected a finite number");
     }
     return v;
+  }
+  // A count (tokens, workers, TP degree): an integral number in [0, 1e12], so that the casts
+  // that follow are defined.
+  int64_t count(size_t row, const std::string& column) const {
+    const double v = number(row, column);
+    if (!(v >= 0 && v <= 1e12 && v == std::floor(v))) {
+      throw ConfigError(path_ + ":" + std::to_string(line_numbers_[row]) + ": column '" + column +
+                        "' has '" + text(row, column) + "'; expected an integer in [0, 1e12]");
+    }
+    return static_cast<int64_t>(v);
+  }
+  // A count that fits an int (a TP degree, a worker count): at most 2^30.
+  int small_count(size_t row, const std::string& column) const {
+    return static_cast<int>(std::min<int64_t>(count(row, column), int64_t{1} << 30));
   }
 
  private:
@@ -82,8 +97,8 @@ std::vector<GemmSample> read_vidur_mlp(const std::string& path) {
     const double heads = t.number(i, "n_head"), kv = t.number(i, "n_kv_head");
     const double h = t.number(i, "n_embd"), ffn = t.number(i, "n_expanded_embd");
     const bool gated = t.text(i, "use_gated_mlp") == "True";
-    const int tp = static_cast<int>(t.number(i, "num_tensor_parallel_workers"));
-    const auto tokens = static_cast<int64_t>(t.number(i, "num_tokens"));
+    const int tp = t.small_count(i, "num_tensor_parallel_workers");
+    const auto tokens = t.count(i, "num_tokens");
     const double d = h / heads;
     auto add = [&](const char* op, const char* column, double in, double outd) {
       GemmSample s;
@@ -109,8 +124,8 @@ std::vector<CollectiveSample> read_vidur_collective(const std::string& path) {
   for (size_t i = 0; i < t.size(); ++i) {
     CollectiveSample s;
     s.collective = t.text(i, "collective");
-    s.num_workers = static_cast<int>(t.number(i, "num_workers"));
-    s.devices_per_node = static_cast<int>(t.number(i, "devices_per_node"));
+    s.num_workers = t.small_count(i, "num_workers");
+    s.devices_per_node = t.small_count(i, "devices_per_node");
     s.bytes = t.number(i, "size");
     s.time_s = t.number(i, "time_stats." + s.collective + ".median") * 1e-3;
     out.push_back(s);
@@ -125,9 +140,9 @@ std::vector<LayerSample> read_llmservingsim_layers(const std::string& path) {
   for (size_t i = 0; i < t.size(); ++i) {
     LayerSample s;
     s.layer = t.text(i, "layer_name");
-    s.tokens = static_cast<int64_t>(t.number(i, "input"));
-    s.kv_cache = static_cast<int64_t>(t.number(i, "kv_cache"));
-    s.tp = static_cast<int>(t.number(i, "tp_size"));
+    s.tokens = t.count(i, "input");
+    s.kv_cache = t.count(i, "kv_cache");
+    s.tp = t.small_count(i, "tp_size");
     s.time_s = t.number(i, "latency(ns)") * 1e-9;
     out.push_back(s);
   }
@@ -174,10 +189,10 @@ std::vector<SplitwiseSample> read_splitwise(const std::string& path) {
     SplitwiseSample s;
     s.model = t.text(i, "model");
     s.hardware = t.text(i, "hardware");
-    s.prompt_size = static_cast<int64_t>(t.number(i, "prompt_size"));
-    s.batch_size = static_cast<int64_t>(t.number(i, "batch_size"));
-    s.token_size = static_cast<int64_t>(t.number(i, "token_size"));
-    s.tp = static_cast<int>(t.number(i, "tensor_parallel"));
+    s.prompt_size = t.count(i, "prompt_size");
+    s.batch_size = t.count(i, "batch_size");
+    s.token_size = t.count(i, "token_size");
+    s.tp = t.small_count(i, "tensor_parallel");
     s.prompt_time_s = t.number(i, "prompt_time") * 1e-3;
     s.token_time_s = t.number(i, "token_time") * 1e-3;
     out.push_back(s);

@@ -78,6 +78,12 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
   // defaults it to false; the decoder-only families we load all follow the latter.
   m.tie_word_embeddings = optional_field<bool>(j, "tie_word_embeddings", where, false);
   m.max_position_embeddings = require_positive(j, "max_position_embeddings", where);
+  // vLLM's max_model_len (and servesim's token counts) are 32-bit.
+  if (m.max_position_embeddings > 2147483647) {
+    throw ConfigError(where + ": field 'max_position_embeddings' has value " +
+                      std::to_string(m.max_position_embeddings) +
+                      "; expected an integer in [1, 2147483647]");
+  }
   m.dtype_bytes = dtype_bytes_of(j, where);
 
   // QKV bias: explicit attention_bias, or Qwen2-family models, which always carry it.

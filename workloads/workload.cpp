@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "sim/base/error.h"
+#include "sim/base/resource_limits.h"
 #include "workloads/arrival_process.h"
 #include "workloads/dataset.h"
 #include "sim/base/json_file.h"
@@ -282,6 +283,12 @@ void validate(const WorkloadConfig& config) {
   }
   validate_arrivals(config.request_rate, config.burstiness, config.arrival_process,
                     request_count(config));
+  // A request costs its spec, its record and its replica state: about 1 KiB all told (sizeof of
+  // the three plus vector slack, rounded up).
+  check_fits_in_memory(config.dataset_name == "generated-shared-prefix"
+                           ? "--gsp-num-groups x --gsp-prompts-per-group"
+                           : "--num-prompts",
+                       request_count(config), "requests", 1024);
 }
 
 std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {

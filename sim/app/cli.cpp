@@ -1,5 +1,6 @@
 #include "sim/app/cli.h"
 
+#include <new>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -95,6 +96,14 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
     err << "servesim: error: " << e.what() << "\n";
     return 2;
   } catch (const InternalError& e) {
+    err << "servesim: internal error (please report): " << e.what() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    err << "servesim: error: out of memory (the run is larger than this machine can hold; "
+           "reduce --num-prompts, --num-replicas or the KV cache size)\n";
+    return 1;
+  } catch (const std::exception& e) {
+    // Anything else is a missing input check: report it, never abort.
     err << "servesim: internal error (please report): " << e.what() << "\n";
     return 1;
   }

@@ -26,6 +26,7 @@
 #include "models/model_spec.h"
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
+#include "sim/app/run_options.h"
 #include "sim/base/error.h"
 #include "sim/calibration/serving_fit.h"
 #include "sim/measured/measured_run.h"
@@ -94,6 +95,12 @@ class CalibrateCommand : public Command {
     cmd_->add_option("--description", description_, "free text stored in the profile");
     cmd_->add_option("--out", out_, "the calibration profile to write")->required();
     study_.add_to(*cmd_);
+    cmd_->add_flag("--force", force_,
+                   "write the profile even when the serving fit is degenerate (a parameter on a "
+                   "bound, rms error above 25%, a singular Jacobian)");
+    // The deployment and engine flags of validate, applied to every measured run (--gpu is the
+    // profile's GPU, above; --calibration makes no sense here: --base starts from a profile).
+    add_deployment_options(*cmd_, opts_, {"gpu", "calibration"});
     return cmd_;
   }
 
@@ -104,7 +111,19 @@ class CalibrateCommand : public Command {
       throw ConfigError(
           "calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce and/or --measured");
     }
+    {
+      std::vector<std::string> inputs = vidur_mlp_;
+      for (const auto* list : {&measured_, &layer_files_}) {
+        inputs.insert(inputs.end(), list->begin(), list->end());
+      }
+      for (const std::string* one : {&vidur_allreduce_, &base_, &gpu_, &layers_model_,
+                                     &opts_.config_file}) {
+        if (!one->empty()) inputs.push_back(*one);
+      }
+      check_outputs("--out", out_, false, inputs);
+    }
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
+    std::vector<std::string> degenerate;  // the serving fit's problems, if any
     hardware::Calibration cal;
     if (!base_.empty()) cal = hardware::load_calibration(base_);
     cal.gpu = gpu.name;
@@ -114,8 +133,24 @@ class CalibrateCommand : public Command {
 
     if (!vidur_mlp_.empty() || !layer_files_.empty()) {
       std::vector<hardware::GemmSample> samples;
+      // A GEMM sample the fit can use: positive finite sizes and time (a NaN or header-only
+      // table once reached the fit's internal checks).
+      auto check_samples = [](const std::vector<hardware::GemmSample>& some, const std::string& f) {
+        for (const auto& g : some) {
+          if (!(g.tokens >= 1 && g.in_dim > 0 && g.out_dim > 0 && g.time_s > 0) ||
+              !std::isfinite(g.in_dim * g.out_dim * g.time_s)) {
+            throw ConfigError(f + ": a " + g.op + " GEMM row has tokens " +
+                              std::to_string(g.tokens) + ", time " + std::to_string(g.time_s) +
+                              " s; expected positive finite sizes and times");
+          }
+        }
+        if (some.empty()) {
+          throw ConfigError(f + ": no GEMM rows; expected a profile table with data rows");
+        }
+      };
       for (const std::string& f : vidur_mlp_) {
         auto some = hardware::read_vidur_mlp(f);
+        check_samples(some, f);
         samples.insert(samples.end(), some.begin(), some.end());
         cal.fit_set.push_back(portable_source(f));
       }
@@ -133,6 +168,7 @@ class CalibrateCommand : public Command {
         dims.vocab = static_cast<double>(m.vocab_size);
         for (const std::string& f : layer_files_) {
           auto some = hardware::gemm_samples_from_layers(hardware::read_llmservingsim_layers(f), dims);
+          check_samples(some, f);
           samples.insert(samples.end(), some.begin(), some.end());
           cal.fit_set.push_back(portable_source(f));
         }
@@ -204,7 +240,8 @@ class CalibrateCommand : public Command {
     if (!measured_.empty()) {
       measured::SidecarOptions sidecars;
       sidecars.sidecar_dirs = sidecar_dirs_;
-      sidecars.overrides = nlohmann::json{{"gpu", gpu_}};
+      sidecars.overrides = deployment_overrides(*cmd_, opts_);
+      sidecars.overrides["gpu"] = gpu_;
       std::vector<measured::MeasuredRun> runs;
       for (const std::string& path : measured_) {
         for (auto& r : measured::read_measured(path, sidecars)) runs.push_back(std::move(r));
@@ -246,6 +283,7 @@ class CalibrateCommand : public Command {
           << " residuals, rms relative error " << std::fixed << std::setprecision(1)
           << 100 * fit.initial_rms << "% -> " << 100 * fit.final_rms << "% in " << fit.iterations
           << " iterations" << (holdout_ > 0 ? " (held-out runs excluded)" : "") << "\n";
+      degenerate = fit.problems;
     }
 
     out << "\n" << std::left << std::setw(30) << "parameter" << std::setw(16) << "value"
@@ -265,6 +303,14 @@ class CalibrateCommand : public Command {
       if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
     }
     cal.fit_set = unique;
+    if (!degenerate.empty()) {
+      for (const std::string& p : degenerate) err << "servesim: degenerate fit: " << p << "\n";
+      if (!force_) {
+        err << "servesim: error: the serving fit is degenerate (see above); " << out_
+            << " not written (--force writes it anyway)\n";
+        return 1;
+      }
+    }
     metrics::write_json_atomically(out_, hardware::to_json(cal));
     out << "\nCalibration written to " << out_ << "\n";
     err << "";
@@ -285,6 +331,8 @@ class CalibrateCommand : public Command {
   StudyFlags study_{"calibrate is an iterative fit (each Levenberg-Marquardt step needs every "
                     "replay of the step before), so it cannot be cut into independent parts; run "
                     "it under mpirun instead"};
+  bool force_ = false;
+  RunOptions opts_;
 };
 
 }  // namespace

@@ -76,6 +76,10 @@ class CompareCommand : public Command {
       apply_config_json(a.config, points[0].settings, "--vary");
       apply_config_json(b.config, points[1].settings, "--vary");
     }
+    std::vector<std::string> inputs = run_input_paths(opts_, a.config);
+    for (const std::string& in : run_input_paths(opts_, b.config)) inputs.push_back(in);
+    for (const std::string& in : configs_) inputs.push_back(in);
+    check_outputs("--output", output_, false, inputs);
     planning::CompareOptions options;
     options.seeds = seeds_;
     options.jobs = jobs_;

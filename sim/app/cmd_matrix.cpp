@@ -90,6 +90,7 @@ class MatrixCommand : public Command {
 
   int run(std::ostream& out, std::ostream&) override {
     sim::SimulationConfig base = build_config(*cmd_, opts_);
+    check_outputs("--output", output_, false, run_input_paths(opts_, base));
     if (cmd_->count("--num-prompts") == 0) base.workload.num_prompts = kMatrixNumPrompts;
     base.metrics.metric_percentiles = {50, 99};
     if (!(load_fraction_ > 0 && load_fraction_ <= 1)) {

@@ -8,12 +8,14 @@
 #include <iomanip>
 #include <set>
 
+#include "hardware/gpu_spec.h"
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/output_file.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/plan.h"
 #include "sim/planning/progress.h"
@@ -106,6 +108,7 @@ class PlanCommand : public Command {
 
   int run(std::ostream& out, std::ostream& err) override {
     sim::SimulationConfig base = build_config(*cmd_, opts_);
+    check_outputs("--output", output_, true, run_input_paths(opts_, base));
     json file = json::object();
     if (!opts_.config_file.empty()) file = read_json_file(opts_.config_file);
     if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
@@ -133,6 +136,14 @@ class PlanCommand : public Command {
 
     std::vector<std::string> gpus = split_items(gpus_);
     if (gpus.empty()) gpus.push_back(base.gpu);
+    // Every candidate GPU must exist: a typo in a list (h100-sxm,foo) is an error, not a skip.
+    for (const std::string& g : gpus) {
+      try {
+        hardware::load_gpu(g);
+      } catch (const ConfigError& e) {
+        throw ConfigError(std::string("--gpu: ") + e.what());
+      }
+    }
     std::vector<int> tps;
     for (const std::string& t : split_items(tps_)) {
       const double v = parse_double("--tensor-parallel-size", t, "integers >= 1 such as 1,2,4,8");
@@ -221,9 +232,11 @@ class PlanCommand : public Command {
       echo.erase("num_replicas");
       echo["gpu"] = gpus;
       echo["tensor_parallel_size"] = tps;
-      metrics::write_json_atomically(output_, planning::plan_to_json(result, options, echo));
+      // JSON and CSV together or not at all.
       const std::string csv = csv_path_for(output_);
-      metrics::write_text_atomically(csv, planning::plan_to_csv(result));
+      write_files_atomically(
+          {{output_, metrics::json_file_text(planning::plan_to_json(result, options, echo))},
+           {csv, planning::plan_to_csv(result)}});
       out << "Plan written to " << output_ << " and " << csv << "\n";
     }
     int64_t sims = 0;

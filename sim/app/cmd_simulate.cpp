@@ -8,6 +8,7 @@
 
 #include "sim/app/command.h"
 #include "sim/app/run_options.h"
+#include "sim/cluster/saturation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
 
@@ -64,11 +65,18 @@ void print_extras(std::ostream& out, const json& s) {
     std::snprintf(line, sizeof line, "%-8s %8s %9s %9s %9s %9s %6s %7s\n", "replica", "requests",
                   "TTFT mean", "TTFT p99", "TPOT mean", "TPOT p99", "busy", "preempt");
     out << line;
+    // A replica with no completed request (or none with output > 1) has null latencies: "-".
+    auto ms = [](const json& v) {
+      if (!v.is_number()) return std::string("-");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.2f", v.get<double>());
+      return std::string(b);
+    };
     for (const json& r : s["replicas"]) {
-      std::snprintf(line, sizeof line, "%-8d %8lld %9.2f %9.2f %9.2f %9.2f %6.3f %7lld\n",
+      std::snprintf(line, sizeof line, "%-8d %8lld %9s %9s %9s %9s %6.3f %7lld\n",
                     r["replica"].get<int>(), static_cast<long long>(r["requests"].get<int64_t>()),
-                    r["mean_ttft_ms"].get<double>(), r["p99_ttft_ms"].get<double>(),
-                    r["mean_tpot_ms"].get<double>(), r["p99_tpot_ms"].get<double>(),
+                    ms(r["mean_ttft_ms"]).c_str(), ms(r["p99_ttft_ms"]).c_str(),
+                    ms(r["mean_tpot_ms"]).c_str(), ms(r["p99_tpot_ms"]).c_str(),
                     r["busy_fraction"].get<double>(),
                     static_cast<long long>(r["preemptions"].get<int64_t>()));
       out << line;
@@ -94,6 +102,8 @@ class SimulateCommand : public Command {
 
   int run(std::ostream& out, std::ostream& err) override {
     const sim::SimulationConfig config = build_config(*cmd_, opts_);
+    const std::string result_path = result_file_path(config);
+    check_outputs("--result-filename", result_path, false, run_input_paths(opts_, config));
     const auto t0 = std::chrono::steady_clock::now();
     const sim::PreparedDeployment prepared = sim::prepare_deployment(config);
     const sim::SimulationResult result = sim::run_simulation(config, prepared);
@@ -113,22 +123,34 @@ class SimulateCommand : public Command {
         config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
     ctx.save_detailed = save_detailed_;
     ctx.servesim = sim::servesim_summary(config, prepared, result);
+    const sim::SaturationCheck saturation = sim::check_saturation(config, result);
+    if (saturation.saturated) {
+      // Recorded only when it fires, so that result files of healthy runs keep their schema.
+      ctx.servesim["saturation"] = sim::saturation_to_json(saturation);
+    }
 
     metrics::print_summary_table(out, result.metrics, config.metrics, ctx);
     print_extras(out, ctx.servesim);
 
-    if (save_result_ || save_detailed_) {
-      std::string name = result_filename_;
-      if (name.empty()) {
-        // vLLM: {backend}-{request_rate}qps[-concurrency{N}]-{model_basename}-{date}.json
-        name = "vllm-" + python_float(config.workload.request_rate) + "qps";
-        if (config.max_concurrency > 0) {
-          name += "-concurrency" + std::to_string(config.max_concurrency);
+    if (result.metrics.completed == 0) {
+      // A run with no successful request is not a result: say why, write nothing, exit 1.
+      std::string why;
+      for (const auto& r : result.records) {
+        if (!r.warmup && r.failed && !r.error.empty()) {
+          why = ", e.g. " + r.error;
+          break;
         }
-        name += "-" + std::filesystem::path(config.model).filename().string() + "-" + ctx.date +
-                ".json";
       }
-      if (!result_dir_.empty()) name = (std::filesystem::path(result_dir_) / name).string();
+      err << "servesim: error: no request completed successfully: " << result.metrics.failed
+          << " failed" << why << " No result file written.\n";
+      return 1;
+    }
+    if (saturation.saturated) {
+      err << "servesim: warning: " << sim::saturation_message(saturation) << "\n";
+    }
+
+    if (save_result_ || save_detailed_) {
+      const std::string& name = result_path;
       // The per-request arrays get the same client TTFT overhead as the summary metrics
       // (run_simulation adds the calibration's to config.metrics), so that the file's ttfts and
       // latencies reproduce its own percentiles.
@@ -147,6 +169,23 @@ class SimulateCommand : public Command {
   }
 
  private:
+  // Where --save-result writes, or "" when nothing is saved.
+  std::string result_file_path(const sim::SimulationConfig& config) const {
+    if (!save_result_ && !save_detailed_) return "";
+    std::string name = result_filename_;
+    if (name.empty()) {
+      // vLLM: {backend}-{request_rate}qps[-concurrency{N}]-{model_basename}-{date}.json
+      name = "vllm-" + python_float(config.workload.request_rate) + "qps";
+      if (config.max_concurrency > 0) {
+        name += "-concurrency" + std::to_string(config.max_concurrency);
+      }
+      name += "-" + std::filesystem::path(config.model).filename().string() + "-" +
+              result_date() + ".json";
+    }
+    if (!result_dir_.empty()) name = (std::filesystem::path(result_dir_) / name).string();
+    return name;
+  }
+
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
   bool save_result_ = false;

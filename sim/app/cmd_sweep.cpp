@@ -13,6 +13,7 @@
 #include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/output_file.h"
 #include "sim/base/parallel.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/progress.h"
@@ -65,6 +66,7 @@ class SweepCommand : public Command {
   int run(std::ostream& out, std::ostream& err) override {
     using planning::SweepAxis;
     sim::SimulationConfig base = build_config(*cmd_, opts_);
+    check_outputs("--output", output_, true, run_input_paths(opts_, base));
     json file = json::object();
     if (!opts_.config_file.empty()) file = read_json_file(opts_.config_file);
     if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
@@ -143,10 +145,12 @@ class SweepCommand : public Command {
 
     planning::print_sweep_table(out, result, options);
     if (!output_.empty()) {
-      metrics::write_json_atomically(output_,
-                                     planning::sweep_to_json(result, options, echo, vary_echo));
+      // JSON and CSV together or not at all.
       const std::string csv = csv_path_for(output_);
-      metrics::write_text_atomically(csv, planning::sweep_to_csv(result));
+      write_files_atomically(
+          {{output_, metrics::json_file_text(
+                         planning::sweep_to_json(result, options, echo, vary_echo))},
+           {csv, planning::sweep_to_csv(result)}});
       out << "Sweep written to " << output_ << " and " << csv << "\n";
     }
     int64_t points = 0;

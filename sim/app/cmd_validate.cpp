@@ -32,20 +32,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// Run fields that describe the load or the report, not the deployment: the measured file gives
-// the load, so validate does not take them.
-bool is_load_key(const std::string& key) {
-  static const char* kKeys[] = {"request_rate",   "burstiness",         "arrival_process",
-                                "num_prompts",    "seed",               "dataset_name",
-                                "max_concurrency", "warmup_requests",   "percentile_metrics",
-                                "metric_percentiles", "goodput",        "num_replicas",
-                                "router"};
-  for (const char* k : kKeys) {
-    if (key == k) return true;
-  }
-  return key.rfind("random_", 0) == 0 || key.rfind("gsp_", 0) == 0;
-}
-
 class ValidateCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
@@ -76,11 +62,8 @@ class ValidateCommand : public Command {
                      "Poisson replays (runs without send times): seeds averaged [3]");
     cmd_->add_option("--jobs", jobs_, "threads, 0 = all cores [0]");
     // Deployment and engine flags: applied to every run, over what the files and sidecars say.
-    for (const ConfigField& f : config_fields()) {
-      if (is_load_key(f.key)) opts_.skip.push_back(f.key);
-    }
-    opts_.skip.push_back("calibration");  // --calibration is handled here (a profile or none)
-    add_run_options(*cmd_, opts_);
+    // --calibration is handled here (a profile or none).
+    add_deployment_options(*cmd_, opts_, {"calibration"});
     cmd_->add_option("--engine-version", engine_version_,
                      "engine version the runs were measured on (informational)");
     study_.add_to(*cmd_);
@@ -92,6 +75,12 @@ class ValidateCommand : public Command {
     sidecars.sidecar_dirs = sidecar_dirs_;
     sidecars.overrides = overrides();
     if (seeds_ < 1) throw ConfigError("--seeds: " + std::to_string(seeds_) + " is invalid; expected >= 1");
+    {
+      std::vector<std::string> inputs = measured_;
+      if (!opts_.config_file.empty()) inputs.push_back(opts_.config_file);
+      if (looks_like_path(calibration_file_)) inputs.push_back(calibration_file_);
+      check_outputs("--output", output_, false, inputs);
+    }
 
     std::vector<measured::MeasuredRun> runs;
     for (const std::string& path : measured_) {
@@ -175,6 +164,12 @@ class ValidateCommand : public Command {
     }
     int failed = 0;
     for (const auto& r : table.runs) failed += !r.error.empty();
+    if (failed > 0 && failed == static_cast<int>(table.runs.size())) {
+      // Nothing was validated: that is not a success.
+      err << "servesim: error: none of the " << failed
+          << " run(s) could be simulated (see the table for each reason)\n";
+      return 1;
+    }
     if (failed > 0) err << "servesim: " << failed << " run(s) could not be simulated (see above)\n";
     return 0;
   }
@@ -182,34 +177,7 @@ class ValidateCommand : public Command {
  private:
   // The deployment settings given on the command line (and in --config), as config keys.
   json overrides() const {
-    json j = json::object();
-    if (!opts_.config_file.empty()) {
-      const json file = read_json_file(opts_.config_file);
-      if (!file.is_object()) throw ConfigError(opts_.config_file + ": expected a JSON object");
-      for (const auto& [k, v] : file.items()) j[k] = v;
-    }
-    for (const ConfigField& f : config_fields()) {
-      if (is_load_key(f.key) || f.key == "calibration") continue;  // --calibration: see run()
-      const std::string flag = flag_of(f.key);
-      if (cmd_->count(flag) == 0) continue;
-      switch (f.kind) {
-        case FieldKind::kBool:
-          j[f.key] = true;
-          break;
-        case FieldKind::kStringList: {
-          json items = json::array();
-          for (const std::string& s : opts_.lists.at(f.key)) {
-            for (const auto& part : parse_flag_value(f, s)) items.push_back(part);
-          }
-          j[f.key] = items;
-          break;
-        }
-        default:
-          j[f.key] = parse_flag_value(f, opts_.scalar.at(f.key));
-          break;
-      }
-    }
-    if (opts_.no_prefix_caching) j["enable_prefix_caching"] = false;
+    json j = deployment_overrides(*cmd_, opts_);
     if (!engine_version_.empty()) j["engine_version"] = engine_version_;
     return j;
   }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/json_file.h"
 
 namespace servesim::app {
 namespace {
@@ -34,19 +35,46 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// A value outside a field's contract (json_value_fits); apply_config_json adds where and which key.
+struct BadValue {
+  std::string expected;
+};
+template <typename T>
+T as(const json& v) {
+  T out{};
+  std::string expected;
+  if (!json_value_fits(v, out, expected)) throw BadValue{expected};
+  return out;
+}
+
+// A JSON list of strings (list-valued fields; the command line splits "a,b" into one).
+std::vector<std::string> string_list(const json& v) {
+  if (!v.is_array()) throw BadValue{"a list of strings"};
+  std::vector<std::string> out;
+  for (const json& item : v) {
+    if (!item.is_string()) throw BadValue{"a list of strings"};
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 // Typed field constructors: each binds a key to a member through small lambdas.
 template <typename T>
 ConfigField field(std::string key, FieldKind kind, std::string help, T SimulationConfig::*member,
                   std::string alias = "") {
   return ConfigField{std::move(key), kind, std::move(help), std::move(alias),
-                     [member](SimulationConfig& c, const json& v) { c.*member = v.get<T>(); },
+                     [member](SimulationConfig& c, const json& v) {
+                       c.*member = as<T>(v);
+                     },
                      [member](const SimulationConfig& c) { return json(c.*member); }};
 }
 template <typename T>
 ConfigField engine_field(std::string key, FieldKind kind, std::string help,
                          T sim::EngineConfig::*member) {
   return ConfigField{std::move(key), kind, std::move(help), "",
-                     [member](SimulationConfig& c, const json& v) { c.engine.*member = v.get<T>(); },
+                     [member](SimulationConfig& c, const json& v) {
+                       c.engine.*member = as<T>(v);
+                     },
                      [member](const SimulationConfig& c) { return json(c.engine.*member); }};
 }
 template <typename T>
@@ -54,7 +82,9 @@ ConfigField workload_field(std::string key, FieldKind kind, std::string help,
                            T workloads::WorkloadConfig::*member) {
   return ConfigField{
       std::move(key), kind, std::move(help), "",
-      [member](SimulationConfig& c, const json& v) { c.workload.*member = v.get<T>(); },
+      [member](SimulationConfig& c, const json& v) {
+        c.workload.*member = as<T>(v);
+      },
       [member](const SimulationConfig& c) { return json(c.workload.*member); }};
 }
 
@@ -240,7 +270,7 @@ std::vector<ConfigField> build_fields() {
         static const std::vector<std::string> kKnown = {"ttft", "tpot", "itl", "e2el",
                                                         "client_queue_time",
                                                         "e2el_including_client_queue"};
-        c.metrics.percentile_metrics = v.get<std::vector<std::string>>();
+        c.metrics.percentile_metrics = string_list(v);
         for (const std::string& m : c.metrics.percentile_metrics) {
           if (std::find(kKnown.begin(), kKnown.end(), m) == kKnown.end()) {
             throw ConfigError("--percentile-metrics: '" + m +
@@ -255,9 +285,12 @@ std::vector<ConfigField> build_fields() {
         c.metrics.metric_percentiles.clear();
         for (const auto& item : v) {
           if (item.is_number()) {
-            c.metrics.metric_percentiles.push_back(item.get<double>());
+            const double p = item.get<double>();
+            if (!(p >= 0 && p <= 100)) throw BadValue{"a list of numbers in [0, 100]"};
+            c.metrics.metric_percentiles.push_back(p);
             continue;
           }
+          if (!item.is_string()) throw BadValue{"a list of numbers in [0, 100]"};
           const std::string s = item.get<std::string>();
           size_t used = 0;
           double p = 0;
@@ -277,7 +310,7 @@ std::vector<ConfigField> build_fields() {
   f.push_back(ConfigField{
       "goodput", K::kStringList, "SLOs in ms for goodput, e.g. ttft:500 tpot:50", "",
       [](SimulationConfig& c, const json& v) {
-        c.metrics.goodput_slo_ms = metrics::parse_goodput(v.get<std::vector<std::string>>());
+        c.metrics.goodput_slo_ms = metrics::parse_goodput(string_list(v));
       },
       [](const SimulationConfig& c) {
         json out = json::array();
@@ -335,15 +368,20 @@ void apply_config_json(SimulationConfig& config, const json& j, const std::strin
       throw ConfigError(where + ": unknown key '" + key +
                         "' (keys are the flag names with underscores, e.g. max_num_seqs)");
     }
-    if (!type_ok(match->kind, value)) {
+    auto bad = [&](const std::string& expected) {
       if (where == "command line") {
-        throw ConfigError(flag_name(key) + ": " + value.dump() + " is invalid; expected " +
-                          kind_word(match->kind));
+        return ConfigError(flag_name(key) + ": " + value.dump() + " is invalid; expected " +
+                           expected);
       }
-      throw ConfigError(where + ": key '" + key + "' has value " + value.dump() + "; expected " +
-                        kind_word(match->kind));
+      return ConfigError(where + ": key '" + key + "' has value " + value.dump() + "; expected " +
+                         expected);
+    };
+    if (!type_ok(match->kind, value)) throw bad(kind_word(match->kind));
+    try {
+      match->set(config, value);
+    } catch (const BadValue& e) {
+      throw bad(e.expected);
     }
-    match->set(config, value);
   }
 }
 

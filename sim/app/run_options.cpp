@@ -6,6 +6,7 @@
 
 #include "sim/app/run_config.h"
 #include "sim/base/json_file.h"
+#include "sim/base/output_file.h"
 
 namespace servesim::app {
 
@@ -23,6 +24,25 @@ std::string csv_path_for(const std::string& json_path) {
   std::filesystem::path p(json_path);
   if (p.extension() == ".json") return p.replace_extension(".csv").string();
   return json_path + ".csv";
+}
+
+std::vector<std::string> run_input_paths(const RunOptions& o, const sim::SimulationConfig& c) {
+  std::vector<std::string> in;
+  if (!o.config_file.empty()) in.push_back(o.config_file);
+  for (const std::string* s : {&c.model, &c.gpu, &c.calibration, &c.inter_node_link}) {
+    if (looks_like_path(*s)) in.push_back(*s);
+  }
+  for (const std::string* s : {&c.workload.dataset_path, &c.workload.trace}) {
+    if (!s->empty()) in.push_back(*s);  // always files
+  }
+  return in;
+}
+
+void check_outputs(const std::string& flag, const std::string& path, bool with_csv,
+                   const std::vector<std::string>& inputs) {
+  if (path.empty()) return;
+  check_output_path(path, flag, inputs);
+  if (with_csv) check_output_path(csv_path_for(path), flag + " (its CSV)", inputs);
 }
 
 std::string result_date() {
@@ -69,7 +89,10 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
         cmd.add_option(flag, o.lists[f.key], f.help)->expected(1, -1)->type_name(type_name(f.kind));
         break;
       default:
-        cmd.add_option(flag, o.scalar[f.key], f.help)->type_name(type_name(f.kind));
+        // A repeated flag takes its last value, as vLLM's argparse does.
+        cmd.add_option(flag, o.scalar[f.key], f.help)
+            ->type_name(type_name(f.kind))
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         break;
     }
   }
@@ -108,6 +131,60 @@ sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
   if (o.no_prefix_caching) from_flags["enable_prefix_caching"] = false;
   apply_config_json(config, from_flags, "command line");
   return config;
+}
+
+// Run fields that describe the load or the report, not the deployment: the measured file gives
+// the load, so validate and calibrate do not take them.
+bool is_load_key(const std::string& key) {
+  static const char* kKeys[] = {"request_rate",   "burstiness",         "arrival_process",
+                                "num_prompts",    "seed",               "dataset_name",
+                                "max_concurrency", "warmup_requests",   "percentile_metrics",
+                                "metric_percentiles", "goodput",        "num_replicas",
+                                "router"};
+  for (const char* k : kKeys) {
+    if (key == k) return true;
+  }
+  return key.rfind("random_", 0) == 0 || key.rfind("gsp_", 0) == 0;
+}
+
+void add_deployment_options(CLI::App& cmd, RunOptions& o, const std::vector<std::string>& skip) {
+  for (const ConfigField& f : config_fields()) {
+    if (is_load_key(f.key)) o.skip.push_back(f.key);
+  }
+  for (const std::string& k : skip) o.skip.push_back(k);
+  add_run_options(cmd, o);
+}
+
+json deployment_overrides(const CLI::App& cmd, const RunOptions& o) {
+  json j = json::object();
+  if (!o.config_file.empty()) {
+    const json file = read_json_file(o.config_file);
+    if (!file.is_object()) throw ConfigError(o.config_file + ": expected a JSON object");
+    for (const auto& [k, v] : file.items()) j[k] = v;
+  }
+  for (const ConfigField& f : config_fields()) {
+    if (is_load_key(f.key) || skipped(o, f.key)) continue;
+    const std::string flag = flag_of(f.key);
+    if (cmd.count(flag) == 0) continue;
+    switch (f.kind) {
+      case FieldKind::kBool:
+        j[f.key] = true;
+        break;
+      case FieldKind::kStringList: {
+        json items = json::array();
+        for (const std::string& s : o.lists.at(f.key)) {
+          for (const auto& part : parse_flag_value(f, s)) items.push_back(part);
+        }
+        j[f.key] = items;
+        break;
+      }
+      default:
+        j[f.key] = parse_flag_value(f, o.scalar.at(f.key));
+        break;
+    }
+  }
+  if (o.no_prefix_caching) j["enable_prefix_caching"] = false;
+  return j;
 }
 
 }  // namespace servesim::app

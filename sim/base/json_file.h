@@ -3,10 +3,13 @@
 #define SERVESIM_SIM_BASE_JSON_FILE_H_
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,32 +18,162 @@
 
 namespace servesim {
 
-// Parses the JSON file at `path`. Throws ConfigError naming the file when it is missing or malformed.
+// Parses JSON text; `where` names its source in errors. Refuses what nlohmann would silently
+// accept or throw later: malformed text, numbers out of double range (1e400), and an object that
+// repeats a key (the JSON spec leaves it undefined; nlohmann keeps the last, which hides typos).
+inline nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(where + ": malformed JSON: " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range.406: a number that does not fit a double.
+    throw ConfigError(where + ": invalid JSON: " + e.what() +
+                      " (expected numbers within the range of a double)");
+  }
+  // Duplicate keys: walk the tokens once more with the SAX interface (cheap next to parsing).
+  struct DupFinder : nlohmann::json_sax<nlohmann::json> {
+    std::vector<std::vector<std::string>> keys;  // one key list per open object
+    std::vector<std::string> path;
+    std::string found;
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override {
+      keys.emplace_back();
+      return true;
+    }
+    bool key(string_t& k) override {
+      auto& ks = keys.back();
+      if (std::find(ks.begin(), ks.end(), k) != ks.end()) {
+        found = k;
+        return false;
+      }
+      ks.push_back(k);
+      return true;
+    }
+    bool end_object() override {
+      keys.pop_back();
+      return true;
+    }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+      return false;
+    }
+  } dup;
+  nlohmann::json::sax_parse(text, &dup);
+  if (!dup.found.empty()) {
+    throw ConfigError(where + ": key '" + dup.found +
+                      "' appears twice in one object; expected each key once");
+  }
+  return j;
+}
+
+// Parses the JSON file at `path`. Throws ConfigError naming the file when it is missing, not a
+// regular file, or malformed (see parse_json_text).
 inline nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(path.string() + ": is a directory; expected a JSON file");
+  }
   std::ifstream in(path);
   if (!in) throw ConfigError(path.string() + ": cannot open file");
   std::stringstream buf;
   buf << in.rdbuf();
-  try {
-    return nlohmann::json::parse(buf.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(path.string() + ": malformed JSON: " + e.what());
+  return parse_json_text(buf.str(), path.string());
+}
+
+// The input contract for one JSON value read as T: integers must be JSON integers (or floats with
+// an integral value, as some HF configs write 4096.0) within T's range; floating values finite
+// numbers; strings strings; booleans booleans. Stores the value in `out` and returns true, or
+// returns false with `expected` set to what was expected ("an integer in [1, 2147483647]").
+template <typename T>
+bool json_value_fits(const nlohmann::json& v, T& out, std::string& expected) {
+  if constexpr (std::is_same_v<T, bool>) {
+    expected = "true or false";
+    if (!v.is_boolean()) return false;
+    out = v.get<bool>();
+    return true;
+  } else if constexpr (std::is_integral_v<T>) {
+    using L = std::numeric_limits<T>;
+    expected = "an integer in [" + std::to_string(L::min()) + ", " + std::to_string(L::max()) + "]";
+    if (v.is_number_unsigned()) {
+      if (v.get<uint64_t>() > static_cast<uint64_t>(L::max())) return false;
+      out = static_cast<T>(v.get<uint64_t>());
+      return true;
+    }
+    if (v.is_number_integer()) {
+      const int64_t x = v.get<int64_t>();
+      if constexpr (std::is_unsigned_v<T>) {
+        if (x < 0) return false;
+      } else {
+        if (x < static_cast<int64_t>(L::min()) || x > static_cast<int64_t>(L::max())) return false;
+      }
+      out = static_cast<T>(x);
+      return true;
+    }
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      // 2^63 is not representable as int64_t: the bound is strict.
+      if (!(d == std::floor(d)) || !(d >= static_cast<double>(L::min())) ||
+          !(d < static_cast<double>(L::max()))) {
+        return false;
+      }
+      out = static_cast<T>(d);
+      return true;
+    }
+    return false;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    expected = "a finite number";
+    if (!v.is_number() || !std::isfinite(v.get<double>())) return false;
+    out = v.get<T>();
+    return true;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    expected = "a string";
+    if (!v.is_string()) return false;
+    out = v.get<std::string>();
+    return true;
+  } else {
+    expected = "a value of another type";
+    try {
+      out = v.get<T>();
+    } catch (const nlohmann::json::exception&) {
+      return false;
+    }
+    return true;
   }
 }
 
-// Reads field `key` of object `j` as T. Throws ConfigError "<where>: field '<key>' ..." when the
-// field is missing or has the wrong type.
+// json_value_fits or ConfigError "<what> has the wrong type or range (value <v>); expected <...>";
+// `what` names the value
+// ("f.json: field 'hidden_size'").
+template <typename T>
+T json_value_as(const nlohmann::json& v, const std::string& what) {
+  T out{};
+  std::string expected;
+  if (!json_value_fits(v, out, expected)) {
+    throw ConfigError(what + " has the wrong type or range (value " +
+                      v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                      "); expected " + expected);
+  }
+  return out;
+}
+
+// Reads field `key` of object `j` as T (json_value_as). Throws ConfigError "<where>: field
+// '<key>' ..." when the field is missing or has the wrong type or range.
 template <typename T>
 T require_field(const nlohmann::json& j, const std::string& key, const std::string& where) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) {
     throw ConfigError(where + ": missing required field '" + key + "'");
   }
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw ConfigError(where + ": field '" + key + "' has the wrong type (value " + it->dump() + ")");
-  }
+  return json_value_as<T>(*it, where + ": field '" + key + "'");
 }
 
 // Like require_field, but returns `fallback` when the field is absent or null.
@@ -49,11 +182,7 @@ T optional_field(const nlohmann::json& j, const std::string& key, const std::str
                  T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw ConfigError(where + ": field '" + key + "' has the wrong type (value " + it->dump() + ")");
-  }
+  return json_value_as<T>(*it, where + ": field '" + key + "'");
 }
 
 // The directory that holds models/catalog and hardware/catalog: $SERVESIM_DATA_DIR if set, else

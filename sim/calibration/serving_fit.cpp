@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "hardware/levenberg_marquardt.h"
 #include "sim/base/error.h"
@@ -162,6 +163,28 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   out.final_rms = std::sqrt(rf.squaredNorm() / static_cast<double>(rf.size()));
   out.iterations = fit.iterations;
   out.residual_count = static_cast<int>(slots.size());
+  for (size_t k = 0; k < p; ++k) {
+    const auto i = static_cast<Eigen::Index>(k);
+    const double span = hi[i] - lo[i];
+    const std::string& name = options.parameters[k];
+    const double value = fit.x[i] * param_specs().at(name).scale;
+    if (fit.x[i] - lo[i] <= 1e-6 * span || hi[i] - fit.x[i] <= 1e-6 * span) {
+      std::ostringstream os;
+      os << name << " = " << value << " ended on a bound of its range ["
+         << lo[i] * param_specs().at(name).scale << ", " << hi[i] * param_specs().at(name).scale
+         << "]";
+      out.problems.push_back(os.str());
+    } else if (!std::isfinite(fit.std_error[i])) {
+      out.problems.push_back(name + ": singular Jacobian (the metrics do not constrain it; its "
+                                    "standard error is not finite)");
+    }
+  }
+  if (!(out.final_rms <= kMaxTrustedRms)) {
+    std::ostringstream os;
+    os << "rms relative error after the fit is " << 100 * out.final_rms << "% (above the "
+       << 100 * kMaxTrustedRms << "% threshold)";
+    out.problems.push_back(os.str());
+  }
   out.calibration.fit_set.clear();
   for (size_t i = 0; i < runs.size(); ++i) {
     if (usable[i]) out.calibration.fit_set.push_back(runs[i].id);
@@ -184,7 +207,8 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
       {"iterations", fit.iterations},
       {"rms_relative_error_before", out.initial_rms},
       {"rms_relative_error_after", out.final_rms},
-      {"skipped_runs", skipped}};
+      {"skipped_runs", skipped},
+      {"problems", out.problems}};
   return out;
 }
 

@@ -38,7 +38,16 @@ struct ServingFit {
   double final_rms = 0;               // and after
   int iterations = 0;
   int residual_count = 0;
+  // Why the fit should not be trusted (empty when it can be): a parameter that ended on a bound
+  // of its range, rms error above kMaxTrustedRms, a singular Jacobian (a parameter the metrics
+  // cannot see: its standard error is not finite). calibrate writes such a fit only with --force.
+  std::vector<std::string> problems;
 };
+
+// The rms relative error above which a serving fit is called degenerate: 25%. The shipped
+// profiles end at 1-9% (docs/validation.md); uncalibrated predictions are 5-30% off, so a fit
+// that leaves more than 25% has not explained the runs.
+inline constexpr double kMaxTrustedRms = 0.25;
 
 // `configs[i]` = measured::simulation_config(runs[i], ...). Runs whose deployment does not
 // prepare are skipped with a note in fit_info. Throws ConfigError when no residual remains, or

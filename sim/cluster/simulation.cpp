@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <sstream>
 
 #include "hardware/calibration.h"
@@ -9,6 +11,7 @@
 #include "hardware/topology.h"
 #include "models/model_spec.h"
 #include "sim/base/error.h"
+#include "sim/base/resource_limits.h"
 #include "sim/cluster/benchmark_client.h"
 #include "sim/cluster/router.h"
 #include "sim/metrics/benchmark_metrics.h"
@@ -184,6 +187,12 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
         " or increase --gpu-memory-utilization / --tensor-parallel-size");
   }
 
+  // The KV cache manager indexes blocks with int32 (sim/replica/kv_cache_manager.h).
+  if (p.memory.num_blocks > std::numeric_limits<int32_t>::max()) {
+    throw ConfigError("--num-gpu-blocks-override: " + std::to_string(p.memory.num_blocks) +
+                      " KV blocks per replica is too many; expected at most " +
+                      std::to_string(std::numeric_limits<int32_t>::max()));
+  }
   p.cost = models::make_cost_model(d);
   models::Deployment ideal = d;
   ideal.ideal = true;
@@ -215,6 +224,12 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
                       " is invalid; expected an integer >= 1");
   }
   const RouterPolicy policy = parse_router_policy(config.router);
+  // Resource guards: every replica holds its KV block table (24 B per block, 32 with slack) and a
+  // few KiB of queues; refuse what would not fit rather than be killed half-way.
+  check_fits_in_memory("--num-replicas x KV blocks per replica",
+                       static_cast<int64_t>(config.num_replicas) * prepared.memory.num_blocks,
+                       "KV blocks", 32);
+  check_fits_in_memory("--num-replicas", config.num_replicas, "replicas", 64 * 1024);
 
   SimulationResult result;
   result.records.resize(static_cast<size_t>(workload.size()));

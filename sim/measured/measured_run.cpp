@@ -241,6 +241,10 @@ void resolve_deployment(MeasuredRun& run, const SidecarOptions& opts) {
 }
 
 std::vector<MeasuredRun> read_measured(const std::string& path, const SidecarOptions& opts) {
+  // Sidecars (<run>.servesim.json, a folder's servesim.json) are not runs: a runs/*.json glob
+  // picks them up with the runs they describe, and they are read through those runs.
+  const std::string name = fs::path(path).filename().string();
+  if (name == "servesim.json" || ends_with(name, ".servesim.json")) return {};
   std::vector<MeasuredRun> runs = read_runs(path);
   for (MeasuredRun& run : runs) resolve_deployment(run, opts);
   return runs;

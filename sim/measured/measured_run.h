@@ -134,6 +134,7 @@ void resolve_deployment(MeasuredRun& run, const SidecarOptions& opts);
 
 // Reads every run in `path` (format detected from the name and content, see readers.h), then
 // resolves each run's deployment. Throws ConfigError naming the file on any problem.
+// Sidecar files themselves (<run>.servesim.json, servesim.json) read as no runs.
 std::vector<MeasuredRun> read_measured(const std::string& path, const SidecarOptions& opts);
 
 }  // namespace servesim::measured

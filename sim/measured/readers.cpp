@@ -55,10 +55,20 @@ double to_double(const std::string& text, const std::string& where) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size()) {
-    throw ConfigError(where + ": '" + text + "' is not a number");
+  if (used == 0 || used != text.size() || !std::isfinite(v)) {
+    throw ConfigError(where + ": '" + text + "' is not a finite number");
   }
   return v;
+}
+
+// A token count or index read as a number: an integer in [0, 2^31 - 1], so the cast is defined.
+int32_t token_count(double v, const std::string& where) {
+  if (!(v >= 0 && v <= 2147483647.0 && v == std::floor(v))) {
+    std::ostringstream os;
+    os << where << ": " << v << " is not a count; expected an integer in [0, 2147483647]";
+    throw ConfigError(os.str());
+  }
+  return static_cast<int32_t>(v);
 }
 
 // A request rate as files write it: a number, or "inf" / "Infinity" (also after
@@ -141,8 +151,12 @@ void read_request_arrays(const json& j, MeasuredRun& run, const std::string& whe
   run.requests.resize(n);
   for (size_t i = 0; i < n; ++i) {
     MeasuredRequest& r = run.requests[i];
-    r.input_tokens = static_cast<int32_t>(in[i]);
-    r.output_tokens = static_cast<int32_t>(out[i]);
+    r.input_tokens = token_count(in[i], where + ": input_lens[" + std::to_string(i) + "]");
+    r.output_tokens = token_count(out[i], where + ": output_lens[" + std::to_string(i) + "]");
+    if (!ttfts.empty() && ttfts[i] < 0) {
+      throw ConfigError(where + ": ttfts[" + std::to_string(i) + "] is " +
+                        std::to_string(ttfts[i]) + "; expected a time >= 0");
+    }
     if (!ttfts.empty()) r.ttft_s = ttfts[i];
     if (!latencies.empty()) r.e2e_s = latencies[i];
     if (!starts.empty()) r.start_s = starts[i] - t0;
@@ -317,11 +331,7 @@ json parse_python_json(const std::string& text, const std::string& where) {
       out += c;
     }
   }
-  try {
-    return json::parse(out);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(where + ": malformed JSON: " + e.what());
-  }
+  return parse_json_text(out, where);  // also refuses 1e400 and duplicate keys
 }
 
 std::string detect_format(const std::string& path) {
@@ -379,9 +389,9 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
   read_request_arrays(j, run, path);
   if (run.num_prompts == 0) {
     if (auto it = j.find("num_prompts"); it != j.end() && it->is_number()) {
-      run.num_prompts = it->get<int64_t>();
+      run.num_prompts = json_value_as<int64_t>(*it, path + ": field 'num_prompts'");
     } else if (auto c = j.find("completed"); c != j.end() && c->is_number()) {
-      run.num_prompts = c->get<int64_t>();
+      run.num_prompts = json_value_as<int64_t>(*c, path + ": field 'completed'");
     }
   }
   for (const std::string& m : latency_metric_names()) read_summaries(j, run, m, m);
@@ -394,6 +404,18 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
     if (auto it = j.find(key); it != j.end() && it->is_number()) {
       run.metrics["request_goodput"] = it->get<double>();
     }
+  }
+  if (run.requests.empty()) {
+    // --save-result without --save-detailed: no per-request arrays. vLLM still writes the token
+    // totals, so the replay uses their means (replay.cpp refuses a file that has neither).
+    const double completed = optional_field<double>(j, "completed", path, 0);
+    if (completed > 0) {
+      run.mean_input_tokens = optional_field<double>(j, "total_input_tokens", path, 0) / completed;
+      run.mean_output_tokens =
+          optional_field<double>(j, "total_output_tokens", path, 0) / completed;
+    }
+    run.notes.push_back("no per-request arrays (saved without --save-detailed): replayed with the "
+                        "mean input and output lengths");
   }
   if (!run.requests.empty()) {
     fix_e2el_swap(run);
@@ -431,7 +453,7 @@ std::vector<MeasuredRun> read_sglang_jsonl(const std::string& path) {
     }
     if (j.contains("request_rate")) run.request_rate = rate_of(j["request_rate"], where);
     if (auto it = j.find("max_concurrency"); it != j.end() && it->is_number()) {
-      run.max_concurrency = it->get<int64_t>();
+      run.max_concurrency = json_value_as<int64_t>(*it, where + ": field 'max_concurrency'");
     }
     if (auto it = j.find("backend"); it != j.end() && it->is_string()) {
       run.label = it->get<std::string>();
@@ -524,8 +546,8 @@ std::vector<MeasuredRun> read_genai_perf_json(const std::string& path) {
       const std::string model = catalog_model_for(run.deployment.model_id);
       if (!model.empty()) run.deployment.set("model", model, where + ".model");
     }
-    if (auto c = ic->find("concurrency"); c != ic->end() && c->is_number() && c->get<int64_t>() > 0) {
-      run.max_concurrency = c->get<int64_t>();
+    if (auto c = ic->find("concurrency"); c != ic->end() && c->is_number() && c->get<double>() > 0) {
+      run.max_concurrency = json_value_as<int64_t>(*c, path + ": input_config.concurrency");
     }
     if (auto r = ic->find("request_rate"); r != ic->end() && r->is_number()) {
       run.request_rate = r->get<double>();
@@ -537,7 +559,7 @@ std::vector<MeasuredRun> read_genai_perf_json(const std::string& path) {
       }
     }
     if (auto n = ic->find("request_count"); n != ic->end() && n->is_number()) {
-      run.num_prompts = n->get<int64_t>();
+      run.num_prompts = json_value_as<int64_t>(*n, path + ": input_config num_prompts");
     }
   }
   if (run.num_prompts <= 0) {
@@ -576,8 +598,8 @@ std::vector<MeasuredRun> read_llmservingsim(const std::string& path) {
       }
     }
     MeasuredRequest r;
-    r.input_tokens = j["input_toks"].get<int32_t>();
-    r.output_tokens = j["output_toks"].get<int32_t>();
+    r.input_tokens = require_field<int32_t>(j, "input_toks", at);
+    r.output_tokens = require_field<int32_t>(j, "output_toks", at);
     const double queued = j["queued_ts"].get<double>();
     const double first = j["first_token_ts"].get<double>();
     const double last = j["last_token_ts"].get<double>();
@@ -716,16 +738,17 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
     std::vector<std::string> cells = split(lines[li]);
     if (cells.size() < header.size()) cells.resize(header.size());
     auto cell = [&](const char* key) { return cells[col.at(key)]; };
-    const int64_t idx = static_cast<int64_t>(to_double(cell("bench_idx"), at + ": bench_idx"));
+    const int64_t idx =
+        token_count(to_double(cell("bench_idx"), at + ": bench_idx"), at + ": bench_idx");
     Bench& b = benches[idx];
     b.strategy = cell("strategy");
     if (!cell("target_rate").empty()) b.target_rate = to_double(cell("target_rate"), at);
     MeasuredRequest r;
     r.failed = cell("status") != "successful";
-    r.input_tokens = static_cast<int32_t>(to_double(cell("prompt_tokens"), at + ": prompt_tokens"));
+    r.input_tokens = token_count(to_double(cell("prompt_tokens"), at), at + ": prompt_tokens");
     const double start = to_double(cell("request_start_time"), at + ": request_start_time");
     if (!r.failed) {
-      r.output_tokens = static_cast<int32_t>(to_double(cell("output_tokens"), at + ": output_tokens"));
+      r.output_tokens = token_count(to_double(cell("output_tokens"), at), at + ": output_tokens");
       r.ttft_s = to_double(cell("ttft_ms"), at + ": ttft_ms") * 1e-3;
       r.e2e_s = to_double(cell("request_latency_s"), at + ": request_latency_s");
       // guidellm's per-request itl_ms = (latency − TTFT)/(output − 1): vLLM's TPOT.

@@ -7,6 +7,7 @@
 #include "hardware/calibration.h"
 #include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
+#include "sim/base/resource_limits.h"
 #include "sim/base/json_file.h"
 #include "sim/cluster/benchmark_client.h"
 #include "sim/engine/simulator.h"
@@ -135,8 +136,20 @@ std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint
       specs.push_back(s);
     }
   } else {
-    const int32_t in = static_cast<int32_t>(std::max(1.0, std::round(run.mean_input_tokens)));
-    const int32_t out = static_cast<int32_t>(std::max(1.0, std::round(run.mean_output_tokens)));
+    // Summary only: replay num_prompts requests of the mean lengths, which the file must give
+    // (a replay with made-up 1-token requests predicted TPOT 0, -100%).
+    auto length = [&](double mean, const char* what) {
+      if (!(mean >= 1 && mean <= 2147483647.0)) {
+        throw ConfigError(run.id + ": no per-request data and no usable mean " + what +
+                          " length (got " + std::to_string(mean) +
+                          "); expected per-request arrays (vllm bench serve --save-detailed) or "
+                          "total token counts with 'completed'");
+      }
+      return static_cast<int32_t>(std::round(mean));
+    };
+    const int32_t in = length(run.mean_input_tokens, "input");
+    const int32_t out = length(run.mean_output_tokens, "output");
+    check_fits_in_memory(run.id + ": num_prompts/completed", run.num_prompts, "requests", 1024);
     for (int64_t i = 0; i < std::max<int64_t>(1, run.num_prompts); ++i) {
       workloads::RequestSpec s;
       s.prompt_tokens = in;

@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "sim/base/error.h"
 #include "sim/metrics/sample_stats.h"
@@ -270,10 +272,11 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // max_output_tokens_per_s (calculate_metrics): token times binned into whole seconds after the
   // earliest successful send, bucket = int(token_time − min_start_time), over
   // int(ceil(max_end_time − min_start_time)) + 1 buckets; the peak bucket count.
-  std::vector<int64_t> tokens_per_second;
-  if (m.completed > 0) {
-    tokens_per_second.assign(static_cast<std::size_t>(std::ceil(ok_end_rel_s)) + 1, 0);
-  }
+  // Sparse: only seconds that saw a token hold an entry (a dense vector took one entry per
+  // simulated second, 7.8 GB for 1000 requests at 1e-6 req/s). Same peak: empty seconds are 0.
+  std::unordered_map<int64_t, int64_t> tokens_per_second;
+  const int64_t num_buckets =
+      m.completed > 0 ? static_cast<int64_t>(std::ceil(ok_end_rel_s)) + 1 : 0;
   for (std::size_t rep = 0; rep < counts.size(); ++rep) {
     const auto& c = counts[rep];
     if (c.cover_diff.empty()) continue;
@@ -288,14 +291,13 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
       // Python int() truncates toward zero; so does the cast.
       const double t_rel = (ends[s] - ok_start).seconds() + offset_s;
       const auto bucket = static_cast<int64_t>(t_rel);
-      if (bucket >= 0 && bucket < static_cast<int64_t>(tokens_per_second.size())) {
-        tokens_per_second[static_cast<std::size_t>(bucket)] += cover;
-      }
+      if (bucket >= 0 && bucket < num_buckets) tokens_per_second[bucket] += cover;
     }
   }
-  if (!tokens_per_second.empty()) {
-    m.max_output_tokens_per_s = static_cast<double>(
-        *std::max_element(tokens_per_second.begin(), tokens_per_second.end()));
+  if (num_buckets > 0) {
+    int64_t peak = 0;
+    for (const auto& [second, tokens] : tokens_per_second) peak = std::max(peak, tokens);
+    m.max_output_tokens_per_s = static_cast<double>(peak);
   }
 
   // max_concurrent_requests (calculate_metrics, current vLLM): exact sweep over the half-open

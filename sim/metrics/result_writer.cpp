@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "sim/base/error.h"
+#include "sim/base/output_file.h"
 
 namespace servesim::metrics {
 namespace {
@@ -234,48 +235,19 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
   return j;
 }
 
-void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j) {
+std::string json_file_text(const nlohmann::ordered_json& j) {
   // Invalid UTF-8 (e.g. in an error string) is replaced rather than thrown half-way.
-  write_text_atomically(
-      path, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-namespace {
-std::atomic<bool> g_file_writes_enabled{true};
-}  // namespace
+void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j) {
+  write_text_atomically(path, json_file_text(j));
+}
 
-void set_file_writes_enabled(bool enabled) { g_file_writes_enabled.store(enabled); }
+void set_file_writes_enabled(bool enabled) { output_files_enabled().store(enabled); }
 
 void write_text_atomically(const std::string& path, const std::string& text) {
-  if (!g_file_writes_enabled.load()) return;
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    throw ConfigError(path + ": cannot write result file: directory '" + dir.string() +
-                      "' does not exist");
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw ConfigError(path + ": cannot write result file (cannot create '" + tmp + "')");
-    }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw ConfigError(path + ": cannot write result file (write to '" + tmp + "' failed)");
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw ConfigError(path + ": cannot write result file (rename failed: " + ec.message() + ")");
-  }
+  write_files_atomically({{path, text}});
 }
 
 void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,

@@ -38,7 +38,10 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
                                          const std::vector<RequestRecord>& records,
                                          const std::vector<StepLog>& step_logs);
 
-// Writes `j` to `path` atomically (temp file + rename). Throws ConfigError when it cannot.
+// The text written for `j`: indented by 2, invalid UTF-8 replaced, a final newline.
+std::string json_file_text(const nlohmann::ordered_json& j);
+// Writes `j` to `path` atomically (temp file + rename; sim/base/output_file.h). Throws
+// ConfigError when it cannot. Commands check the path first with check_output_path.
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j);
 // The same for any text (CSV files beside the JSON ones).
 void write_text_atomically(const std::string& path, const std::string& text);

@@ -138,6 +138,11 @@ Slo parse_slo(const std::string& raw) {
   }
   const auto v = parse_number(value);
   if (!v) throw bad("has no valid threshold '" + value + "'; expected a number, e.g. 500");
+  // Latency and throughput metrics are never negative: a negative bound is a typo (it used to
+  // surface later as a --goodput error).
+  if (!(*v >= 0) || !std::isfinite(*v)) {
+    throw bad("has threshold " + value + "; expected a finite number >= 0");
+  }
   slo.threshold = *v;
   return slo;
 }

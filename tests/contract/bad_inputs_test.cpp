@@ -1,0 +1,417 @@
+// Every bad input class servesim has met, through the exact code path a user takes (run_cli), with
+// what it must get: the exit code, a one-line message naming the flag/file, the value and what was
+// expected, and nothing written. The same table is docs/reliability.md: this test GENERATES it and
+// fails when the checked-in page differs (SERVESIM_UPDATE_DOCS=1 rewrites it), so it cannot drift.
+//
+// Each case runs in a fresh folder {dir} holding the files it lists; after the run the folder must
+// hold exactly those files, unchanged (for exit 2 and exit 1 alike: no output on failure).
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/app/cli.h"
+
+// Cases leave the trailing `special` out when they need none.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace servesim::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BadInput {
+  std::string input_class;  // what kind of input; also the regression test's name
+  std::vector<std::string> args;                // "{dir}" is replaced by the case's folder
+  std::map<std::string, std::string> files;     // name -> content, created in {dir}
+  int code;                                     // expected exit code
+  std::string needle;                           // must appear in the error line
+  std::string special;  // "symlink", "fifo", "dir", "csvdir": what {dir}/out.json is made as
+};
+
+// A model config.json: Llama-3.1-8B's shape with one field replaced.
+std::string model_json(const std::string& field, const std::string& value) {
+  std::map<std::string, std::string> f = {
+      {"hidden_size", "4096"},          {"intermediate_size", "14336"},
+      {"num_attention_heads", "32"},    {"num_key_value_heads", "8"},
+      {"num_hidden_layers", "32"},      {"vocab_size", "128256"},
+      {"max_position_embeddings", "131072"}, {"torch_dtype", "\"bfloat16\""}};
+  f[field] = value;
+  std::string s = "{";
+  for (const auto& [k, v] : f) s += (s.size() > 1 ? ", \"" : "\"") + k + "\": " + v;
+  return s + "}";
+}
+
+// A GPU JSON: an H100-like spec with one field replaced.
+std::string gpu_json(const std::string& field, const std::string& value) {
+  std::map<std::string, std::string> f = {
+      {"memory_bytes", "85029027840"},  {"hbm_bandwidth_bytes_per_s", "3.35e12"},
+      {"bf16_flops", "9.89e14"},        {"step_overhead_s", "0.00018"},
+      {"scale_up", R"({"kind": "nvlink", "bandwidth_bytes_per_s": 4.5e11, "latency_s": 5e-6})"}};
+  f[field] = value;
+  std::string s = "{";
+  for (const auto& [k, v] : f) s += (s.size() > 1 ? ", \"" : "\"") + k + "\": " + v;
+  return s + "}";
+}
+
+// A vllm bench serve result with per-request arrays (two requests).
+const char* kMeasured =
+    R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "request_rate": 1.0,
+        "completed": 2, "input_lens": [100, 120], "output_lens": [20, 30],
+        "ttfts": [0.05, 0.06], "itls": [[0.01], [0.01]], "mean_ttft_ms": 55})";
+
+std::vector<BadInput> cases() {
+  const std::vector<std::string> sim = {"simulate", "--num-prompts", "20"};
+  auto S = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = sim;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const std::string cfg = "{dir}/c.json";
+  std::vector<BadInput> c = {
+      // Flags: syntax and range.
+      {"unknown flag", S({"--no-such-flag", "1"}), {}, 2, "--no-such-flag"},
+      {"integer flag, zero", S({"--num-prompts", "0"}), {}, 2, "--num-prompts"},
+      {"integer flag, negative", S({"--num-prompts", "-5"}), {}, 2, "--num-prompts"},
+      {"integer flag, not a number", S({"--num-prompts", "abc"}), {}, 2, "--num-prompts"},
+      {"integer flag, float syntax", S({"--num-prompts", "1e3"}), {}, 2, "--num-prompts"},
+      {"integer flag, beyond 32 bits (TP)", S({"-tp", "4294967297"}), {}, 2,
+       "--tensor-parallel-size"},
+      {"integer flag, beyond 32 bits (max-num-seqs)", S({"--max-num-seqs", "4294967297"}), {}, 2,
+       "--max-num-seqs"},
+      {"integer flag, beyond 32 bits (input len)", S({"--random-input-len", "4294967312"}), {}, 2,
+       "--random-input-len"},
+      {"integer flag, beyond 64 bits", S({"--seed", "99999999999999999999"}), {}, 2, "--seed"},
+      {"negative seed", S({"--seed", "-1"}), {}, 2, "--seed"},
+      {"TP not dividing the heads", S({"-tp", "3"}), {}, 2, "--tensor-parallel-size"},
+      {"TP zero", S({"-tp", "0"}), {}, 2, "--tensor-parallel-size"},
+      {"PP zero", S({"-pp", "0"}), {}, 2, "--pipeline-parallel-size"},
+      {"request rate negative", S({"--request-rate", "-1"}), {}, 2, "--request-rate"},
+      {"request rate NaN", S({"--request-rate", "nan"}), {}, 2, "--request-rate"},
+      {"request rate not a number", S({"--request-rate", "fast"}), {}, 2, "--request-rate"},
+      {"burstiness zero", S({"--burstiness", "0"}), {}, 2, "--burstiness"},
+      {"arrival process unknown", S({"--arrival-process", "weird"}), {}, 2, "--arrival-process"},
+      {"memory utilization above 1", S({"--gpu-memory-utilization", "1.5"}), {}, 2,
+       "--gpu-memory-utilization"},
+      {"memory utilization zero", S({"--gpu-memory-utilization", "0"}), {}, 2,
+       "--gpu-memory-utilization"},
+      {"block size zero", S({"--block-size", "0"}), {}, 2, "--block-size"},
+      {"max model len 1", S({"--max-model-len", "1"}), {}, 2, "--max-model-len"},
+      {"max model len above the KV cache", S({"--max-model-len", "100000000"}), {}, 2,
+       "--max-model-len"},
+      {"token budget below max-num-seqs",
+       S({"--max-num-batched-tokens", "10", "--max-num-seqs", "20"}), {}, 2,
+       "--max-num-batched-tokens"},
+      {"scheduling policy unknown", S({"--scheduling-policy", "lifo"}), {}, 2,
+       "--scheduling-policy"},
+      {"model name unknown", S({"--model", "no-such-model"}), {}, 2, "no-such-model"},
+      {"GPU name unknown", S({"--gpu", "no-such-gpu"}), {}, 2, "no-such-gpu"},
+      {"dataset unknown", S({"--dataset-name", "no-such-dataset"}), {}, 2, "--dataset-name"},
+      {"percentile metric unknown", S({"--percentile-metrics", "foo"}), {}, 2,
+       "--percentile-metrics"},
+      {"percentile above 100", S({"--metric-percentiles", "101"}), {}, 2, "--metric-percentiles"},
+      {"goodput without a value", S({"--goodput", "ttft"}), {}, 2, "--goodput"},
+      {"goodput unknown metric", S({"--goodput", "foo:1"}), {}, 2, "--goodput"},
+      {"warmup covering every request", S({"--warmup-requests", "20"}), {}, 2,
+       "--warmup-requests"},
+      {"max concurrency negative", S({"--max-concurrency", "-1"}), {}, 2, "--max-concurrency"},
+      {"replicas zero", S({"--num-replicas", "0"}), {}, 2, "--num-replicas"},
+      {"router unknown", S({"--router", "magic"}), {}, 2, "--router"},
+      {"range ratio above 1", S({"--random-range-ratio", "2"}), {}, 2, "--random-range-ratio"},
+      {"KV block override negative", S({"--num-gpu-blocks-override", "-1"}), {}, 2,
+       "--num-gpu-blocks-override"},
+      {"KV block override beyond int32", S({"--num-gpu-blocks-override", "3000000000"}), {}, 2,
+       "--num-gpu-blocks-override"},
+      {"resource guard: requests", S({"--num-prompts", "100000000000"}), {}, 2,
+       "more than this machine can hold"},
+      {"resource guard: ten million replicas", S({"--num-replicas", "10000000"}), {}, 2,
+       "more than this machine can hold"},
+      {"resource guard: replicas x KV blocks", S({"--num-replicas", "100000",
+                                                 "--num-gpu-blocks-override", "2000000"}),
+       {}, 2, "more than this machine can hold"},
+      {"resource guard: KV blocks", S({"--num-gpu-blocks-override", "2000000000",
+                                       "--num-replicas", "64"}),
+       {}, 2, "more than this machine can hold"},
+      // --config JSON.
+      {"config file missing", S({"--config", "{dir}/absent.json"}), {}, 2, "absent.json"},
+      {"config malformed", S({"--config", cfg}), {{"c.json", "{\"seed\": "}}, 2, "malformed JSON"},
+      {"config not an object", S({"--config", cfg}), {{"c.json", "[1]"}}, 2, "c.json"},
+      {"config is a directory", S({"--config", "{dir}"}), {}, 2, "directory"},
+      {"config unknown key", S({"--config", cfg}), {{"c.json", R"({"max_num_seq": 4})"}}, 2,
+       "max_num_seq"},
+      {"config wrong type", S({"--config", cfg}), {{"c.json", R"({"num_prompts": "many"})"}}, 2,
+       "num_prompts"},
+      {"config fractional integer", S({"--config", cfg}), {{"c.json", R"({"num_prompts": 1.5})"}},
+       2, "num_prompts"},
+      {"config integer beyond 32 bits", S({"--config", cfg}),
+       {{"c.json", R"({"max_num_seqs": 4294967297})"}}, 2, "max_num_seqs"},
+      {"config number beyond double", S({"--config", cfg}),
+       {{"c.json", R"({"num_prompts": 1e400})"}}, 2, "1e400"},
+      {"config duplicate key", S({"--config", cfg}), {{"c.json", R"({"seed": 1, "seed": 2})"}}, 2,
+       "appears twice"},
+      {"config list of booleans (percentiles)", S({"--config", cfg}),
+       {{"c.json", R"({"metric_percentiles": [true]})"}}, 2, "metric_percentiles"},
+      {"config list of numbers (metrics)", S({"--config", cfg}),
+       {{"c.json", R"({"percentile_metrics": [1]})"}}, 2, "percentile_metrics"},
+      {"config list of numbers (goodput)", S({"--config", cfg}),
+       {{"c.json", R"({"goodput": [1]})"}}, 2, "goodput"},
+      {"config list where a scalar belongs", S({"--config", cfg}),
+       {{"c.json", R"({"seed": [1]})"}}, 2, "seed"},
+      // Model JSON.
+      {"model file missing", S({"--model", "{dir}/absent.json"}), {}, 2, "absent.json"},
+      {"model field missing", S({"--model", "{dir}/m.json"}),
+       {{"m.json", R"({"hidden_size": 4096})"}}, 2, "m.json"},
+      {"model fractional hidden size", S({"--model", "{dir}/m.json"}),
+       {{"m.json", model_json("hidden_size", "4096.5")}}, 2, "hidden_size"},
+      {"model negative heads", S({"--model", "{dir}/m.json"}),
+       {{"m.json", model_json("num_attention_heads", "-32")}}, 2, "num_attention_heads"},
+      {"model context beyond 32 bits", S({"--model", "{dir}/m.json"}),
+       {{"m.json", model_json("max_position_embeddings", "1000000000000")}}, 2,
+       "max_position_embeddings"},
+      {"model dtype unknown", S({"--model", "{dir}/m.json"}),
+       {{"m.json", model_json("torch_dtype", "\"int3\"")}}, 2, "torch_dtype"},
+      // GPU JSON.
+      {"GPU FLOP/s far too small", S({"--gpu", "{dir}/g.json"}),
+       {{"g.json", gpu_json("bf16_flops", "1e-300")}}, 2, "bf16_flops"},
+      {"GPU step overhead far too large", S({"--gpu", "{dir}/g.json"}),
+       {{"g.json", gpu_json("step_overhead_s", "1e10")}}, 2, "step_overhead_s"},
+      {"GPU field wrong type", S({"--gpu", "{dir}/g.json"}),
+       {{"g.json", gpu_json("memory_bytes", "\"lots\"")}}, 2, "memory_bytes"},
+      {"GPU field unknown", S({"--gpu", "{dir}/g.json"}),
+       {{"g.json", gpu_json("tflops", "1")}}, 2, "tflops"},
+      {"GPU scale-up link missing", S({"--gpu", "{dir}/g.json"}),
+       {{"g.json", R"({"memory_bytes": 8e10, "hbm_bandwidth_bytes_per_s": 3e12, "bf16_flops": 1e15})"}},
+       2, "scale_up"},
+      // Calibration profile.
+      {"calibration file missing", S({"--calibration", "{dir}/absent.json"}), {}, 2, "absent.json"},
+      {"calibration malformed", S({"--calibration", "{dir}/cal.json"}), {{"cal.json", "{"}}, 2,
+       "cal.json"},
+      // Output files: refused before any work.
+      {"output is a directory", S({"--save-result", "--result-filename", "{dir}/out.json"}), {}, 2,
+       "is a directory", "dir"},
+      {"output is a symbolic link", S({"--save-result", "--result-filename", "{dir}/out.json"}), {},
+       2, "symbolic link", "symlink"},
+      {"output is a FIFO", S({"--save-result", "--result-filename", "{dir}/out.json"}), {}, 2,
+       "FIFO", "fifo"},
+      {"output is a device", S({"--save-result", "--result-filename", "/dev/null"}), {}, 2,
+       "device"},
+      {"output folder missing",
+       S({"--save-result", "--result-dir", "{dir}/nope", "--result-filename", "out.json"}), {}, 2,
+       "does not exist"},
+      {"output equal to the --config input",
+       S({"--config", cfg, "--save-result", "--result-filename", cfg}),
+       {{"c.json", R"({"seed": 1})"}}, 2, "also an input"},
+      {"validate output equal to its measured input",
+       {"validate", "--measured", "{dir}/m.json", "--output", "{dir}/m.json"},
+       {{"m.json", kMeasured}}, 2, "also an input"},
+      {"calibrate output equal to its input",
+       {"calibrate", "--gpu", "h100-sxm", "--vidur-mlp", "{dir}/x.csv", "--out", "{dir}/x.csv"},
+       {{"x.csv", "a,b\n1,2\n"}}, 2, "also an input"},
+      {"sweep CSV path is a directory",
+       {"sweep", "--request-rate", "1,2", "--num-prompts", "20", "--output", "{dir}/out.json"},
+       {}, 2, "its CSV", "csvdir"},
+      // Measured runs.
+      {"measured file missing", {"validate", "--measured", "{dir}/absent.json"}, {}, 2,
+       "absent.json"},
+      {"measured format unknown", {"validate", "--measured", "{dir}/m.json"},
+       {{"m.json", R"({"x": 1})"}}, 2, "m.json"},
+      {"measured number beyond double", {"validate", "--measured", "{dir}/m.json"},
+       {{"m.json", R"({"completed": 1e400, "mean_ttft_ms": 1})"}}, 2, "1e400"},
+      // Sweep, plan, compare, calibrate flags.
+      {"sweep without an axis", {"sweep", "--num-prompts", "20"}, {}, 2, "sweep"},
+      {"plan with an unknown GPU in its list",
+       {"plan", "--gpu", "h100-sxm,foo", "--target-qps", "10", "--slo", "p99_ttft_ms<=500"}, {}, 2,
+       "foo"},
+      {"plan SLO negative",
+       {"plan", "--target-qps", "10", "--slo", "p99_ttft_ms<=-1"}, {}, 2, "--slo"},
+      {"compare with three configs", {"compare", "{dir}/a.json", "{dir}/a.json", "{dir}/a.json"},
+       {{"a.json", "{}"}}, 2, "exactly two"},
+      {"GEMM table with a header only",
+       {"calibrate", "--gpu", "h100-sxm", "--vidur-mlp", "{dir}/mlp.csv", "--out",
+        "{dir}/cal.json"},
+       {{"mlp.csv", "n_head,n_kv_head,n_embd,n_expanded_embd,num_tokens\n"}}, 2, "no GEMM rows"},
+      {"GEMM table with NaN",
+       {"calibrate", "--gpu", "h100-sxm", "--vidur-mlp", "{dir}/mlp.csv", "--out",
+        "{dir}/cal.json"},
+       {{"mlp.csv", "n_head,n_kv_head,n_embd,n_expanded_embd,num_tokens\nnan,8,4096,14336,16\n"}},
+       2, "finite number"},
+      {"collective table, count not an integer",
+       {"calibrate", "--gpu", "h100-sxm", "--vidur-allreduce", "{dir}/ar.csv", "--out",
+        "{dir}/cal.json"},
+       {{"ar.csv", "num_workers,devices_per_node,collective,size,time_stats.all_reduce.median\n"
+                   "1e300,8,all_reduce,1024,0.1\n"}},
+       2, "expected an integer"},
+      {"summary-only measured run without token totals",
+       {"validate", "--gpu", "h100-sxm", "-tp", "1", "--measured", "{dir}/m.json"},
+       {{"m.json", R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                      "request_rate": 1.0, "completed": 5, "mean_ttft_ms": 55})"}},
+       1, "could be simulated"},
+      {"measured run claiming 1e15 requests",
+       {"validate", "--gpu", "h100-sxm", "-tp", "1", "--measured", "{dir}/m.json"},
+       {{"m.json", R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                      "request_rate": 1.0, "completed": 1e15, "total_input_tokens": 1e17,
+                      "total_output_tokens": 1e16, "mean_ttft_ms": 55})"}},
+       1, "could be simulated"},
+      {"calibrate with nothing to fit",
+       {"calibrate", "--gpu", "h100-sxm", "--out", "{dir}/cal.json"}, {}, 2, "nothing to fit"},
+      // Outcomes that are not results.
+      {"every prompt longer than max-model-len",
+       S({"--max-model-len", "100", "--random-input-len", "200", "--save-result",
+          "--result-filename", "{dir}/out.json"}),
+       {}, 1, "no request completed"},
+  };
+  return c;
+}
+
+fs::path case_dir(size_t i) {
+  return fs::temp_directory_path() /
+         ("servesim_bad_inputs_" + std::to_string(::getpid()) + "_" + std::to_string(i));
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+// The error line as the doc shows it: the temp folder as {dir}; numbers that depend on this
+// machine's memory (resource guards) as N.
+std::string doc_message(std::string line, const fs::path& dir) {
+  line = replace_all(line, dir.string(), "{dir}");
+  if (line.find("GiB budget") != std::string::npos) {
+    line = std::regex_replace(line, std::regex(R"(\(([0-9.e+]+) GiB budget)"), "(N GiB budget");
+    line = std::regex_replace(line, std::regex(R"(expected at most [0-9]+)"),
+                              "expected at most N");
+  }
+  line = replace_all(line, "|", "\\|");
+  return line;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string page_path() {
+  return (fs::path(SERVESIM_TEST_DATA_DIR).parent_path().parent_path() / "docs" /
+          "reliability.md")
+      .string();
+}
+
+TEST_CASE("bad inputs: exit code, one line naming the input, nothing written; "
+          "docs/reliability.md is this table", "[cli][errors][reliability]") {
+  const std::vector<BadInput> all = cases();
+  std::set<std::string> names;
+  std::ostringstream table;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const BadInput& b = all[i];
+    INFO(b.input_class);
+    REQUIRE(names.insert(b.input_class).second);  // distinct classes
+    const fs::path dir = case_dir(i);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    for (const auto& [name, text] : b.files) std::ofstream(dir / name) << text;
+    if (b.special == "dir") fs::create_directory(dir / "out.json");
+    if (b.special == "csvdir") fs::create_directory(dir / "out.csv");
+    if (b.special == "symlink") {
+      std::ofstream(dir / "target.json") << "keep";
+      fs::create_symlink(dir / "target.json", dir / "out.json");
+    }
+    if (b.special == "fifo") REQUIRE(::mkfifo((dir / "out.json").c_str(), 0600) == 0);
+    std::map<std::string, std::string> before;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      before[e.path().filename().string()] =
+          e.is_regular_file() && !e.is_symlink() ? slurp(e.path()) : std::string("<special>");
+    }
+
+    std::vector<std::string> args;
+    for (const std::string& a : b.args) args.push_back(replace_all(a, "{dir}", dir.string()));
+    std::ostringstream out, err;
+    const int code = run_cli(args, out, err);
+    const std::string e = err.str();
+    INFO(e);
+    CHECK(code == b.code);
+    // The error line: the last "servesim: error:" line (warnings may precede it).
+    const size_t at = e.rfind("servesim: error: ");
+    REQUIRE(at != std::string::npos);
+    const std::string line = e.substr(at, e.find('\n', at) - at);
+    CHECK(line.find(b.needle) != std::string::npos);
+    if (b.code == 2) CHECK(std::count(e.begin(), e.end(), '\n') == 1);
+    // Nothing written, nothing changed.
+    std::map<std::string, std::string> after;
+    for (const auto& en : fs::directory_iterator(dir)) {
+      after[en.path().filename().string()] =
+          en.is_regular_file() && !en.is_symlink() ? slurp(en.path()) : std::string("<special>");
+    }
+    CHECK(after == before);
+
+    std::string shown;
+    for (size_t k = 0; k < b.args.size(); ++k) shown += (k ? " " : "") + b.args[k];
+    if (b.special == "dir") shown += "  ({dir}/out.json is a directory)";
+    if (b.special == "csvdir") shown += "  ({dir}/out.csv is a directory)";
+    if (b.special == "symlink") shown += "  ({dir}/out.json is a symlink)";
+    if (b.special == "fifo") shown += "  ({dir}/out.json is a FIFO)";
+    std::string files;
+    for (const auto& [name, text] : b.files) {
+      std::string shown_text = replace_all(replace_all(text, "\n", "\\n"), "  ", "");
+      if (shown_text.size() > 90) shown_text = shown_text.substr(0, 87) + "...";
+      files += (files.empty() ? "" : "; ") + name + " = `" + shown_text + "`";
+    }
+    table << "| " << i + 1 << " | " << b.input_class << " | `" << replace_all(shown, "|", "\\|")
+          << "`" << (files.empty() ? "" : "<br>" + replace_all(files, "|", "\\|")) << " | "
+          << code << " | " << doc_message(line, dir) << " |\n";
+    fs::remove_all(dir);
+  }
+  REQUIRE(all.size() >= 60);
+
+  const std::string page =
+      "# Reliability: what bad input gets\n\n"
+      "GENERATED by tests/contract/bad_inputs_test.cpp — do not edit; run the test with\n"
+      "`SERVESIM_UPDATE_DOCS=1` to rewrite it after changing a case or a message.\n\n"
+      "Every row is a regression test run through the same code path as the command line, in a\n"
+      "fresh folder `{dir}` holding the listed files. The contract (README, docs/cli.md):\n\n"
+      "* **exit 2**, bad input: one line `servesim: error: ...` naming the flag or file (and the\n"
+      "  JSON key or line), the value and what was expected; nothing is written.\n"
+      "* **exit 1**, a run that is not a result (no request completed, no run validated, a\n"
+      "  degenerate calibration fit without `--force`): a one-line reason; nothing is written.\n"
+      "* Output paths are checked before any work: a symlink, directory, FIFO, device or one of\n"
+      "  the command's inputs is refused; files are written to a temporary file and renamed; a\n"
+      "  JSON + CSV pair appears together or not at all.\n"
+      "* Resource guards refuse runs that would need more than half this machine's memory\n"
+      "  (`N` below: the numbers depend on the machine).\n\n"
+      "The test fails if this page differs from what it generates.\n\n"
+      "Beyond this table: `scripts/sanitize.sh` (run by `.ci/run`) builds the suite with clang\n"
+      "under AddressSanitizer + UndefinedBehaviorSanitizer in `build-asan` and runs it, then runs\n"
+      "the libFuzzer targets of tests/fuzz — `fuzz_config` (--config JSON, then the deployment\n"
+      "prepared), `fuzz_catalog_json` (model, GPU and calibration JSON), `fuzz_measured` (vLLM,\n"
+      "SGLang, genai-perf, guidellm readers, then the replay's request list) and\n"
+      "`fuzz_csv_tables` (Vidur mlp/all_reduce, LLMServingSim layers) — for `FUZZ_SECONDS`\n"
+      "(20) each from the seed corpus in tests/fuzz/corpus, printing each one's execution count.\n"
+      "A crash a fuzzer finds becomes a row of this table.\n\n"
+      "| # | Input class | Command and files | Exit | Message |\n"
+      "|---|---|---|---|---|\n" +
+      table.str();
+  const char* update = std::getenv("SERVESIM_UPDATE_DOCS");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(page_path(), std::ios::binary) << page;
+  }
+  INFO("docs/reliability.md differs from the generated table; rerun with SERVESIM_UPDATE_DOCS=1");
+  CHECK(slurp(page_path()) == page);
+}
+
+}  // namespace
+}  // namespace servesim::app

@@ -1,0 +1,26 @@
+// libFuzzer target: a --config JSON file (sim/app/run_config.h), as simulate reads it, then the
+// deployment it describes prepared (model, GPU and memory plan checks) when it parses.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "sim/app/run_config.h"
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace servesim;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    sim::SimulationConfig config;
+    app::apply_config_json(config, parse_json_text(text, "c.json"), "c.json");
+    // Only catalog names: a fuzzed path must not read arbitrary files.
+    if (!looks_like_path(config.model) && !looks_like_path(config.gpu) &&
+        !looks_like_path(config.inter_node_link)) {
+      config.calibration = "none";
+      sim::prepare_deployment(config);
+    }
+  } catch (const ConfigError&) {
+  }
+  return 0;
+}
