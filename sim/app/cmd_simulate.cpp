@@ -129,9 +129,8 @@ class SimulateCommand : public Command {
                 ".json";
       }
       if (!result_dir_.empty()) name = (std::filesystem::path(result_dir_) / name).string();
-      metrics::write_json_atomically(
-          name, metrics::build_result_json(result.metrics, config.metrics, ctx, result.records,
-                                           result.step_logs));
+      metrics::write_result_atomically(name, result.metrics, config.metrics, ctx,
+                                       result.records, result.step_logs);
       out << "Result written to " << name << "\n";
     }
     err << "servesim: simulated " << result.records.size() << " requests, " << std::fixed

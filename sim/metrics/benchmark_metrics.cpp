@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "sim/base/error.h"
+#include "sim/metrics/radix_sort.h"
 #include "sim/metrics/sample_stats.h"
 
 namespace servesim::metrics {
@@ -185,17 +186,33 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   //  * ok_start: min start_time over successful outputs (calculate_metrics, peak-throughput bins).
   SimTime first_send = SimTime::max();
   SimTime ok_start = SimTime::max();
+  std::size_t num_ok = 0;  // to size the per-request vectors once
   for (const auto& r : records) {
     if (!is_measured(r)) continue;
     first_send = std::min(first_send, r.arrival);
-    if (is_ok(r)) ok_start = std::min(ok_start, r.arrival);
+    if (is_ok(r)) {
+      ok_start = std::min(ok_start, r.arrival);
+      ++num_ok;
+    }
   }
+  const auto wanted = [&options](const char* key) {
+    return std::find(options.percentile_metrics.begin(), options.percentile_metrics.end(), key) !=
+           options.percentile_metrics.end();
+  };
+  // The two client-queue metrics are rarely asked for: collected only when selected.
+  const bool want_queue = wanted("client_queue_time");
+  const bool want_e2el_queue = wanted("e2el_including_client_queue");
 
   BenchmarkMetrics m;
   std::vector<double> ttfts, tpots, e2els, queue_times, e2els_with_queue;
   std::vector<ReplicaTokenCounts> counts(step_logs.size());
   detail::WeightedNsSamples itls;
-  std::vector<std::pair<int64_t, int>> concurrency_events;  // (time ns, +1 start / −1 end)
+  // 2·time + (1 for a start, 0 for an end): one integer whose order is (time, end before start).
+  std::vector<int64_t> concurrency_events;
+  ttfts.reserve(num_ok);
+  tpots.reserve(num_ok);
+  e2els.reserve(num_ok);
+  concurrency_events.reserve(2 * num_ok);
   double end_rel_s = 0;      // latest measured completion, seconds after first_send
   double ok_end_rel_s = 0;   // latest successful end, seconds after ok_start
   int64_t good_completed = 0;
@@ -226,8 +243,8 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     ttfts.push_back(ttft);
     e2els.push_back(latency);
     const double queue = r.client_queue_time.seconds();
-    queue_times.push_back(queue);
-    e2els_with_queue.push_back(latency + queue);
+    if (want_queue) queue_times.push_back(queue);
+    if (want_e2el_queue) e2els_with_queue.push_back(latency + queue);
     ++m.completed;
     m.total_input_tokens += r.prompt_tokens;
     m.total_output_tokens += r.output_tokens;
@@ -242,8 +259,8 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
 
     end_rel_s = std::max(end_rel_s, (r.last_token - first_send).seconds() + offset_s);
     ok_end_rel_s = std::max(ok_end_rel_s, (r.last_token - ok_start).seconds() + offset_s);
-    concurrency_events.emplace_back(r.arrival.ns(), +1);
-    concurrency_events.emplace_back(r.last_token.ns() + offset_ns, -1);
+    concurrency_events.push_back(2 * r.arrival.ns() + 1);
+    concurrency_events.push_back(2 * (r.last_token.ns() + offset_ns));
 
     // ITL: within-segment gaps go to the replica's difference arrays; the gap across a
     // preemption (end of one segment → first token of the next) is added on its own.
@@ -302,10 +319,14 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // intervals [start_time, start_time + latency) of successful requests; at equal times the
   // departure (−1) is processed before the arrival (+1). (Older vLLM reported the peak of
   // per-second counts instead.)
-  std::sort(concurrency_events.begin(), concurrency_events.end());
+  {
+    std::vector<int64_t> scratch;
+    detail::radix_sort(concurrency_events, scratch,
+                       [](int64_t x) { return detail::int64_order_key(x); });
+  }
   int64_t current = 0;
-  for (const auto& [t, delta] : concurrency_events) {
-    current += delta;
+  for (const int64_t event : concurrency_events) {
+    current += (event & 1) != 0 ? 1 : -1;
     m.max_concurrent_requests = std::max(m.max_concurrent_requests, current);
   }
 
@@ -324,15 +345,10 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   m.summaries["tpot"] = detail::summarize_seconds(tpots, percentiles);
   m.summaries["itl"] = itls.summarize(percentiles);
   m.summaries["e2el"] = detail::summarize_seconds(e2els, percentiles);
-  // The two client-queue metrics are rarely asked for: summarized (sorted) only when selected.
-  const auto wanted = [&options](const char* key) {
-    return std::find(options.percentile_metrics.begin(), options.percentile_metrics.end(), key) !=
-           options.percentile_metrics.end();
-  };
-  if (wanted("client_queue_time")) {
+  if (want_queue) {
     m.summaries["client_queue_time"] = detail::summarize_seconds(queue_times, percentiles);
   }
-  if (wanted("e2el_including_client_queue")) {
+  if (want_e2el_queue) {
     m.summaries["e2el_including_client_queue"] =
         detail::summarize_seconds(e2els_with_queue, percentiles);
   }

@@ -7,6 +7,7 @@
 #ifndef SERVESIM_SIM_METRICS_RESULT_WRITER_H_
 #define SERVESIM_SIM_METRICS_RESULT_WRITER_H_
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -38,10 +39,20 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
                                          const std::vector<RequestRecord>& records,
                                          const std::vector<StepLog>& step_logs);
 
+// Writes the result file that build_result_json() describes, byte for byte the same as
+// write_json_atomically(path, build_result_json(...)), without building the per-request arrays
+// of --save-detailed in memory: they are streamed to the file (constant memory per request).
+void write_result_atomically(const std::string& path, const BenchmarkMetrics& m,
+                             const MetricsOptions& options, const ResultContext& ctx,
+                             const std::vector<RequestRecord>& records,
+                             const std::vector<StepLog>& step_logs);
+
 // Writes `j` to `path` atomically (temp file + rename). Throws ConfigError when it cannot.
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j);
 // The same for any text (CSV files beside the JSON ones).
 void write_text_atomically(const std::string& path, const std::string& text);
+// The same for text written by `fill` to a stream (to the temporary file).
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
 
 // The one-screen table, laid out like vLLM's "Serving Benchmark Result" block.
 void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,

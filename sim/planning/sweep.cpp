@@ -308,6 +308,7 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
                           (early_stop && int64_t(i) > first_saturated[c].load());
         if (!skip) {
           sim::SimulationConfig config = specs[c].config;
+          config.track_ideal_busy = false;  // a sweep point never reports it
           const double v = options.values[i];
           if (options.axis == SweepAxis::kRequestRate) {
             config.workload.request_rate = v;
