@@ -11,8 +11,10 @@
 //
 // Each scenario runs in its own forked process, so that its peak RSS is its own: bytes/request is
 // (peak RSS − RSS before the first run) / requests. The wall time covers run_simulation (workload,
-// event loop, vLLM's metrics); the median of --repeats runs is reported. The `check` column is a
-// hash of the result's metrics and counters: two builds that simulate identically print the same.
+// event loop, vLLM's metrics); the median of --repeats runs is reported, with the median CPU time
+// (user + system) and requests per CPU second, the figure to trust on a loaded machine. The
+// `check` column is a hash of the result's metrics and counters: two builds that simulate
+// identically print the same.
 //
 // Usage: servesim_bench [--scenarios 5rps,20rps,100rps,70b-tp4,gsp] [--requests 1000000]
 //                       [--repeats 3]
@@ -47,6 +49,15 @@ double peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<double>(u.ru_maxrss) * 1024.0;
+}
+
+// User + system CPU seconds of this process so far. On a shared machine the wall time of a
+// one-thread run stretches with the load; its CPU time much less (cache sharing still costs).
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 double current_rss_bytes() {
@@ -93,8 +104,8 @@ uint64_t result_check(const servesim::sim::SimulationResult& r) {
   return h.h;
 }
 
+// Fills `c` (default-constructed) with the scenario `name`; false for an unknown name.
 bool make_scenario(const std::string& name, int64_t n, SimulationConfig& c) {
-  c = SimulationConfig{};
   c.model = "llama-3.1-8b";
   c.gpu = "h100-sxm";
   c.workload.random_input_len = 1024;
@@ -142,14 +153,16 @@ int run_scenario(const std::string& name, int64_t n, int repeats) {
         0.8 * servesim::sim::run_simulation(saturate, prepared).metrics.request_throughput;
   }
   const double rss_before = current_rss_bytes();
-  std::vector<double> walls;
+  std::vector<double> walls, cpus;
   uint64_t check = 0;
   int64_t steps = 0, requests = 0;
   double batch = 0;
   for (int r = 0; r < repeats; ++r) {
+    const double cpu0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     const servesim::sim::SimulationResult res = servesim::sim::run_simulation(c, prepared);
     walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    cpus.push_back(cpu_seconds() - cpu0);
     const uint64_t h = result_check(res);
     if (r > 0 && h != check) {
       std::fprintf(stderr, "%s: repeat %d gave a different result\n", name.c_str(), r);
@@ -166,12 +179,16 @@ int run_scenario(const std::string& name, int64_t n, int repeats) {
     requests = static_cast<int64_t>(res.records.size());
   }
   const double wall = median(walls);
-  std::printf("%-9s %9lld %8.1f %9.3f %10.0f %10.0f %9lld %10.0f  %016" PRIx64 "\n",
+  const double cpu = median(cpus);
+  std::printf("%-9s %9lld %8.1f %9.3f %10.0f %10.0f %8.3f %10.0f %9lld %10.0f  %016" PRIx64 "\n",
               name.c_str(), static_cast<long long>(requests), c.workload.request_rate, wall,
-              double(requests) / wall, double(steps) / wall, static_cast<long long>(steps),
-              (peak_rss_bytes() - rss_before) / double(requests), check);
+              double(requests) / wall, double(steps) / wall, cpu, double(requests) / cpu,
+              static_cast<long long>(steps), (peak_rss_bytes() - rss_before) / double(requests),
+              check);
   std::fprintf(stderr, "%s: mean batch %.1f, walls", name.c_str(), batch);
   for (double w : walls) std::fprintf(stderr, " %.3f", w);
+  std::fprintf(stderr, ", cpu");
+  for (double w : cpus) std::fprintf(stderr, " %.3f", w);
   std::fprintf(stderr, "\n");
   std::fflush(stdout);
   return 0;
@@ -213,8 +230,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "servesim_bench: --requests and --repeats must be >= 1\n");
     return 2;
   }
-  std::printf("%-9s %9s %8s %9s %10s %10s %9s %10s  %s\n", "scenario", "requests", "rate",
-              "wall_s", "req_per_s", "steps_per_s", "steps", "bytes/req", "check");
+  std::printf("%-9s %9s %8s %9s %10s %10s %8s %10s %9s %10s  %s\n", "scenario", "requests",
+              "rate", "wall_s", "req_per_s", "steps_per_s", "cpu_s", "req_per_cpu", "steps",
+              "bytes/req", "check");
   std::fflush(stdout);
   int failures = 0;
   for (const std::string& s : scenarios) {

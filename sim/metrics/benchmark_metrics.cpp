@@ -284,6 +284,38 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     }
   }
 
+  // The per-request summaries, then the peak concurrency, each freeing its vectors at once: the
+  // ITL pass below then runs with only the records and step logs beside it (peak memory).
+  const auto summarize_and_free = [&percentiles](std::vector<double>& v) {
+    MetricSummary s = detail::summarize_seconds(v, percentiles);
+    std::vector<double>().swap(v);
+    return s;
+  };
+  m.summaries["ttft"] = summarize_and_free(ttfts);
+  m.summaries["tpot"] = summarize_and_free(tpots);
+  m.summaries["e2el"] = summarize_and_free(e2els);
+  if (want_queue) m.summaries["client_queue_time"] = summarize_and_free(queue_times);
+  if (want_e2el_queue) {
+    m.summaries["e2el_including_client_queue"] = summarize_and_free(e2els_with_queue);
+  }
+
+  // max_concurrent_requests (calculate_metrics, current vLLM): exact sweep over the half-open
+  // intervals [start_time, start_time + latency) of successful requests; at equal times the
+  // departure (−1) is processed before the arrival (+1). (Older vLLM reported the peak of
+  // per-second counts instead.)
+  {
+    std::vector<int64_t> scratch;
+    detail::radix_sort(concurrency_events, scratch,
+                       [](int64_t x) { return detail::int64_order_key(x); });
+  }
+  int64_t current = 0;
+  for (const int64_t event : concurrency_events) {
+    current += (event & 1) != 0 ? 1 : -1;
+    m.max_concurrent_requests = std::max(m.max_concurrent_requests, current);
+  }
+
+  std::vector<int64_t>().swap(concurrency_events);
+
   // max_output_tokens_per_s (calculate_metrics): token times binned into whole seconds after the
   // earliest successful send, bucket = int(token_time − min_start_time), over
   // int(ceil(max_end_time − min_start_time)) + 1 buckets; the peak bucket count.
@@ -310,24 +342,10 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
       }
     }
   }
+  std::vector<ReplicaTokenCounts>().swap(counts);
   if (!tokens_per_second.empty()) {
     m.max_output_tokens_per_s = static_cast<double>(
         *std::max_element(tokens_per_second.begin(), tokens_per_second.end()));
-  }
-
-  // max_concurrent_requests (calculate_metrics, current vLLM): exact sweep over the half-open
-  // intervals [start_time, start_time + latency) of successful requests; at equal times the
-  // departure (−1) is processed before the arrival (+1). (Older vLLM reported the peak of
-  // per-second counts instead.)
-  {
-    std::vector<int64_t> scratch;
-    detail::radix_sort(concurrency_events, scratch,
-                       [](int64_t x) { return detail::int64_order_key(x); });
-  }
-  int64_t current = 0;
-  for (const int64_t event : concurrency_events) {
-    current += (event & 1) != 0 ? 1 : -1;
-    m.max_concurrent_requests = std::max(m.max_concurrent_requests, current);
   }
 
   // Duration: first measured send → latest measured completion (see pass 1). vLLM would divide
@@ -341,17 +359,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   m.total_token_throughput =
       per_s(static_cast<double>(m.total_input_tokens + m.total_output_tokens));
 
-  m.summaries["ttft"] = detail::summarize_seconds(ttfts, percentiles);
-  m.summaries["tpot"] = detail::summarize_seconds(tpots, percentiles);
   m.summaries["itl"] = itls.summarize(percentiles);
-  m.summaries["e2el"] = detail::summarize_seconds(e2els, percentiles);
-  if (want_queue) {
-    m.summaries["client_queue_time"] = detail::summarize_seconds(queue_times, percentiles);
-  }
-  if (want_e2el_queue) {
-    m.summaries["e2el_including_client_queue"] =
-        detail::summarize_seconds(e2els_with_queue, percentiles);
-  }
   return m;
 }
 

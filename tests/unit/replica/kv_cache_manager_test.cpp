@@ -118,6 +118,7 @@ TEST_CASE("block runs hit and evict exactly like a per-block LRU free queue", "[
         int64_t group;
         int32_t shared;
         State state = kWaiting;
+        int64_t hit_blocks = 0;  // taken from the cache at admission: computed, so full
         KvTable table;
         std::vector<int32_t> ref_table;
       };
@@ -152,6 +153,7 @@ TEST_CASE("block runs hit and evict exactly like a per-block LRU free queue", "[
           r.ref_table.clear();
           ref.take_hits(hits_ref, r.ref_table);
           ref.allocate(fresh, r.ref_table);
+          r.hit_blocks = h;
           r.state = kRunning;
         } else if (r.state == kRunning) {
           const int64_t what = uniform(0, 3);
@@ -166,7 +168,9 @@ TEST_CASE("block runs hit and evict exactly like a per-block LRU free queue", "[
               ref.register_shared(r.group, r.ref_table, 0, last);
             }
           } else {  // preempted (what == 2) or finished (what == 3)
-            const int64_t full = uniform(0, r.table.count);
+            // As in the replica: blocks served from the cache count as computed, so a free never
+            // reports fewer full blocks than the request hit.
+            const int64_t full = uniform(r.hit_blocks, r.table.count);
             REQUIRE(r.table.count == static_cast<int64_t>(r.ref_table.size()));
             kv.free(r.id, r.table, full, what == 2);
             ref.free(r.id, r.ref_table, full);
