@@ -207,12 +207,12 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   std::vector<double> ttfts, tpots, e2els, queue_times, e2els_with_queue;
   std::vector<ReplicaTokenCounts> counts(step_logs.size());
   detail::WeightedNsSamples itls;
-  // 2·time + (1 for a start, 0 for an end): one integer whose order is (time, end before start).
-  std::vector<int64_t> concurrency_events;
+  // Ends of the successful requests' intervals (max_concurrent_requests, below).
+  std::vector<int64_t> ends_ns;
   ttfts.reserve(num_ok);
   tpots.reserve(num_ok);
   e2els.reserve(num_ok);
-  concurrency_events.reserve(2 * num_ok);
+  ends_ns.reserve(num_ok);
   double end_rel_s = 0;      // latest measured completion, seconds after first_send
   double ok_end_rel_s = 0;   // latest successful end, seconds after ok_start
   int64_t good_completed = 0;
@@ -259,29 +259,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
 
     end_rel_s = std::max(end_rel_s, (r.last_token - first_send).seconds() + offset_s);
     ok_end_rel_s = std::max(ok_end_rel_s, (r.last_token - ok_start).seconds() + offset_s);
-    concurrency_events.push_back(2 * r.arrival.ns() + 1);
-    concurrency_events.push_back(2 * (r.last_token.ns() + offset_ns));
-
-    // ITL: within-segment gaps go to the replica's difference arrays; the gap across a
-    // preemption (end of one segment → first token of the next) is added on its own.
-    auto& c = counts[static_cast<std::size_t>(r.replica)];
-    const auto& ends = step_logs[static_cast<std::size_t>(r.replica)].step_end;
-    if (c.cover_diff.empty()) {
-      c.cover_diff.assign(ends.size() + 1, 0);
-      c.starts.assign(ends.size(), 0);
-    }
-    for (std::size_t i = 0; i < r.segments.size(); ++i) {
-      const auto& seg = r.segments[i];
-      c.cover_diff[static_cast<std::size_t>(seg.first_step)] += 1;
-      c.cover_diff[static_cast<std::size_t>(seg.last_step + 1)] -= 1;
-      c.starts[static_cast<std::size_t>(seg.first_step)] += 1;
-      if (i > 0) {
-        const auto& prev = r.segments[i - 1];
-        itls.add((ends[static_cast<std::size_t>(seg.first_step)] -
-                  ends[static_cast<std::size_t>(prev.last_step)]).ns(),
-                 1);
-      }
-    }
+    ends_ns.push_back(r.last_token.ns() + offset_ns);
   }
 
   // The per-request summaries, then the peak concurrency, each freeing its vectors at once: the
@@ -302,19 +280,71 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // max_concurrent_requests (calculate_metrics, current vLLM): exact sweep over the half-open
   // intervals [start_time, start_time + latency) of successful requests; at equal times the
   // departure (−1) is processed before the arrival (+1). (Older vLLM reported the peak of
-  // per-second counts instead.)
+  // per-second counts instead.) Starts come in record order, which is send order for every
+  // workload; only if they were not would they be collected and sorted too.
   {
     std::vector<int64_t> scratch;
-    detail::radix_sort(concurrency_events, scratch,
-                       [](int64_t x) { return detail::int64_order_key(x); });
+    detail::radix_sort(ends_ns, scratch, [](int64_t x) { return detail::int64_order_key(x); });
+    std::vector<int64_t> starts_ns;
+    bool in_order = true;
+    int64_t last = std::numeric_limits<int64_t>::min();
+    for (const auto& r : records) {
+      if (!is_measured(r) || r.failed || !r.completed) continue;
+      in_order = in_order && r.arrival.ns() >= last;
+      last = r.arrival.ns();
+    }
+    if (!in_order) {
+      for (const auto& r : records) {
+        if (is_measured(r) && !r.failed && r.completed) starts_ns.push_back(r.arrival.ns());
+      }
+      detail::radix_sort(starts_ns, scratch,
+                         [](int64_t x) { return detail::int64_order_key(x); });
+    }
+    std::vector<int64_t>().swap(scratch);
+    int64_t current = 0;
+    std::size_t next_end = 0;
+    const auto start = [&](int64_t t) {
+      while (next_end < ends_ns.size() && ends_ns[next_end] <= t) {
+        --current;
+        ++next_end;
+      }
+      ++current;
+      m.max_concurrent_requests = std::max(m.max_concurrent_requests, current);
+    };
+    if (in_order) {
+      for (const auto& r : records) {
+        if (is_measured(r) && !r.failed && r.completed) start(r.arrival.ns());
+      }
+    } else {
+      for (const int64_t t : starts_ns) start(t);
+    }
   }
-  int64_t current = 0;
-  for (const int64_t event : concurrency_events) {
-    current += (event & 1) != 0 ? 1 : -1;
-    m.max_concurrent_requests = std::max(m.max_concurrent_requests, current);
+  std::vector<int64_t>().swap(ends_ns);
+
+  // Pass 3, ITL: within-segment gaps go to the replica's difference arrays; the gap across a
+  // preemption (end of one segment → first token of the next) is added on its own.
+  for (const auto& r : records) {
+    if (!is_measured(r) || r.failed || !r.completed) continue;
+    auto& c = counts[static_cast<std::size_t>(r.replica)];
+    const auto& ends = step_logs[static_cast<std::size_t>(r.replica)].step_end;
+    if (c.cover_diff.empty()) {
+      c.cover_diff.assign(ends.size() + 1, 0);
+      c.starts.assign(ends.size(), 0);
+    }
+    for (std::size_t i = 0; i < r.segments.size(); ++i) {
+      const auto& seg = r.segments[i];
+      c.cover_diff[static_cast<std::size_t>(seg.first_step)] += 1;
+      c.cover_diff[static_cast<std::size_t>(seg.last_step + 1)] -= 1;
+      c.starts[static_cast<std::size_t>(seg.first_step)] += 1;
+      if (i > 0) {
+        const auto& prev = r.segments[i - 1];
+        itls.add((ends[static_cast<std::size_t>(seg.first_step)] -
+                  ends[static_cast<std::size_t>(prev.last_step)]).ns(),
+                 1);
+      }
+    }
   }
 
-  std::vector<int64_t>().swap(concurrency_events);
 
   // max_output_tokens_per_s (calculate_metrics): token times binned into whole seconds after the
   // earliest successful send, bucket = int(token_time − min_start_time), over

@@ -244,6 +244,9 @@ void KvCacheManager::register_shared(int64_t group, const KvTable& table, int64_
   }
 }
 
+// The caller (Replica) never reports fewer full blocks than the hits it took at admission (cached
+// blocks count as computed), so a hit block is always inside [0, full_blocks): the extent below
+// covers every block that can still be hit.
 void KvCacheManager::free(int64_t request_id, KvTable& table, int64_t full_blocks,
                           bool preempted) {
   // Reverse order: the tail of a request is evicted before its head (vLLM free_blocks reversed).

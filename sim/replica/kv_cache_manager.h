@@ -106,7 +106,6 @@ class KvCacheManager {
   // Releases a request's blocks (in reverse table order) and empties the table. The first
   // `full_blocks` are full and computed. With `preempted`, its full unique blocks stay cached for
   // the request itself (table.extent); otherwise (finished) they can never be hit again.
-  // REQUIRES: full_blocks >= the hits taken at its admission (cached blocks count as computed).
   void free(int64_t request_id, KvTable& table, int64_t full_blocks, bool preempted);
 
   // Counters for the prefix-cache hit rate (tokens).
