@@ -1,18 +1,34 @@
-// servesim_bench: how fast one core simulates a chat-like workload.
+// servesim_bench: how fast one core simulates serving, at every load that matters.
 //
-// Workload: random 1024/256 (vLLM's random dataset, exact lengths), Llama-3.1-8B on one H100-SXM
-// with vLLM V1 defaults, Poisson arrivals at 80% of the replica's capacity. Capacity is measured
-// first as the completed-request throughput of an all-at-once (--request-rate inf) run.
-// For each size (10k, 100k, 1M requests by default) the run is repeated and the median wall time
-// reported, with simulated requests and simulated seconds per wall second.
+// Scenarios (vLLM V1 defaults, shipped calibration, random dataset with exact lengths unless said):
+//   5rps     Llama-3.1-8B, one H100-SXM, 1024 in / 256 out, Poisson 5 req/s   (batch ≈ 16)
+//   20rps    the same at 20 req/s                                             (batch ≈ 170)
+//   100rps   the same at 100 req/s: overload, the queue grows without bound
+//   70b-tp4  Llama-3.1-70B, H100-SXM TP4, 1024 / 256, Poisson 8 req/s (a plan's per-replica load)
+//   gsp      Llama-3.1-8B, H100-SXM, generated-shared-prefix: 1000 groups of 2048-token system
+//            prompts, 128-token questions, 256 out, Poisson 10 req/s (prefix hits and evictions)
+//   capacity the old benchmark: 80% of the all-at-once capacity (needs an extra 5,000-request run)
 //
-// Usage: servesim_bench [--sizes 10000,100000,1000000] [--repeats 5] [--model M] [--gpu G]
+// Each scenario runs in its own forked process, so that its peak RSS is its own: bytes/request is
+// (peak RSS − RSS before the first run) / requests. The wall time covers run_simulation (workload,
+// event loop, vLLM's metrics); the median of --repeats runs is reported, with the median CPU time
+// (user + system) and requests per CPU second, the figure to trust on a loaded machine. The
+// `check` column is a hash of the result's metrics and counters: two builds that simulate
+// identically print the same.
+//
+// Usage: servesim_bench [--scenarios 5rps,20rps,100rps,70b-tp4,gsp] [--requests 1000000]
+//                       [--repeats 3]
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,75 +45,214 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-double peak_rss_mib() {
+double peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
+  return static_cast<double>(u.ru_maxrss) * 1024.0;
+}
+
+// User + system CPU seconds of this process so far. On a shared machine the wall time of a
+// one-thread run stretches with the load; its CPU time much less (cache sharing still costs).
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+double current_rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+// FNV-1a over the bytes of the values that a simulation change would move.
+struct Hasher {
+  uint64_t h = 1469598103934665603ull;
+  void add(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  }
+  void add(double x) { add(&x, sizeof x); }
+  void add(int64_t x) { add(&x, sizeof x); }
+};
+
+uint64_t result_check(const servesim::sim::SimulationResult& r) {
+  Hasher h;
+  const auto& m = r.metrics;
+  h.add(m.completed);
+  h.add(m.failed);
+  h.add(m.duration_s);
+  h.add(m.max_output_tokens_per_s);
+  h.add(m.max_concurrent_requests);
+  for (const auto& [name, s] : m.summaries) {
+    h.add(name.data(), name.size());
+    h.add(s.mean_ms);
+    h.add(s.median_ms);
+    h.add(s.std_ms);
+    for (const auto& [p, v] : s.percentiles_ms) h.add(v);
+  }
+  for (const auto& s : r.replica_stats) {
+    h.add(s.steps);
+    h.add(s.busy_ns);
+    h.add(s.preemptions);
+    h.add(s.prefix_hit_tokens);
+    h.add(s.peak_used_blocks);
+    h.add(s.ideal_busy_s);
+  }
+  return h.h;
+}
+
+// Fills `c` (default-constructed) with the scenario `name`; false for an unknown name.
+bool make_scenario(const std::string& name, int64_t n, SimulationConfig& c) {
+  c.model = "llama-3.1-8b";
+  c.gpu = "h100-sxm";
+  c.workload.random_input_len = 1024;
+  c.workload.random_output_len = 256;
+  c.workload.num_prompts = n;
+  c.metrics.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
+  c.metrics.metric_percentiles = {50, 90, 99};
+  if (name == "5rps") {
+    c.workload.request_rate = 5;
+  } else if (name == "20rps") {
+    c.workload.request_rate = 20;
+  } else if (name == "100rps") {
+    c.workload.request_rate = 100;
+  } else if (name == "70b-tp4") {
+    c.model = "llama-3.1-70b";
+    c.tensor_parallel_size = 4;
+    c.engine.max_model_len = 8192;
+    c.workload.request_rate = 8;
+  } else if (name == "gsp") {
+    c.workload.dataset_name = "generated-shared-prefix";
+    c.workload.gsp_num_groups = 1000;
+    c.workload.gsp_prompts_per_group = static_cast<int32_t>(std::max<int64_t>(1, n / 1000));
+    c.workload.gsp_system_prompt_len = 2048;
+    c.workload.gsp_question_len = 128;
+    c.workload.gsp_output_len = 256;
+    c.workload.request_rate = 10;
+  } else if (name == "capacity") {
+    // Rate set below from a saturating run.
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Runs one scenario (in a child process) and prints its row.
+int run_scenario(const std::string& name, int64_t n, int repeats) {
+  SimulationConfig c;
+  make_scenario(name, n, c);
+  const servesim::sim::PreparedDeployment prepared = servesim::sim::prepare_deployment(c);
+  if (name == "capacity") {
+    SimulationConfig saturate = c;
+    saturate.workload.num_prompts = 5000;
+    saturate.workload.request_rate = std::numeric_limits<double>::infinity();
+    c.workload.request_rate =
+        0.8 * servesim::sim::run_simulation(saturate, prepared).metrics.request_throughput;
+  }
+  const double rss_before = current_rss_bytes();
+  std::vector<double> walls, cpus;
+  uint64_t check = 0;
+  int64_t steps = 0, requests = 0;
+  double batch = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const double cpu0 = cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    const servesim::sim::SimulationResult res = servesim::sim::run_simulation(c, prepared);
+    walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    cpus.push_back(cpu_seconds() - cpu0);
+    const uint64_t h = result_check(res);
+    if (r > 0 && h != check) {
+      std::fprintf(stderr, "%s: repeat %d gave a different result\n", name.c_str(), r);
+      return 1;
+    }
+    check = h;
+    steps = 0;
+    int64_t seqs = 0;
+    for (const auto& s : res.replica_stats) {
+      steps += s.steps;
+      seqs += s.scheduled_seqs;
+    }
+    batch = steps > 0 ? double(seqs) / double(steps) : 0;
+    requests = static_cast<int64_t>(res.records.size());
+  }
+  const double wall = median(walls);
+  const double cpu = median(cpus);
+  std::printf("%-9s %9lld %8.1f %9.3f %10.0f %10.0f %8.3f %10.0f %9lld %10.0f  %016" PRIx64 "\n",
+              name.c_str(), static_cast<long long>(requests), c.workload.request_rate, wall,
+              double(requests) / wall, double(steps) / wall, cpu, double(requests) / cpu,
+              static_cast<long long>(steps), (peak_rss_bytes() - rss_before) / double(requests),
+              check);
+  std::fprintf(stderr, "%s: mean batch %.1f, walls", name.c_str(), batch);
+  for (double w : walls) std::fprintf(stderr, " %.3f", w);
+  std::fprintf(stderr, ", cpu");
+  for (double w : cpus) std::fprintf(stderr, " %.3f", w);
+  std::fprintf(stderr, "\n");
+  std::fflush(stdout);
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int64_t> sizes = {10000, 100000, 1000000};
-  int repeats = 5;
-  SimulationConfig base;
-  base.model = "llama-3.1-8b";
-  base.gpu = "h100-sxm";
-  base.workload.random_input_len = 1024;
-  base.workload.random_output_len = 256;
+  std::vector<std::string> scenarios = {"5rps", "20rps", "100rps", "70b-tp4", "gsp"};
+  int64_t requests = 1000000;
+  int repeats = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--sizes") {
-      sizes.clear();
+    if (flag == "--scenarios") {
+      scenarios.clear();
       std::stringstream ss(value);
       std::string item;
-      while (std::getline(ss, item, ',')) sizes.push_back(std::stoll(item));
+      while (std::getline(ss, item, ',')) scenarios.push_back(item);
+    } else if (flag == "--requests") {
+      requests = std::stoll(value);
     } else if (flag == "--repeats") {
       repeats = std::stoi(value);
-    } else if (flag == "--model") {
-      base.model = value;
-    } else if (flag == "--gpu") {
-      base.gpu = value;
     } else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      std::fprintf(stderr, "servesim_bench: unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
-
-  const servesim::sim::PreparedDeployment prepared = servesim::sim::prepare_deployment(base);
-
-  SimulationConfig saturate = base;
-  saturate.workload.num_prompts = 5000;
-  const auto sat = servesim::sim::run_simulation(saturate, prepared);
-  const double capacity = sat.metrics.request_throughput;
-  std::printf("model %s, gpu %s, random 1024/256: capacity %.2f req/s (all-at-once, 5000 requests)\n",
-              base.model.c_str(), base.gpu.c_str(), capacity);
-  std::printf("load: Poisson at 80%% of capacity = %.2f req/s; median of %d runs\n\n",
-              0.8 * capacity, repeats);
-  std::printf("%10s %10s %12s %14s %14s %10s %10s %9s\n", "requests", "wall_s", "req_per_s",
-              "sim_s_per_s", "events_per_s", "steps", "p99_ttft", "rss_MiB");
-
-  for (int64_t n : sizes) {
-    SimulationConfig c = base;
-    c.workload.num_prompts = n;
-    c.workload.request_rate = 0.8 * capacity;
-    std::vector<double> walls;
-    servesim::sim::SimulationResult last;
-    for (int r = 0; r < repeats; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      last = servesim::sim::run_simulation(c, prepared);
-      walls.push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  for (const std::string& s : scenarios) {
+    SimulationConfig probe;
+    if (!make_scenario(s, 1, probe)) {
+      std::fprintf(stderr,
+                   "servesim_bench: --scenarios: unknown scenario '%s' (expected 5rps, 20rps, "
+                   "100rps, 70b-tp4, gsp or capacity)\n",
+                   s.c_str());
+      return 2;
     }
-    const double wall = median(walls);
-    double p99 = 0;
-    for (const auto& [p, v] : last.metrics.summaries.at("ttft").percentiles_ms) {
-      if (p == 99) p99 = v;
-    }
-    std::printf("%10lld %10.3f %12.0f %14.0f %14.0f %10lld %9.1fms %9.0f\n",
-                static_cast<long long>(n), wall, double(n) / wall, last.simulated_s / wall,
-                double(last.events) / wall, static_cast<long long>(last.replica_stats[0].steps),
-                p99, peak_rss_mib());
   }
-  return 0;
+  if (requests < 1 || repeats < 1) {
+    std::fprintf(stderr, "servesim_bench: --requests and --repeats must be >= 1\n");
+    return 2;
+  }
+  std::printf("%-9s %9s %8s %9s %10s %10s %8s %10s %9s %10s  %s\n", "scenario", "requests",
+              "rate", "wall_s", "req_per_s", "steps_per_s", "cpu_s", "req_per_cpu", "steps",
+              "bytes/req", "check");
+  std::fflush(stdout);
+  int failures = 0;
+  for (const std::string& s : scenarios) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int rc = 1;
+      try {
+        rc = run_scenario(s, requests, repeats);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "servesim_bench: %s: %s\n", s.c_str(), e.what());
+      }
+      std::fflush(stdout);
+      _exit(rc);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "servesim_bench: scenario %s failed\n", s.c_str());
+      ++failures;
+    }
+  }
+  return failures == 0 ? 0 : 1;
 }

@@ -323,7 +323,7 @@ double RooflineCostModel::hop_s(int boundary, double tokens) const {
   return kPipelineTensors * (send + gather);
 }
 
-RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape) const {
+RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool per_stage) const {
   Parts p;
   StepCost& c = p.cost;
   const double tokens = static_cast<double>(shape.total_tokens());
@@ -362,12 +362,13 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape) const
     if (s + 1 == pp_) {
       comm += ring_all_gather_s(rows * logits_bytes_per_row_, tp_, link);
     }
-    p.stage_comm.push_back(comm);
+    if (per_stage) p.stage_comm.push_back(comm);
     c.comm_s += comm;
   }
   for (int b = 0; b + 1 < pp_; ++b) {
-    p.hop.push_back(hop_s(b, lin_tokens));
-    c.comm_s += p.hop.back();
+    const double hop = hop_s(b, lin_tokens);
+    if (per_stage) p.hop.push_back(hop);
+    c.comm_s += hop;
   }
 
   c.overhead_s = opts_.step_overhead_s +
@@ -381,7 +382,7 @@ StepCost RooflineCostModel::estimate(const BatchShape& shape) const {
   if (shape.empty()) {
     return StepCost{};
   }
-  return parts(shape).cost;
+  return parts(shape, /*per_stage=*/false).cost;
 }
 
 PipelineStepTimes RooflineCostModel::estimate_pipeline(const BatchShape& shape) const {
@@ -391,7 +392,7 @@ PipelineStepTimes RooflineCostModel::estimate_pipeline(const BatchShape& shape) 
   if (shape.empty()) {
     return t;
   }
-  const Parts p = parts(shape);
+  const Parts p = parts(shape, /*per_stage=*/true);
   t.overhead_s = p.cost.overhead_s;
   // Per-layer work is the same on every stage; the LM head runs on the last.
   const double per_layer = (p.cost.linear_s + p.cost.attention_s) / num_layers_;

@@ -171,7 +171,8 @@ class RooflineCostModel : public CostModel {
     std::vector<double> stage_comm; // per stage: TP all-reduces (+ logits gather on the last)
     std::vector<double> hop;        // per boundary
   };
-  Parts parts(const BatchShape& shape) const;
+  // Without `per_stage` the two vectors stay empty: estimate() allocates nothing per step.
+  Parts parts(const BatchShape& shape, bool per_stage) const;
 
   RooflineOptions opts_;
   std::vector<int> graph_sizes_;  // ascending; empty = no padding

@@ -156,9 +156,8 @@ class SimulateCommand : public Command {
       // latencies reproduce its own percentiles.
       metrics::MetricsOptions file_metrics = config.metrics;
       file_metrics.ttft_offset_s += prepared.client_ttft_overhead_s;
-      metrics::write_json_atomically(
-          name, metrics::build_result_json(result.metrics, file_metrics, ctx, result.records,
-                                           result.step_logs));
+      metrics::write_result_atomically(name, result.metrics, file_metrics, ctx, result.records,
+                                       result.step_logs);
       out << "Result written to " << name << "\n";
     }
     err << "servesim: simulated " << result.records.size() << " requests, " << std::fixed

@@ -238,6 +238,8 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   // Pipeline parallelism (sim/replica/pipeline.h): each replica is PP virtual engines (vLLM V0)
   // with 1/PP of the KV blocks each, sharing the replica's stage GPUs. Replica i is engine 0 of its
   // group; its engine v >= 1 has id num_replicas + i·(PP−1) + v − 1 (step_logs are indexed by id).
+  const models::CostModel* ideal_cost =
+      config.track_ideal_busy ? prepared.ideal_cost.get() : nullptr;
   const int pp = prepared.deployment.pipeline_parallel_size;
   const int64_t engine_blocks = prepared.memory.num_blocks / pp;
   std::vector<std::unique_ptr<Replica>> replicas;
@@ -245,8 +247,8 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   std::vector<std::unique_ptr<Replica>> engines;
   std::vector<std::unique_ptr<PipelineStages>> stages;
   for (int i = 0; i < config.num_replicas; ++i) {
-    replicas.push_back(std::make_unique<Replica>(i, prepared.engine, step_cost,
-                                                 prepared.ideal_cost.get(), engine_blocks,
+    replicas.push_back(std::make_unique<Replica>(i, prepared.engine, step_cost, ideal_cost,
+                                                 engine_blocks,
                                                  &result.records, &relay));
     replica_ptrs.push_back(replicas.back().get());
   }
@@ -254,8 +256,8 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
     std::vector<Replica*> others;
     for (int v = 1; v < pp; ++v) {
       const int32_t id = config.num_replicas + i * (pp - 1) + v - 1;
-      engines.push_back(std::make_unique<Replica>(id, prepared.engine, step_cost,
-                                                  prepared.ideal_cost.get(), engine_blocks,
+      engines.push_back(std::make_unique<Replica>(id, prepared.engine, step_cost, ideal_cost,
+                                                  engine_blocks,
                                                   &result.records, &relay));
       others.push_back(engines.back().get());
     }
@@ -276,13 +278,13 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
                                                         std::to_string(client.done()));
 
   for (const auto& replica : replicas) {
-    result.step_logs.push_back(replica->step_log());
     result.replica_stats.push_back(replica->stats());
+    result.step_logs.push_back(replica->take_step_log());  // moved: the log is 8 B per step
   }
   // Virtual engines: their step logs follow the replicas'; their counters add to their replica's,
   // whose busy time becomes the time at least one micro-batch was in its pipeline.
   for (size_t e = 0; e < engines.size(); ++e) {
-    result.step_logs.push_back(engines[e]->step_log());
+    result.step_logs.push_back(engines[e]->take_step_log());
     const ReplicaStats s = engines[e]->stats();
     ReplicaStats& t = result.replica_stats[e / static_cast<size_t>(pp - 1)];
     t.steps += s.steps;

@@ -59,6 +59,11 @@ struct SimulationConfig {
   int64_t max_concurrency = 0;   // --max-concurrency: client-side cap (0 = none)
   int64_t warmup_requests = 0;   // --warmup-requests: first N excluded from metrics
   metrics::MetricsOptions metrics;
+
+  // Not a flag: whether each step is also costed on the ideal model, for the summary's
+  // ideal_busy_fraction_of_busy (`simulate` reports it). It doubles the cost-model calls, so
+  // sweep, plan and compare, which never read it, turn it off; the simulation is the same.
+  bool track_ideal_busy = true;
 };
 
 // The deployment built from a config: catalogs loaded, defaults resolved, memory planned.

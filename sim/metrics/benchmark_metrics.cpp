@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/base/error.h"
+#include "sim/metrics/radix_sort.h"
 #include "sim/metrics/sample_stats.h"
 
 namespace servesim::metrics {
@@ -187,17 +188,33 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   //  * ok_start: min start_time over successful outputs (calculate_metrics, peak-throughput bins).
   SimTime first_send = SimTime::max();
   SimTime ok_start = SimTime::max();
+  std::size_t num_ok = 0;  // to size the per-request vectors once
   for (const auto& r : records) {
     if (!is_measured(r)) continue;
     first_send = std::min(first_send, r.arrival);
-    if (is_ok(r)) ok_start = std::min(ok_start, r.arrival);
+    if (is_ok(r)) {
+      ok_start = std::min(ok_start, r.arrival);
+      ++num_ok;
+    }
   }
+  const auto wanted = [&options](const char* key) {
+    return std::find(options.percentile_metrics.begin(), options.percentile_metrics.end(), key) !=
+           options.percentile_metrics.end();
+  };
+  // The two client-queue metrics are rarely asked for: collected only when selected.
+  const bool want_queue = wanted("client_queue_time");
+  const bool want_e2el_queue = wanted("e2el_including_client_queue");
 
   BenchmarkMetrics m;
   std::vector<double> ttfts, tpots, e2els, queue_times, e2els_with_queue;
   std::vector<ReplicaTokenCounts> counts(step_logs.size());
   detail::WeightedNsSamples itls;
-  std::vector<std::pair<int64_t, int>> concurrency_events;  // (time ns, +1 start / −1 end)
+  // Ends of the successful requests' intervals (max_concurrent_requests, below).
+  std::vector<int64_t> ends_ns;
+  ttfts.reserve(num_ok);
+  tpots.reserve(num_ok);
+  e2els.reserve(num_ok);
+  ends_ns.reserve(num_ok);
   double end_rel_s = 0;      // latest measured completion, seconds after first_send
   double ok_end_rel_s = 0;   // latest successful end, seconds after ok_start
   int64_t good_completed = 0;
@@ -228,8 +245,8 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     ttfts.push_back(ttft);
     e2els.push_back(latency);
     const double queue = r.client_queue_time.seconds();
-    queue_times.push_back(queue);
-    e2els_with_queue.push_back(latency + queue);
+    if (want_queue) queue_times.push_back(queue);
+    if (want_e2el_queue) e2els_with_queue.push_back(latency + queue);
     ++m.completed;
     m.total_input_tokens += r.prompt_tokens;
     m.total_output_tokens += r.output_tokens;
@@ -244,11 +261,72 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
 
     end_rel_s = std::max(end_rel_s, (r.last_token - first_send).seconds() + offset_s);
     ok_end_rel_s = std::max(ok_end_rel_s, (r.last_token - ok_start).seconds() + offset_s);
-    concurrency_events.emplace_back(r.arrival.ns(), +1);
-    concurrency_events.emplace_back(r.last_token.ns() + offset_ns, -1);
+    ends_ns.push_back(r.last_token.ns() + offset_ns);
+  }
 
-    // ITL: within-segment gaps go to the replica's difference arrays; the gap across a
-    // preemption (end of one segment → first token of the next) is added on its own.
+  // The per-request summaries, then the peak concurrency, each freeing its vectors at once: the
+  // ITL pass below then runs with only the records and step logs beside it (peak memory).
+  const auto summarize_and_free = [&percentiles](std::vector<double>& v) {
+    MetricSummary s = detail::summarize_seconds(v, percentiles);
+    std::vector<double>().swap(v);
+    return s;
+  };
+  m.summaries["ttft"] = summarize_and_free(ttfts);
+  m.summaries["tpot"] = summarize_and_free(tpots);
+  m.summaries["e2el"] = summarize_and_free(e2els);
+  if (want_queue) m.summaries["client_queue_time"] = summarize_and_free(queue_times);
+  if (want_e2el_queue) {
+    m.summaries["e2el_including_client_queue"] = summarize_and_free(e2els_with_queue);
+  }
+
+  // max_concurrent_requests (calculate_metrics, current vLLM): exact sweep over the half-open
+  // intervals [start_time, start_time + latency) of successful requests; at equal times the
+  // departure (−1) is processed before the arrival (+1). (Older vLLM reported the peak of
+  // per-second counts instead.) Starts come in record order, which is send order for every
+  // workload; only if they were not would they be collected and sorted too.
+  {
+    std::vector<int64_t> scratch;
+    detail::radix_sort(ends_ns, scratch, [](int64_t x) { return detail::int64_order_key(x); });
+    std::vector<int64_t> starts_ns;
+    bool in_order = true;
+    int64_t last = std::numeric_limits<int64_t>::min();
+    for (const auto& r : records) {
+      if (!is_measured(r) || r.failed || !r.completed) continue;
+      in_order = in_order && r.arrival.ns() >= last;
+      last = r.arrival.ns();
+    }
+    if (!in_order) {
+      for (const auto& r : records) {
+        if (is_measured(r) && !r.failed && r.completed) starts_ns.push_back(r.arrival.ns());
+      }
+      detail::radix_sort(starts_ns, scratch,
+                         [](int64_t x) { return detail::int64_order_key(x); });
+    }
+    std::vector<int64_t>().swap(scratch);
+    int64_t current = 0;
+    std::size_t next_end = 0;
+    const auto start = [&](int64_t t) {
+      while (next_end < ends_ns.size() && ends_ns[next_end] <= t) {
+        --current;
+        ++next_end;
+      }
+      ++current;
+      m.max_concurrent_requests = std::max(m.max_concurrent_requests, current);
+    };
+    if (in_order) {
+      for (const auto& r : records) {
+        if (is_measured(r) && !r.failed && r.completed) start(r.arrival.ns());
+      }
+    } else {
+      for (const int64_t t : starts_ns) start(t);
+    }
+  }
+  std::vector<int64_t>().swap(ends_ns);
+
+  // Pass 3, ITL: within-segment gaps go to the replica's difference arrays; the gap across a
+  // preemption (end of one segment → first token of the next) is added on its own.
+  for (const auto& r : records) {
+    if (!is_measured(r) || r.failed || !r.completed) continue;
     auto& c = counts[static_cast<std::size_t>(r.replica)];
     const auto& ends = step_logs[static_cast<std::size_t>(r.replica)].step_end;
     if (c.cover_diff.empty()) {
@@ -269,14 +347,20 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     }
   }
 
+
   // max_output_tokens_per_s (calculate_metrics): token times binned into whole seconds after the
   // earliest successful send, bucket = int(token_time − min_start_time), over
   // int(ceil(max_end_time − min_start_time)) + 1 buckets; the peak bucket count.
-  // Sparse: only seconds that saw a token hold an entry (a dense vector took one entry per
+  // Dense (one counter per second) when there are no more seconds than steps, which are already
+  // in memory; otherwise sparse, only seconds that saw a token (a dense vector took one entry per
   // simulated second, 7.8 GB for 1000 requests at 1e-6 req/s). Same peak: empty seconds are 0.
-  std::unordered_map<int64_t, int64_t> tokens_per_second;
   const int64_t num_buckets =
       m.completed > 0 ? static_cast<int64_t>(std::ceil(ok_end_rel_s)) + 1 : 0;
+  std::size_t total_steps = 0;
+  for (const auto& log : step_logs) total_steps += log.step_end.size();
+  const bool dense = num_buckets <= static_cast<int64_t>(total_steps) + 1;
+  std::vector<int64_t> dense_tokens(dense ? static_cast<std::size_t>(num_buckets) : 0, 0);
+  std::unordered_map<int64_t, int64_t> sparse_tokens;
   for (std::size_t rep = 0; rep < counts.size(); ++rep) {
     const auto& c = counts[rep];
     if (c.cover_diff.empty()) continue;
@@ -291,24 +375,20 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
       // Python int() truncates toward zero; so does the cast.
       const double t_rel = (ends[s] - ok_start).seconds() + offset_s;
       const auto bucket = static_cast<int64_t>(t_rel);
-      if (bucket >= 0 && bucket < num_buckets) tokens_per_second[bucket] += cover;
+      if (bucket < 0 || bucket >= num_buckets) continue;
+      if (dense) {
+        dense_tokens[static_cast<std::size_t>(bucket)] += cover;
+      } else {
+        sparse_tokens[bucket] += cover;
+      }
     }
   }
+  std::vector<ReplicaTokenCounts>().swap(counts);
   if (num_buckets > 0) {
     int64_t peak = 0;
-    for (const auto& [second, tokens] : tokens_per_second) peak = std::max(peak, tokens);
+    for (const int64_t tokens : dense_tokens) peak = std::max(peak, tokens);
+    for (const auto& [second, tokens] : sparse_tokens) peak = std::max(peak, tokens);
     m.max_output_tokens_per_s = static_cast<double>(peak);
-  }
-
-  // max_concurrent_requests (calculate_metrics, current vLLM): exact sweep over the half-open
-  // intervals [start_time, start_time + latency) of successful requests; at equal times the
-  // departure (−1) is processed before the arrival (+1). (Older vLLM reported the peak of
-  // per-second counts instead.)
-  std::sort(concurrency_events.begin(), concurrency_events.end());
-  int64_t current = 0;
-  for (const auto& [t, delta] : concurrency_events) {
-    current += delta;
-    m.max_concurrent_requests = std::max(m.max_concurrent_requests, current);
   }
 
   // Duration: first measured send → latest measured completion (see pass 1). vLLM would divide
@@ -322,22 +402,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   m.total_token_throughput =
       per_s(static_cast<double>(m.total_input_tokens + m.total_output_tokens));
 
-  m.summaries["ttft"] = detail::summarize_seconds(ttfts, percentiles);
-  m.summaries["tpot"] = detail::summarize_seconds(tpots, percentiles);
   m.summaries["itl"] = itls.summarize(percentiles);
-  m.summaries["e2el"] = detail::summarize_seconds(e2els, percentiles);
-  // The two client-queue metrics are rarely asked for: summarized (sorted) only when selected.
-  const auto wanted = [&options](const char* key) {
-    return std::find(options.percentile_metrics.begin(), options.percentile_metrics.end(), key) !=
-           options.percentile_metrics.end();
-  };
-  if (wanted("client_queue_time")) {
-    m.summaries["client_queue_time"] = detail::summarize_seconds(queue_times, percentiles);
-  }
-  if (wanted("e2el_including_client_queue")) {
-    m.summaries["e2el_including_client_queue"] =
-        detail::summarize_seconds(e2els_with_queue, percentiles);
-  }
   return m;
 }
 

@@ -12,36 +12,31 @@
 #include <vector>
 
 #include "sim/base/time.h"
+#include "sim/metrics/segment_list.h"
 
 namespace servesim::metrics {
 
-// A request emitted one token at the end of each step first_step, first_step+1, ..., last_step
-// (step indices of its replica's StepLog). Invariant: first_step <= last_step.
-struct TokenSegment {
-  int64_t first_step = 0;
-  int64_t last_step = 0;
-  int64_t tokens() const { return last_step - first_step + 1; }
-};
-
+// Fields are ordered to pack (8-byte, then 4-byte, then 1-byte members): 128 bytes with libstdc++.
 struct RequestRecord {
   int64_t id = 0;
-  int32_t replica = 0;
   SimTime arrival;  // when the client sent it (after any --max-concurrency wait), t=0 at bench start
   // Time it waited for the client's --max-concurrency semaphore before `arrival` (vLLM's
   // client_queue_time); zero when concurrency is unlimited. Added by sim/metrics.
   SimTime client_queue_time;
-  int32_t prompt_tokens = 0;
-  int32_t output_tokens = 0;  // requested = generated when completed
-  bool completed = false;
-  bool failed = false;
-  std::string error;  // why it failed (e.g. longer than --max-model-len); empty otherwise
-  bool warmup = false;  // excluded from metrics (--warmup-requests)
   SimTime first_token;  // valid when completed
   SimTime last_token;   // valid when completed
-  int32_t preemptions = 0;
   int64_t cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache at first admission
-  // Token segments in time order; Σ tokens() == output_tokens when completed.
-  std::vector<TokenSegment> segments;
+  int32_t replica = 0;
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;  // requested = generated when completed
+  int32_t preemptions = 0;
+  bool completed = false;
+  bool failed = false;
+  bool warmup = false;  // excluded from metrics (--warmup-requests)
+  std::string error;  // why it failed (e.g. longer than --max-model-len); empty otherwise
+  // Token segments in time order; Σ tokens() == output_tokens when completed. The first one is
+  // stored inline (segment_list.h), so a record needs no allocation of its own.
+  SegmentList segments;
 };
 
 // End time of every step a replica ran, in order; index = step index.

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <system_error>
 
 #include "sim/base/error.h"
@@ -128,10 +129,60 @@ std::string percentile_word(double p) {
          digits.substr(static_cast<std::size_t>(decpt));
 }
 
-nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const MetricsOptions& options,
-                                         const ResultContext& ctx,
-                                         const std::vector<RequestRecord>& records,
-                                         const std::vector<StepLog>& step_logs) {
+namespace {
+
+// The per-request arrays of --save-detailed, in the order main_async() leaves them in the file.
+constexpr const char* kDetailedArrays[] = {"input_lens", "output_lens", "ttfts",     "itls",
+                                           "latencies",  "start_times", "queue_times",
+                                           "generated_texts", "errors"};
+
+// Marks where write_result_atomically() streams a per-request array instead of building it.
+constexpr const char* kArrayMarker = "\x01servesim-array:";
+
+// One measured request's entries in the per-request arrays (vLLM's RequestFuncOutput; requests
+// that did not succeed keep its defaults: ttft 0, itl [], latency 0, output_len 0).
+struct DetailedRow {
+  bool ok = false;
+  double latency = 0, queue = 0, ttft = 0, start = 0;
+  int32_t input_len = 0, output_len = 0;
+};
+
+DetailedRow detailed_row(const RequestRecord& r, double offset_s) {
+  DetailedRow d;
+  d.ok = r.completed && !r.failed;
+  d.latency = d.ok ? (r.last_token - r.arrival).seconds() + offset_s : 0.0;
+  d.queue = r.client_queue_time.seconds();
+  d.input_len = r.prompt_tokens;
+  d.output_len = d.ok ? r.output_tokens : 0;
+  d.ttft = d.ok ? (r.first_token - r.arrival).seconds() + offset_s : 0.0;
+  d.start = r.arrival.seconds();
+  return d;
+}
+
+// Calls f(gap_seconds) for every inter-token gap of a successful request, in order.
+template <typename F>
+void for_each_itl(const RequestRecord& r, const std::vector<StepLog>& step_logs, const F& f) {
+  SERVESIM_CHECK(r.replica >= 0 && static_cast<std::size_t>(r.replica) < step_logs.size(),
+                 "request " + std::to_string(r.id) + ": replica index outside step_logs");
+  const auto& ends = step_logs[static_cast<std::size_t>(r.replica)].step_end;
+  bool first = true;
+  SimTime prev;
+  for (const auto& seg : r.segments) {
+    SERVESIM_CHECK(seg.first_step >= 0 && seg.first_step <= seg.last_step &&
+                       seg.last_step < static_cast<int64_t>(ends.size()),
+                   "request " + std::to_string(r.id) + ": segment outside the StepLog");
+    for (int64_t s = seg.first_step; s <= seg.last_step; ++s) {
+      const SimTime t = ends[static_cast<std::size_t>(s)];
+      if (!first) f((t - prev).seconds());
+      prev = t;
+      first = false;
+    }
+  }
+}
+
+ordered_json build_result(const BenchmarkMetrics& m, const MetricsOptions& options,
+                          const ResultContext& ctx, const std::vector<RequestRecord>& records,
+                          const std::vector<StepLog>& step_logs, bool stream_arrays) {
   ordered_json j;
   // main_async(): setup and traffic keys, in this order.
   j["date"] = ctx.date;
@@ -173,33 +224,29 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
   // well: servesim writes per-request arrays only with --save-detailed, so that result files stay
   // small in sweeps (a documented difference, docs/cli.md).
   const double offset_s = options.ttft_offset_s;
-  ordered_json input_lens = ordered_json::array(), output_lens = ordered_json::array(),
-               ttfts = ordered_json::array(), itls = ordered_json::array(),
-               latencies = ordered_json::array(), start_times = ordered_json::array(),
-               queue_times = ordered_json::array(), texts = ordered_json::array(),
-               errors = ordered_json::array();
-  for (const auto& r : records) {
-    if (r.warmup) continue;
-    const bool ok = r.completed && !r.failed;
-    if (!ctx.save_detailed) continue;
-    latencies.push_back(ok ? (r.last_token - r.arrival).seconds() + offset_s : 0.0);
-    queue_times.push_back(r.client_queue_time.seconds());
-    input_lens.push_back(r.prompt_tokens);
-    output_lens.push_back(ok ? r.output_tokens : 0);
-    ttfts.push_back(ok ? (r.first_token - r.arrival).seconds() + offset_s : 0.0);
-    ordered_json gaps = ordered_json::array();
-    if (ok) {
-      SERVESIM_CHECK(r.replica >= 0 && static_cast<std::size_t>(r.replica) < step_logs.size(),
-                     "request " + std::to_string(r.id) + ": replica index outside step_logs");
-      const auto times = token_times(r, step_logs[static_cast<std::size_t>(r.replica)]);
-      for (std::size_t k = 1; k < times.size(); ++k) gaps.push_back((times[k] - times[k - 1]).seconds());
+  if (ctx.save_detailed && stream_arrays) {
+    for (const char* name : kDetailedArrays) j[name] = std::string(kArrayMarker) + name;
+  } else if (ctx.save_detailed) {
+    ordered_json input_lens = ordered_json::array(), output_lens = ordered_json::array(),
+                 ttfts = ordered_json::array(), itls = ordered_json::array(),
+                 latencies = ordered_json::array(), start_times = ordered_json::array(),
+                 queue_times = ordered_json::array(), texts = ordered_json::array(),
+                 errors = ordered_json::array();
+    for (const auto& r : records) {
+      if (r.warmup) continue;
+      const DetailedRow d = detailed_row(r, offset_s);
+      latencies.push_back(d.latency);
+      queue_times.push_back(d.queue);
+      input_lens.push_back(d.input_len);
+      output_lens.push_back(d.output_len);
+      ttfts.push_back(d.ttft);
+      ordered_json gaps = ordered_json::array();
+      if (d.ok) for_each_itl(r, step_logs, [&gaps](double g) { gaps.push_back(g); });
+      itls.push_back(std::move(gaps));
+      start_times.push_back(d.start);
+      texts.push_back("");
+      errors.push_back(d.ok ? std::string() : r.error);
     }
-    itls.push_back(std::move(gaps));
-    start_times.push_back(r.arrival.seconds());
-    texts.push_back("");
-    errors.push_back(ok ? std::string() : r.error);
-  }
-  if (ctx.save_detailed) {
     j["input_lens"] = std::move(input_lens);
     j["output_lens"] = std::move(output_lens);
     j["ttfts"] = std::move(ttfts);
@@ -235,6 +282,89 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
   return j;
 }
 
+// Writes one per-request array exactly as ordered_json::dump(2) lays out the value of a
+// top-level key: "[]" when empty, else one element per line at indent 4 and "  ]"; an ITL
+// list is itself such an array one level deeper. Scalars go through nlohmann's own serializer,
+// so every number and string is spelled as dump() spells it.
+void stream_array(std::ostream& out, const std::string& name, const MetricsOptions& options,
+                  const std::vector<RequestRecord>& records,
+                  const std::vector<StepLog>& step_logs) {
+  nlohmann::detail::serializer<ordered_json> scalar(
+      nlohmann::detail::output_adapter<char>(out), ' ', ordered_json::error_handler_t::replace);
+  const auto put = [&scalar](const ordered_json& v) { scalar.dump(v, false, false, 0); };
+  const double offset_s = options.ttft_offset_s;
+  bool any = false;
+  for (const auto& r : records) {
+    if (r.warmup) continue;
+    out << (any ? ",\n    " : "[\n    ");
+    any = true;
+    const DetailedRow d = detailed_row(r, offset_s);
+    if (name == "input_lens") {
+      put(d.input_len);
+    } else if (name == "output_lens") {
+      put(d.output_len);
+    } else if (name == "ttfts") {
+      put(d.ttft);
+    } else if (name == "latencies") {
+      put(d.latency);
+    } else if (name == "start_times") {
+      put(d.start);
+    } else if (name == "queue_times") {
+      put(d.queue);
+    } else if (name == "generated_texts") {
+      put("");
+    } else if (name == "errors") {
+      put(d.ok ? std::string() : r.error);
+    } else {  // itls
+      bool gap = false;
+      if (d.ok) {
+        for_each_itl(r, step_logs, [&](double g) {
+          out << (gap ? ",\n      " : "[\n      ");
+          gap = true;
+          put(g);
+        });
+      }
+      out << (gap ? "\n    ]" : "[]");
+    }
+  }
+  out << (any ? "\n  ]" : "[]");
+}
+
+}  // namespace
+
+nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const MetricsOptions& options,
+                                         const ResultContext& ctx,
+                                         const std::vector<RequestRecord>& records,
+                                         const std::vector<StepLog>& step_logs) {
+  return build_result(m, options, ctx, records, step_logs, /*stream_arrays=*/false);
+}
+
+void write_result_atomically(const std::string& path, const BenchmarkMetrics& m,
+                             const MetricsOptions& options, const ResultContext& ctx,
+                             const std::vector<RequestRecord>& records,
+                             const std::vector<StepLog>& step_logs) {
+  const std::string text =
+      build_result(m, options, ctx, records, step_logs, /*stream_arrays=*/true)
+          .dump(2, ' ', false, ordered_json::error_handler_t::replace) +
+      "\n";
+  // The markers were dumped as strings: "\u0001servesim-array:NAME".
+  const std::string marker = "\"\\u0001servesim-array:";
+  write_atomically(path, [&](std::ostream& out) {
+    std::size_t from = 0;
+    for (;;) {
+      const std::size_t at = text.find(marker, from);
+      if (at == std::string::npos) break;
+      out.write(text.data() + from, static_cast<std::streamsize>(at - from));
+      const std::size_t name_begin = at + marker.size();
+      const std::size_t name_end = text.find('"', name_begin);
+      stream_array(out, text.substr(name_begin, name_end - name_begin), options, records,
+                   step_logs);
+      from = name_end + 1;
+    }
+    out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+  });
+}
+
 std::string json_file_text(const nlohmann::ordered_json& j) {
   // Invalid UTF-8 (e.g. in an error string) is replaced rather than thrown half-way.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
@@ -248,6 +378,38 @@ void set_file_writes_enabled(bool enabled) { output_files_enabled().store(enable
 
 void write_text_atomically(const std::string& path, const std::string& text) {
   write_files_atomically({{path, text}});
+}
+
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+  if (!output_files_enabled().load()) return;
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw ConfigError(path + ": cannot write result file: directory '" + dir.string() +
+                      "' does not exist");
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      throw ConfigError(path + ": cannot write result file (cannot create '" + tmp + "')");
+    }
+    fill(out);
+    out.flush();
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      throw ConfigError(path + ": cannot write result file (write to '" + tmp + "' failed)");
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw ConfigError(path + ": cannot write result file (rename failed: " + ec.message() + ")");
+  }
 }
 
 void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,

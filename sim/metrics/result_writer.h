@@ -7,6 +7,7 @@
 #ifndef SERVESIM_SIM_METRICS_RESULT_WRITER_H_
 #define SERVESIM_SIM_METRICS_RESULT_WRITER_H_
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -38,6 +39,14 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
                                          const std::vector<RequestRecord>& records,
                                          const std::vector<StepLog>& step_logs);
 
+// Writes the result file that build_result_json() describes, byte for byte the same as
+// write_json_atomically(path, build_result_json(...)), without building the per-request arrays
+// of --save-detailed in memory: they are streamed to the file (constant memory per request).
+void write_result_atomically(const std::string& path, const BenchmarkMetrics& m,
+                             const MetricsOptions& options, const ResultContext& ctx,
+                             const std::vector<RequestRecord>& records,
+                             const std::vector<StepLog>& step_logs);
+
 // The text written for `j`: indented by 2, invalid UTF-8 replaced, a final newline.
 std::string json_file_text(const nlohmann::ordered_json& j);
 // Writes `j` to `path` atomically (temp file + rename; sim/base/output_file.h). Throws
@@ -45,6 +54,8 @@ std::string json_file_text(const nlohmann::ordered_json& j);
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j);
 // The same for any text (CSV files beside the JSON ones).
 void write_text_atomically(const std::string& path, const std::string& text);
+// The same for text written by `fill` to a stream (to the temporary file).
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
 
 // Process-wide switch for the two writers above (default on). The ranks > 0 of an MPI job turn it
 // off: rank 0 alone writes a study's files (sim/app/study.h).

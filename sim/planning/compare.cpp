@@ -125,6 +125,7 @@ CompareResult run_compare(const CompareSide& a, const CompareSide& b, const Comp
     sim::SimulationConfig config = sides[s]->config;
     config.workload.seed = base_seed + uint64_t(k);
     config.metrics.metric_percentiles = {50, 99};
+    config.track_ideal_busy = false;  // a comparison never reads it
     const RunValues v = extract(sim::run_simulation(config, *prepared[s]));
     return to_job_bytes(nlohmann::json{{"v", std::vector<double>(v.v, v.v + kNumMetrics)},
                                        {"saturated", v.saturated}});

@@ -339,6 +339,7 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
     const size_t c = size_t(j) / n_values;
     const size_t i = size_t(j) % n_values;
     sim::SimulationConfig config = specs[c].config;
+    config.track_ideal_busy = false;  // a sweep point never reports it
     const double v = options.values[i];
     if (options.axis == SweepAxis::kRequestRate) {
       config.workload.request_rate = v;

@@ -83,12 +83,11 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
   }
   const int32_t slot = new_slot();
   Req& r = slots_[slot];
-  std::vector<int32_t> blocks = std::move(r.blocks);
+  KvTable kv = std::move(r.kv);  // keeps the table's storage
   std::vector<uint64_t> chain_keys = std::move(r.chain_keys);
   const uint32_t epoch = r.epoch + 1;
   r = Req{};
-  r.blocks = std::move(blocks);
-  r.blocks.clear();
+  r.kv = std::move(kv);
   r.chain_keys = std::move(chain_keys);
   r.epoch = epoch;
   r.id = spec.id;
@@ -98,6 +97,7 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
   r.shared_blocks = spec.prefix_group >= 0 ? spec.prefix_tokens / config_.block_size : 0;
   r.chain_keys.clear();
   if (spec.prefix_chain != nullptr) set_chain_keys(r, spec);
+  r.kv.reset(r.shared_blocks);
   r.priority = spec.priority;
   r.arrival_ns = sim.now().ns();
   waiting_push_back(slot);
@@ -124,7 +124,7 @@ void Replica::on_event(engine::Simulator& sim, int64_t tag) {
 int64_t Replica::new_blocks_for(const Req& r, int32_t q) const {
   const int64_t bs = config_.block_size;
   const int64_t need = (static_cast<int64_t>(r.num_computed) + q + bs - 1) / bs;
-  return std::max<int64_t>(0, need - static_cast<int64_t>(r.blocks.size()));
+  return std::max<int64_t>(0, need - r.kv.count);
 }
 
 void Replica::set_chain_keys(Req& r, const workloads::RequestSpec& spec) const {
@@ -154,7 +154,7 @@ void Replica::after_allocation(int32_t slot, int32_t q) {
                                                 config_.block_size,
                                             r.shared_blocks);
   if (covered > r.shared_registered) {
-    kv_.register_shared(r.group, r.blocks, r.shared_registered, covered, chain_keys_of(r));
+    kv_.register_shared(r.group, r.kv, r.shared_registered, covered, chain_keys_of(r));
     r.shared_registered = static_cast<int32_t>(covered);
   }
 }
@@ -185,11 +185,11 @@ bool Replica::schedule_running_fast() {
   if (blocks > kv_.num_free_blocks()) return false;
 
   // Everyone in `running` gets exactly what it wants: the order no longer matters.
-  for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].blocks);
+  for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
   for (int32_t s : prefilling_) {
     Req& r = slots_[s];
     r.scheduled = std::min(num_tokens(r) - r.num_computed, threshold);
-    kv_.allocate(new_blocks_for(r, r.scheduled), r.blocks);
+    kv_.allocate(new_blocks_for(r, r.scheduled), r.kv);
     after_allocation(s, r.scheduled);
     step_prefills_.push_back(s);
   }
@@ -231,7 +231,7 @@ void Replica::schedule_running_slow(bool& preempted) {
     for (;;) {
       const int64_t need = new_blocks_for(r, static_cast<int32_t>(q));
       if (need <= kv_.num_free_blocks()) {
-        kv_.allocate(need, r.blocks);
+        kv_.allocate(need, r.kv);
         scheduled = true;
         break;
       }
@@ -278,13 +278,24 @@ void Replica::schedule_running_slow(bool& preempted) {
       } else {
         close_segment(r, k - 1);
         r.seg_start = k + 1;  // tentative: the next token comes at the next step it runs
-        r.base_step = k + 1;
+        // Its block and finish steps move by one: re-index it (old entries go stale).
+        remove_decoder(r);
+        ++r.epoch;
+        add_decoder(s, k + 1);
       }
     } else if (r.scheduled > 0) {
       step_prefills_.push_back(s);
     }
   }
-  rebuild_decoder_index();
+  // Decoders that ran keep their index entries: settling does not move their block or finish
+  // steps. Drop this step's stale bucket entries so that slow steps do not let them pile up.
+  auto& bucket = block_buckets_[k % config_.block_size];
+  size_t live = 0;
+  for (const Entry& e : bucket) {
+    const Req& r = slots_[e.slot];
+    if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
+  }
+  bucket.resize(live);
 }
 
 void Replica::schedule_waiting() {
@@ -299,18 +310,17 @@ void Replica::schedule_waiting() {
     const int64_t nt = num_tokens(r);
     // vLLM never serves the whole prompt from cache: at least the last token is recomputed.
     const int64_t max_hit_blocks = (nt - 1) / bs;
-    const int64_t hits = kv_.find_cached(r.id, r.group, r.shared_blocks, r.blocks,
-                                         max_hit_blocks, hits_scratch_, chain_keys_of(r));
+    const int64_t hits =
+        kv_.find_cached(r.id, r.group, r.kv, max_hit_blocks, hits_scratch_, chain_keys_of(r));
     const int64_t cached = hits * bs;
     int64_t q = std::min<int64_t>(nt - cached, threshold);
     q = std::min<int64_t>(q, budget_);
     const int64_t fresh = (cached + q + bs - 1) / bs - hits;
-    if (kv_.blocks_needed(fresh, hits_scratch_) > kv_.num_free_blocks()) break;
+    if (kv_.blocks_needed(fresh, hits, hits_scratch_) > kv_.num_free_blocks()) break;
 
     waiting_pop_front();
-    r.blocks.clear();
-    kv_.take_hits(hits_scratch_, r.blocks);
-    kv_.allocate(fresh, r.blocks);
+    kv_.take_hits(r.id, hits, hits_scratch_, r.kv);
+    kv_.allocate(fresh, r.kv);
     kv_.record_query(nt, cached);
     if (!r.admitted_before) {
       (*records_)[r.id].cached_prompt_tokens = cached;
@@ -449,17 +459,10 @@ void Replica::add_decoder(int32_t slot, int64_t base_step) {
   finishes_.push(FinishEntry{base_step + (r.output - r.generated) - 1, r.id, slot, r.epoch});
 }
 
-void Replica::rebuild_decoder_index() {
-  for (auto& b : block_buckets_) b.clear();
-  finishes_ = {};
-  n_decoders_ = 0;
-  decoder_ctx_offset_ = 0;
-  for (int32_t s : running_) {
-    Req& r = slots_[s];
-    if (r.phase != Phase::kDecode) continue;
-    ++r.epoch;
-    add_decoder(s, r.base_step);
-  }
+// Takes a decoder out of the running sums (its index entries go stale with an epoch bump).
+void Replica::remove_decoder(Req& r) {
+  --n_decoders_;
+  decoder_ctx_offset_ -= r.num_computed - r.base_step;
 }
 
 void Replica::close_segment(Req& r, int64_t last_step) {
@@ -473,11 +476,12 @@ void Replica::preempt(int32_t slot, int64_t step) {
   Req& r = slots_[slot];
   if (r.phase == Phase::kDecode) {
     close_segment(r, step - 1);  // its last token came at the end of the previous step
+    remove_decoder(r);
   } else {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
   }
   r.seg_start = -1;
-  kv_.free(r.id, r.blocks, r.num_computed / config_.block_size);
+  kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/true);
   r.num_computed = 0;
   r.scheduled = 0;
   r.phase = Phase::kWaiting;
@@ -499,15 +503,11 @@ void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
   rec.last_token = sim.now();
   rec.completed = true;
   close_segment(r, step);
-  kv_.free(r.id, r.blocks, r.num_computed / config_.block_size);
+  kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/false);
   remove_running(slot);
-  if (r.phase == Phase::kDecode) {
-    --n_decoders_;
-    decoder_ctx_offset_ -= r.num_computed - r.base_step;
-  }
+  if (r.phase == Phase::kDecode) remove_decoder(r);
   r.phase = Phase::kWaiting;
   ++r.epoch;
-  r.blocks.clear();
   free_slots_.push_back(slot);
   observer_->on_request_done(sim, r.id);
 }
@@ -520,7 +520,7 @@ void Replica::fail(engine::Simulator& sim, int32_t slot, const std::string& why)
   rec.error = why;
   waiting_pop_front();
   ++r.epoch;
-  r.blocks.clear();
+  r.kv.reset(0);
   free_slots_.push_back(slot);
   observer_->on_request_done(sim, r.id);
 }

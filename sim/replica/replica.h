@@ -98,6 +98,8 @@ class Replica : public engine::EventHandler {
   int64_t num_waiting() const;
   const KvCacheManager& kv() const { return kv_; }
   const metrics::StepLog& step_log() const { return step_log_; }
+  // Moves the step log out (for the caller's result once the run is over); leaves it empty.
+  metrics::StepLog take_step_log() { return std::move(step_log_); }
   ReplicaStats stats() const;
 
  private:
@@ -121,7 +123,7 @@ class Replica : public engine::EventHandler {
     int32_t scheduled = 0;        // tokens scheduled in the step in flight
     int64_t seg_start = -1;       // first step of the open token segment, -1 = none
     bool admitted_before = false;
-    std::vector<int32_t> blocks;  // block table (kept after preemption for self prefix hits)
+    KvTable kv;                   // block table (after a preemption: its cached blocks)
     // Content keys of the prompt's full blocks when the request carries a trace hash chain
     // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
     std::vector<uint64_t> chain_keys;
@@ -158,7 +160,7 @@ class Replica : public engine::EventHandler {
   void schedule_waiting();
   void settle_decoder(Req& r, int64_t step);
   void add_decoder(int32_t slot, int64_t base_step);
-  void rebuild_decoder_index();
+  void remove_decoder(Req& r);
   void after_allocation(int32_t slot, int32_t q);
   int64_t new_blocks_for(const Req& r, int32_t q) const;
   void preempt(int32_t slot, int64_t step);

@@ -18,6 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Catch::Matchers::WithinRel;
+using testing::ms;
 using testing::tiny_scenario;
 
 std::vector<std::string> keys_of(const nlohmann::ordered_json& j) {
@@ -212,6 +213,54 @@ TEST_CASE("identical input gives byte-identical output", "[metrics]") {
   CHECK(a.rfind("{\n  \"date\": \"20250101-000000\",\n", 0) == 0);  // 2-space indent
   CHECK(a.back() == '\n');
   CHECK(nlohmann::ordered_json::parse(a) == j1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_result_atomically streams the same bytes as the built JSON", "[metrics]") {
+  // Success with one and two segments (a preemption gap), a single-token request (empty ITL
+  // list), a failure with an error text (its arrays hold vLLM's defaults), a warm-up request
+  // (left out), and with no measured request at all (every array "[]").
+  auto t = tiny_scenario();
+  RequestRecord single;
+  single.id = 3;
+  single.arrival = ms(60);
+  single.prompt_tokens = 7;
+  single.output_tokens = 1;
+  single.completed = true;
+  single.segments.push_back(TokenSegment{2, 2});
+  single.first_token = single.last_token = t.logs[0].step_end[2];
+  t.records.push_back(single);
+  RequestRecord failed;
+  failed.id = 4;
+  failed.arrival = ms(70);
+  failed.prompt_tokens = 9000;
+  failed.output_tokens = 5;
+  failed.failed = true;
+  failed.error = "too long: \"quoted\" and non-ASCII \xc3\xa9";
+  t.records.push_back(failed);
+  t.records[0].warmup = true;
+  MetricsOptions o;
+  o.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
+  o.metric_percentiles = {50, 99};
+  o.ttft_offset_s = 0.0125;
+  const auto dir = scratch_dir("stream");
+  for (const bool detailed : {true, false}) {
+    for (const bool any_measured : {true, false}) {
+      auto records = t.records;
+      if (!any_measured) {
+        for (auto& r : records) r.warmup = true;
+      }
+      auto ctx = context();
+      ctx.save_detailed = detailed;
+      const auto m = compute_metrics(records, t.logs, o);
+      write_json_atomically((dir / "built.json").string(),
+                            build_result_json(m, o, ctx, records, t.logs));
+      write_result_atomically((dir / "streamed.json").string(), m, o, ctx, records, t.logs);
+      const std::string built = read_file(dir / "built.json");
+      CHECK(built == read_file(dir / "streamed.json"));
+      CHECK((built.find("\"itls\": [") != std::string::npos) == detailed);
+    }
+  }
   fs::remove_all(dir);
 }
 
