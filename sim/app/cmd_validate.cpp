@@ -207,6 +207,7 @@ class ValidateCommand : public Command {
       }
     }
     if (opts_.no_prefix_caching) j["enable_prefix_caching"] = false;
+    if (opts_.no_async_scheduling) j["async_scheduling"] = false;
     if (!engine_version_.empty()) j["engine_version"] = engine_version_;
     return j;
   }
