@@ -97,7 +97,7 @@ TEST_CASE("async scheduling: constant GPU time G and host time H give a period o
       REQUIRE(async.log.step_end[k] - async.log.step_end[k - 1] == period);
     }
     REQUIRE(async.records[0].first_token == sum);
-    REQUIRE(async.records[0].last_token == sum + period * 39);
+    REQUIRE(async.records[0].last_token == sum + SimTime::from_ns(period.ns() * 39));
   }
 }
 
