@@ -107,9 +107,10 @@ const std::vector<VllmVersionInfo>& vllm_version_table() {
 }
 
 std::string vllm_minor_version(const std::string& version) {
-  static const std::regex kMinor(R"(^v?(\d+)\.(\d+)(\.[0-9A-Za-z.+-]*)?$)");
+  // "0.8.3", "v0.11.0", "0.19.0+cu128", "0.8.3 (V0 engine)": the leading X.Y decides.
+  static const std::regex kMinor(R"(^v?(\d+)\.(\d+)(?:[.+ ]|$))");
   std::smatch m;
-  if (!std::regex_match(version, m, kMinor)) return "";
+  if (!std::regex_search(version, m, kMinor)) return "";
   return std::to_string(std::stoi(m[1])) + "." + std::to_string(std::stoi(m[2]));
 }
 

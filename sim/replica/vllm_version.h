@@ -54,7 +54,8 @@ const std::vector<VllmVersionInfo>& vllm_version_table();
 const VllmVersionInfo& vllm_version(const std::string& version,
                                     const std::string& flag = "--vllm-version");
 
-// "0.8.3" -> "0.8"; "v0.11.0" -> "0.11"; "" when the text has no X.Y.
+// "0.8.3" -> "0.8"; "v0.11.0" -> "0.11"; "0.8.3 (V0 engine)" -> "0.8"; "" when the text does not
+// start with X.Y.
 std::string vllm_minor_version(const std::string& version);
 
 // The max-num-seqs and max-num-batched-tokens defaults of `info` for `gpu` (vLLM's

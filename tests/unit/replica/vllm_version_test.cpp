@@ -52,6 +52,10 @@ TEST_CASE("version lookup matches X.Y and X.Y.Z and rejects the rest", "[replica
   CHECK(vllm_version("0.19").version == "0.19");
   CHECK(vllm_minor_version("0.10.1.1") == "0.10");
   CHECK(vllm_minor_version("latest") == "");
+  CHECK(vllm_minor_version("0.8.3 (V0 engine)") == "0.8");  // the llm-k8s PP sidecars
+  CHECK(vllm_minor_version("0.19.0+cu128") == "0.19");
+  CHECK(vllm_minor_version("0.80") == "0.80");
+  CHECK(vllm_minor_version("10.2x") == "");
   CHECK_THROWS_WITH(vllm_version("0.5.4"), Catch::Contains("--vllm-version: '0.5.4'") &&
                                                Catch::Contains("0.6, 0.7"));
   CHECK_THROWS_AS(vllm_version("0.20"), ConfigError);
