@@ -28,7 +28,13 @@ struct Calibration {
   // Parameter name -> fitted value. Known names (others are rejected on load):
   //   compute_efficiency, memory_efficiency, compute_ramp_tokens, op_latency_s,
   //   step_overhead_s, per_seq_overhead_s, link_latency_s, link_bandwidth_bytes_per_s,
-  //   client_ttft_overhead_s
+  //   client_ttft_overhead_s,
+  //   host_step_s, host_per_seq_s, host_per_prefill_token_s, host_per_sampled_token_s (host work
+  //   of a step with a cause, overlapped under async scheduling: models/roofline_cost_model.h),
+  //   frontend_per_request_s, frontend_per_prompt_token_s, frontend_per_output_token_s (the API
+  //   server queue: sim/cluster/front_end.h).
+  // step_overhead_s / per_seq_overhead_s keep their old meaning (serial, never overlapped), so a
+  // profile written before the host terms existed predicts what it predicted then.
   std::map<std::string, FittedValue> parameters;
   std::vector<std::string> fit_set;  // sources (files or tables) the values were fitted on
   nlohmann::json residuals;          // per sample or per run: measured, predicted, error

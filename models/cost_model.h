@@ -17,8 +17,15 @@ struct StepCost {
   double attention_s = 0;  // prefill + decode attention (all layers)
   double lm_head_s = 0;    // final norm + LM head + sampling for the sampled rows
   double comm_s = 0;       // tensor-parallel all-reduces, pipeline send/recv
-  double overhead_s = 0;   // fixed per-step and per-request CPU/launch overheads
+  double overhead_s = 0;   // serial per-step and per-request overheads (the legacy constants)
+  // Host (CPU) work of the step with a cause: scheduler per step and per scheduled sequence,
+  // input preparation per prefill token, sampling and output processing per sampled token.
+  // Without async scheduling it adds to the step; with it, it overlaps the previous step's GPU
+  // work (sim/replica/replica.h). Included in total_s.
+  double host_s = 0;
   double total_s = 0;
+  // The part that is not host_s: what the GPU (and the serial overheads) take.
+  double device_s() const { return total_s - host_s; }
 };
 
 class CostModel {

@@ -24,27 +24,41 @@ int Deployment::kv_dtype_bytes() const {
   return model.dtype_bytes;  // "auto" (and anything else the config loader let through)
 }
 
-std::vector<int> default_cuda_graph_sizes(int max_num_seqs, int max_num_batched_tokens) {
-  // vLLM v0.11+ (CompilationConfig / SchedulerConfig):
-  //   max = min(2 * max_num_seqs, 512)
-  //   sizes = [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16), every size <= max,
-  // then sizes larger than max_num_batched_tokens are dropped.
-  const int max_size = std::min(2 * max_num_seqs, 512);
+std::vector<int> default_cuda_graph_sizes(int max_num_seqs, int max_num_batched_tokens,
+                                          CudaGraphSizesRule rule) {
   std::vector<int> sizes;
-  auto add = [&](int s) {
+  auto add = [&](int s, int max_size) {
     if (s <= max_size && s <= max_num_batched_tokens) {
       sizes.push_back(s);
     }
   };
-  for (int s : {1, 2, 4}) {
-    add(s);
+  if (rule == CudaGraphSizesRule::kV0) {
+    // V0 captures every size up to the first one >= max_num_seqs (max_batchsize_to_capture =
+    // _get_graph_batch_size(min(max_num_seqs, 256))).
+    std::vector<int> all = {1, 2, 4};
+    for (int s = 8; s <= 256; s += 8) all.push_back(s);
+    const int want = std::min(max_num_seqs, 256);
+    const int max_size = *std::lower_bound(all.begin(), all.end(), want);
+    for (int s : {1, 2, 4}) add(s, max_size);
+    for (int s = 8; s <= 256; s += 8) add(s, max_size);
+    return sizes;
   }
-  for (int s = 8; s < 256; s += 8) {
-    add(s);
+  if (rule == CudaGraphSizesRule::kV1Dense512) {
+    for (int s : {1, 2, 4}) add(s, 512);
+    for (int s = 8; s <= 512; s += 8) add(s, 512);
+    return sizes;
   }
-  for (int s = 256; s <= max_size; s += 16) {
-    add(s);
+  // v0.10+: max = min(2 * max_num_seqs, 512).
+  const int max_size = std::min(2 * max_num_seqs, 512);
+  for (int s : {1, 2, 4}) add(s, max_size);
+  if (rule == CudaGraphSizesRule::kV1Dense2x) {
+    for (int s = 8; s <= max_size; s += 8) add(s, max_size);
+    return sizes;
   }
+  // vLLM v0.11+ (CompilationConfig / SchedulerConfig):
+  //   sizes = [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16), every size <= max.
+  for (int s = 8; s < 256; s += 8) add(s, max_size);
+  for (int s = 256; s <= max_size; s += 16) add(s, max_size);
   return sizes;
 }
 
@@ -77,6 +91,10 @@ RooflineOptions calibrated_options(const Deployment& d) {
   if (auto v = c.get("op_latency_s")) o.op_latency_s = *v;
   if (auto v = c.get("step_overhead_s")) o.step_overhead_s = *v;
   if (auto v = c.get("per_seq_overhead_s")) o.per_seq_overhead_s = *v;
+  if (auto v = c.get("host_step_s")) o.host_step_s = *v;
+  if (auto v = c.get("host_per_seq_s")) o.host_per_seq_s = *v;
+  if (auto v = c.get("host_per_prefill_token_s")) o.host_per_prefill_token_s = *v;
+  if (auto v = c.get("host_per_sampled_token_s")) o.host_per_sampled_token_s = *v;
   return o;
 }
 

@@ -42,9 +42,18 @@ struct Deployment {
   int num_gpus() const { return tensor_parallel_size * pipeline_parallel_size; }
 };
 
-// vLLM v0.11+ capture sizes: [1,2,4] + range(8,256,8) + range(256, max+1, 16) with
-// max = min(2*max_num_seqs, 512), capped at max_num_batched_tokens.
-std::vector<int> default_cuda_graph_sizes(int max_num_seqs, int max_num_batched_tokens);
+// How a vLLM release picks its CUDA-graph capture sizes (sim/replica/vllm_version.h says which).
+enum class CudaGraphSizesRule {
+  kV0,         // [1,2,4] + [8·i for i in 1..32], up to the first size >= max_num_seqs
+               //   (V0 _BATCH_SIZES_TO_CAPTURE, vllm/worker/model_runner.py)
+  kV1Dense512, // [1,2,4] + range(8, 513, 8)                       (v0.8, v0.9: cuda_graph_sizes [512])
+  kV1Dense2x,  // [1,2,4] + range(8, max+1, 8), max = min(2·max_num_seqs, 512)   (v0.10)
+  kV1Sparse,   // [1,2,4] + range(8,256,8) + range(256, max+1, 16), same max      (v0.11+)
+};
+
+// The capture sizes of `rule`, ascending, with sizes above max_num_batched_tokens dropped.
+std::vector<int> default_cuda_graph_sizes(int max_num_seqs, int max_num_batched_tokens,
+                                          CudaGraphSizesRule rule = CudaGraphSizesRule::kV1Sparse);
 
 // The roofline cost model of DESIGN.md §4 for this deployment (ideal variant when d.ideal).
 std::unique_ptr<CostModel> make_cost_model(const Deployment& d);

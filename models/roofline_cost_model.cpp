@@ -140,7 +140,9 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
   require(opts_.memory_efficiency > 0 && opts_.memory_efficiency <= 1,
           "memory_efficiency must be in (0, 1], got " + std::to_string(opts_.memory_efficiency));
   require(opts_.compute_ramp_tokens >= 0 && opts_.op_latency_s >= 0 &&
-              opts_.step_overhead_s >= 0 && opts_.per_seq_overhead_s >= 0,
+              opts_.step_overhead_s >= 0 && opts_.per_seq_overhead_s >= 0 &&
+              opts_.host_step_s >= 0 && opts_.host_per_seq_s >= 0 &&
+              opts_.host_per_prefill_token_s >= 0 && opts_.host_per_sampled_token_s >= 0,
           "ramp, latency and overheads must be >= 0");
   require(g.bf16_flops > 0 && g.hbm_bandwidth_bytes_per_s > 0,
           "GPU " + g.name + " needs bf16_flops and hbm_bandwidth_bytes_per_s > 0");
@@ -374,7 +376,11 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool 
   c.overhead_s = opts_.step_overhead_s +
                  opts_.per_seq_overhead_s *
                      static_cast<double>(shape.prefill_seqs + shape.decode_seqs);
-  c.total_s = c.linear_s + c.attention_s + c.lm_head_s + c.comm_s + c.overhead_s;
+  c.host_s = opts_.host_step_s +
+             opts_.host_per_seq_s * static_cast<double>(shape.prefill_seqs + shape.decode_seqs) +
+             opts_.host_per_prefill_token_s * static_cast<double>(shape.prefill_tokens) +
+             opts_.host_per_sampled_token_s * static_cast<double>(shape.sampled_seqs);
+  c.total_s = c.linear_s + c.attention_s + c.lm_head_s + c.comm_s + c.overhead_s + c.host_s;
   return p;
 }
 
@@ -393,7 +399,7 @@ PipelineStepTimes RooflineCostModel::estimate_pipeline(const BatchShape& shape) 
     return t;
   }
   const Parts p = parts(shape, /*per_stage=*/true);
-  t.overhead_s = p.cost.overhead_s;
+  t.overhead_s = p.cost.overhead_s + p.cost.host_s;  // V0 virtual engines: host work is serial
   // Per-layer work is the same on every stage; the LM head runs on the last.
   const double per_layer = (p.cost.linear_s + p.cost.attention_s) / num_layers_;
   for (int s = 0; s < pp_; ++s) {

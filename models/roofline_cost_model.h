@@ -53,8 +53,16 @@ inline constexpr double kDefaultOpLatencyS = 6e-6;
 struct RooflineOptions {
   double compute_efficiency = 1.0;   // η_c: fraction of peak FLOP/s a large GEMM reaches, (0, 1]
   double memory_efficiency = 1.0;    // η_m: fraction of peak HBM bandwidth, (0, 1]
+  // Serial overheads (the single constant of profiles before host terms existed): added to every
+  // step whatever the scheduling mode, so an old profile keeps its meaning.
   double step_overhead_s = 0;        // per step (scheduler, launch, sampling), s
   double per_seq_overhead_s = 0;     // per scheduled sequence per step, s
+  // Host terms (StepCost::host_s), each with a cause; overlapped with the GPU under async
+  // scheduling:
+  double host_step_s = 0;              // per step: schedule(), update_from_output(), launch
+  double host_per_seq_s = 0;           // per scheduled sequence: request state, block tables
+  double host_per_prefill_token_s = 0; // per prefill token: input ids, positions, slot mapping
+  double host_per_sampled_token_s = 0; // per sampled token: sampler bookkeeping, output handling
   double compute_ramp_tokens = 0;    // a in η_c(T) = η_c·T/(T+a), tokens; 0 = no ramp
   double op_latency_s = 0;           // fixed time added to every modelled kernel, s
   bool cuda_graph_padding = false;   // pad small batches to the CUDA-graph capture sizes

@@ -60,8 +60,8 @@ std::unique_ptr<ArrivalProcess> make_arrival_process(double rate_per_s, double b
 }
 
 ArrivalSequence::ArrivalSequence(int64_t n, double rate_per_s, double burstiness,
-                                 std::string_view process, uint64_t seed)
-    : n_(n), rate_per_s_(rate_per_s), rng_(seed, kArrivalStreamName) {
+                                 std::string_view process, uint64_t seed, bool rescale)
+    : n_(n), rate_per_s_(rate_per_s), rng_(seed, kArrivalStreamName), rescale_(rescale) {
   SERVESIM_CHECK(n >= 1, "an arrival sequence needs at least one request");
   if (rate_per_s == kInf) {
     // get_request: delay 0 for every request; delay_ts[-1] == 0, so no rescale.
@@ -75,6 +75,7 @@ ArrivalSequence::ArrivalSequence(int64_t n, double rate_per_s, double burstiness
     return;
   }
   mode_ = Mode::kRandom;
+  if (!rescale) return;  // factor_ stays 1: the raw cumulated gaps
   // First pass: the sum of all n raw gaps (vLLM's delay_ts[-1] after cumulation), from a stream
   // identical to rng_; rng_ itself is left untouched for the second pass in next_s().
   RngStream first_pass(seed, kArrivalStreamName);
@@ -97,8 +98,14 @@ double ArrivalSequence::next_s() {
     case Mode::kAllAtZero:
       return 0.0;
     case Mode::kConstant:
-      return static_cast<double>(issued_) / rate_per_s_;
+      return static_cast<double>(rescale_ ? issued_ : issued_ - 1) / rate_per_s_;
     case Mode::kRandom:
+      if (!rescale_) {
+        // Older client: send, then sleep one gap; request i waits for the first i gaps.
+        const double t = cumulative_s_;
+        cumulative_s_ += process_->next_gap_s(rng_);
+        return t;
+      }
       cumulative_s_ += process_->next_gap_s(rng_);
       return cumulative_s_ * factor_;
   }

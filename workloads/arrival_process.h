@@ -114,8 +114,10 @@ std::unique_ptr<ArrivalProcess> make_arrival_process(double rate_per_s, double b
 class ArrivalSequence {
  public:
   // REQUIRES: n >= 1; rate > 0 (may be +inf); burstiness > 0 (may be +inf); process valid.
+  // `rescale` false: older benchmark_serving.py's get_request — the first request at t = 0, then
+  // request i at the sum of the first i raw gaps (no rescale; the last lands near, not at, n/rate).
   ArrivalSequence(int64_t n, double rate_per_s, double burstiness, std::string_view process,
-                  uint64_t seed);
+                  uint64_t seed, bool rescale = true);
 
   int64_t size() const { return n_; }
   // Arrival time in seconds of the next request. REQUIRES: called at most size() times.
@@ -133,6 +135,7 @@ class ArrivalSequence {
   RngStream rng_;            // second pass: redraws the gaps the constructor summed
   double cumulative_s_ = 0;  // running sum of raw gaps (vLLM's delay_ts[i] before rescaling)
   double factor_ = 1.0;
+  bool rescale_ = true;
 };
 
 }  // namespace servesim::workloads

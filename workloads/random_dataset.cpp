@@ -30,10 +30,30 @@ LengthRange vllm_random_length_range(int64_t mean_len, double range_ratio, int64
   return range;
 }
 
+LengthRange legacy_random_length_range(int64_t mean_len, double range_ratio, int64_t min_lo) {
+  SERVESIM_CHECK(mean_len >= 0 && range_ratio >= 0.0 && range_ratio <= 1.0,
+                 "length range arguments out of domain");
+  const double r = range_ratio == 0.0 ? 1.0 : range_ratio;
+  LengthRange range;
+  // int(L * r) truncates toward zero (both factors are >= 0).
+  range.lo = static_cast<int64_t>(static_cast<double>(mean_len) * r);
+  range.hi = mean_len;
+  range.lo = std::max(range.lo, min_lo);
+  range.hi = std::max(range.hi, min_lo);
+  return range;
+}
+
+namespace {
+LengthRange length_range(const RandomDatasetParams& p, int64_t len, int64_t min_lo) {
+  return p.legacy_range ? legacy_random_length_range(len, p.range_ratio, min_lo)
+                        : vllm_random_length_range(len, p.range_ratio, min_lo);
+}
+}  // namespace
+
 RandomDataset::RandomDataset(const RandomDatasetParams& params, uint64_t seed)
     : params_(params),
-      input_range_(vllm_random_length_range(params.input_len, params.range_ratio, 0)),
-      output_range_(vllm_random_length_range(params.output_len, params.range_ratio, 1)),
+      input_range_(length_range(params, params.input_len, 0)),
+      output_range_(length_range(params, params.output_len, 1)),
       input_rng_(seed, "random.input_len"),
       output_rng_(seed, "random.output_len") {}
 

@@ -48,12 +48,19 @@ struct LengthRange {
 // REQUIRES: L >= 0, 0 <= r < 1.
 LengthRange vllm_random_length_range(int64_t mean_len, double range_ratio, int64_t min_lo);
 
+// Older benchmark_serving.py (sample_random_requests): np.random.randint(int(L·r), L + 1), i.e.
+// [int(L·r), L], whose --random-range-ratio default was 1.0 (fixed L). r = 0 (servesim's default,
+// the current client's "fixed L") is read as that default, so both rules give fixed L by default.
+// The lower bound is raised to `min_lo` as above. REQUIRES: L >= 0, 0 <= r <= 1.
+LengthRange legacy_random_length_range(int64_t mean_len, double range_ratio, int64_t min_lo);
+
 // Settings of the random dataset (the --random-* flags; see WorkloadConfig for defaults).
 struct RandomDatasetParams {
   int64_t num_prompts = 1000;  // --num-prompts
   int32_t input_len = 1024;    // --random-input-len (tokens after the prefix)
   int32_t output_len = 128;    // --random-output-len
   double range_ratio = 0.0;    // --random-range-ratio
+  bool legacy_range = false;   // --random-range-rule legacy: legacy_random_length_range
   int32_t prefix_len = 0;      // --random-prefix-len
 };
 

@@ -48,6 +48,7 @@ RandomDatasetParams random_params(const WorkloadConfig& c) {
   p.input_len = c.random_input_len;
   p.output_len = c.random_output_len;
   p.range_ratio = c.random_range_ratio;
+  p.legacy_range = c.random_range_rule == "legacy";
   p.prefix_len = c.random_prefix_len;
   return p;
 }
@@ -65,8 +66,14 @@ SharedPrefixDatasetParams gsp_params(const WorkloadConfig& c) {
 // Checks the --random-* flags with vLLM's rules (RandomDataset.sample / get_sampling_params).
 void validate_random(const WorkloadConfig& c) {
   const double r = c.random_range_ratio;
-  if (!(r >= 0.0 && r < 1.0)) {  // also rejects NaN
-    fail("--random-range-ratio", format_flag_value(r), "a value in [0, 1)");
+  const bool legacy = c.random_range_rule == "legacy";
+  if (!c.random_range_rule.empty() && !legacy && c.random_range_rule != "symmetric") {
+    throw ConfigError("--random-range-rule: \"" + c.random_range_rule +
+                      "\" is not a rule; expected symmetric or legacy");
+  }
+  if (legacy ? !(r >= 0.0 && r <= 1.0) : !(r >= 0.0 && r < 1.0)) {  // also rejects NaN
+    fail("--random-range-ratio", format_flag_value(r),
+         legacy ? "a value in [0, 1] (legacy rule)" : "a value in [0, 1)");
   }
   // vLLM accepts an empty body (input len 0) when a prefix carries the prompt; see below.
   require_at_least("--random-input-len", c.random_input_len, 0);
@@ -74,8 +81,10 @@ void validate_random(const WorkloadConfig& c) {
   // Output lengths are generated exactly (ignore_eos); 0 would be silently raised to 1 by vLLM.
   require_at_least("--random-output-len", c.random_output_len, 1);
 
-  const LengthRange in = vllm_random_length_range(c.random_input_len, r, 0);
-  const LengthRange out = vllm_random_length_range(c.random_output_len, r, 1);
+  const LengthRange in = legacy ? legacy_random_length_range(c.random_input_len, r, 0)
+                                : vllm_random_length_range(c.random_input_len, r, 0);
+  const LengthRange out = legacy ? legacy_random_length_range(c.random_output_len, r, 1)
+                                 : vllm_random_length_range(c.random_output_len, r, 1);
   // RandomDataset.sample: "the minimum possible total input tokens (prefix + sampled)" >= 1.
   if (c.random_prefix_len + in.lo < 1) {
     throw ConfigError("--random-input-len: " + str(c.random_input_len) +
@@ -289,6 +298,11 @@ void validate(const WorkloadConfig& config) {
                            ? "--gsp-num-groups x --gsp-prompts-per-group"
                            : "--num-prompts",
                        request_count(config), "requests", 1024);
+  if (!config.arrival_rescale.empty() && config.arrival_rescale != "on" &&
+      config.arrival_rescale != "off") {
+    throw ConfigError("--arrival-rescale: \"" + config.arrival_rescale +
+                      "\" is invalid; expected on or off");
+  }
 }
 
 std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
@@ -350,15 +364,15 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
     dataset = std::make_unique<RandomDataset>(random_params(config), config.seed);
   }
   ArrivalSequence arrivals(dataset->size(), config.request_rate, config.burstiness,
-                           config.arrival_process, config.seed);
+                           config.arrival_process, config.seed, config.arrival_rescale != "off");
   return std::make_unique<ComposedWorkload>(std::move(dataset), std::move(arrivals));
 }
 
 std::vector<double> arrival_times_s(int64_t n, double rate, double burstiness,
-                                    const std::string& process, uint64_t seed) {
+                                    const std::string& process, uint64_t seed, bool rescale) {
   require_at_least("--num-prompts", n, 1);
   validate_arrivals(rate, burstiness, process, n);
-  ArrivalSequence arrivals(n, rate, burstiness, process, seed);
+  ArrivalSequence arrivals(n, rate, burstiness, process, seed, rescale);
   std::vector<double> times;
   times.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {

@@ -32,6 +32,11 @@ struct WorkloadConfig {
   // num_prefixes × (num_prompts / num_prefixes) (vLLM's integer division).
   int64_t num_prompts = 1000;
   uint64_t seed = 0;           // --seed
+  // --arrival-rescale: "on" = vllm bench serve's rule (cumulated delays rescaled so the last
+  // arrival is at n / rate); "off" = older benchmark_serving.py (first request at t = 0, then one
+  // unrescaled gap after each). "" = the --vllm-version's rule (sim::resolved_workload); the
+  // workload itself reads "" as "on".
+  std::string arrival_rescale;
 
   // --- dataset ---
   // --dataset-name: random | generated-shared-prefix | sharegpt | custom | burstgpt | sonnet |
@@ -64,7 +69,11 @@ struct WorkloadConfig {
   // random (vLLM current RandomDataset semantics)
   int32_t random_input_len = 1024;     // --random-input-len
   int32_t random_output_len = 128;     // --random-output-len
-  double random_range_ratio = 0.0;     // --random-range-ratio, in [0, 1)
+  double random_range_ratio = 0.0;     // --random-range-ratio, in [0, 1) ([0, 1] when legacy)
+  // --random-range-rule: "symmetric" = lengths on [floor(L(1−r)), ceil(L(1+r))] (vllm bench
+  // serve); "legacy" = [int(L·r), L] (older benchmark_serving.py, whose default r was 1.0: r = 0
+  // is read as that default, i.e. fixed L). "" = the --vllm-version's rule; read as symmetric.
+  std::string random_range_rule;
   int32_t random_prefix_len = 0;       // --random-prefix-len: one prefix shared by all requests
   // generated-shared-prefix (SGLang bench_serving names)
   int32_t gsp_num_groups = 64;          // --gsp-num-groups
@@ -91,8 +100,10 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config);
 
 // Arrival times for n requests at `rate` (finite) with gamma shape `burstiness`, from a stream
 // seeded by `seed`: exposed for tests of the arrival process. Times in seconds, nondecreasing.
+// `rescale` false: the older client's times (see WorkloadConfig::arrival_rescale).
 std::vector<double> arrival_times_s(int64_t n, double rate, double burstiness,
-                                    const std::string& process, uint64_t seed);
+                                    const std::string& process, uint64_t seed,
+                                    bool rescale = true);
 
 }  // namespace servesim::workloads
 

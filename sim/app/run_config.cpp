@@ -131,6 +131,19 @@ std::vector<ConfigField> build_fields() {
                     "defaults [the profile shipped for the GPU in hardware/calibration, if any]",
                     &SimulationConfig::calibration));
   // Engine (vllm serve).
+  f.push_back(engine_field("vllm_version", K::kString,
+                           "vLLM release whose defaults and behaviour apply: 0.6 ... 0.19 "
+                           "(docs/semantics.md) [0.19]",
+                           &sim::EngineConfig::vllm_version));
+  f.push_back(ConfigField{
+      "async_scheduling", K::kBool,
+      "overlap host scheduling with the GPU step; --no-async-scheduling turns it off "
+      "[the version's: on from 0.14]",
+      "",
+      [](SimulationConfig& c, const json& v) { c.engine.async_scheduling = v.get<bool>() ? 1 : 0; },
+      [](const SimulationConfig& c) {
+        return c.engine.async_scheduling < 0 ? json(nullptr) : json(c.engine.async_scheduling == 1);
+      }});
   f.push_back(engine_field("max_num_seqs", K::kPositiveInt,
                            "max running requests [1024 on >=70 GiB non-A100 GPUs, else 256]",
                            &sim::EngineConfig::max_num_seqs));
@@ -140,7 +153,7 @@ std::vector<ConfigField> build_fields() {
   f.push_back(engine_field("block_size", K::kInt, "KV block size in tokens [16]",
                            &sim::EngineConfig::block_size));
   f.push_back(engine_field("gpu_memory_utilization", K::kDouble,
-                           "fraction of GPU memory vLLM may use [0.9]",
+                           "fraction of GPU memory vLLM may use [the version's: 0.9]",
                            &sim::EngineConfig::gpu_memory_utilization));
   f.push_back(engine_field("enable_prefix_caching", K::kBool,
                            "prefix caching of full KV blocks; --no-enable-prefix-caching turns it "
@@ -189,6 +202,14 @@ std::vector<ConfigField> build_fields() {
   f.push_back(workload_field("random_range_ratio", K::kDouble,
                              "lengths uniform on [L(1-r), L(1+r)] [0.0]",
                              &workloads::WorkloadConfig::random_range_ratio));
+  f.push_back(workload_field("random_range_rule", K::kString,
+                             "symmetric = [L(1-r), L(1+r)] (vllm bench serve) | legacy = "
+                             "[int(L*r), L] (benchmark_serving.py <= 0.8) [the version's]",
+                             &workloads::WorkloadConfig::random_range_rule));
+  f.push_back(workload_field("arrival_rescale", K::kString,
+                             "on = arrivals rescaled so the last is at n/rate (vllm bench serve) | "
+                             "off = first at t=0, unrescaled gaps (<= 0.10) [the version's]",
+                             &workloads::WorkloadConfig::arrival_rescale));
   f.push_back(workload_field("random_prefix_len", K::kInt,
                              "tokens of one prefix shared by all requests [0]",
                              &workloads::WorkloadConfig::random_prefix_len));

@@ -99,6 +99,9 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   if (!skipped(o, "enable_prefix_caching")) {
     cmd.add_flag("--no-enable-prefix-caching", o.no_prefix_caching, "turn prefix caching off");
   }
+  if (!skipped(o, "async_scheduling")) {
+    cmd.add_flag("--no-async-scheduling", o.no_async_scheduling, "turn async scheduling off");
+  }
 }
 
 sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
@@ -129,6 +132,7 @@ sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
     }
   }
   if (o.no_prefix_caching) from_flags["enable_prefix_caching"] = false;
+  if (o.no_async_scheduling) from_flags["async_scheduling"] = false;
   apply_config_json(config, from_flags, "command line");
   return config;
 }
@@ -184,6 +188,7 @@ json deployment_overrides(const CLI::App& cmd, const RunOptions& o) {
     }
   }
   if (o.no_prefix_caching) j["enable_prefix_caching"] = false;
+  if (o.no_async_scheduling) j["async_scheduling"] = false;
   return j;
 }
 

@@ -19,6 +19,7 @@ struct RunOptions {
   std::map<std::string, std::vector<std::string>> lists;  // key -> items
   std::map<std::string, bool> flags;                      // bool fields given as bare flags
   bool no_prefix_caching = false;
+  bool no_async_scheduling = false;
   // Keys a command handles itself (e.g. sweep's list-valued --request-rate): not registered.
   std::vector<std::string> skip;
 };

@@ -29,6 +29,15 @@ const std::map<std::string, ParamSpec>& param_specs() {
       {"compute_efficiency", {1, 0.05, 1.0, 0.7}},
       {"memory_efficiency", {1, 0.05, 1.0, 0.8}},
       {"compute_ramp_tokens", {100, 0, 4096, 128}},
+      // Host terms (overlapped under async scheduling) and the API-server front end. Scales put
+      // a typical value near 1: ms per step, µs per sequence or token.
+      {"host_step_s", {1e-3, 0, 0.05, 1e-3}},
+      {"host_per_seq_s", {1e-6, 0, 1e-3, 1e-5}},
+      {"host_per_prefill_token_s", {1e-6, 0, 1e-4, 1e-7}},
+      {"host_per_sampled_token_s", {1e-6, 0, 1e-3, 1e-5}},
+      {"frontend_per_request_s", {1e-3, 0, 0.5, 1e-3}},
+      {"frontend_per_prompt_token_s", {1e-6, 0, 1e-4, 1e-6}},
+      {"frontend_per_output_token_s", {1e-6, 0, 1e-4, 1e-6}},
   };
   return s;
 }
@@ -40,6 +49,7 @@ measured::Calibration replay_calibration(const hardware::Calibration& c, const s
   m.source = source;
   m.fitted_on = c.fit_set;
   m.ttft_offset_s = c.get("client_ttft_overhead_s").value_or(0.0);
+  m.frontend = sim::FrontEndCosts::from_calibration(c);
   m.make_cost = [c](const models::Deployment& d) {
     models::Deployment dd = d;
     dd.calibration = c;
@@ -57,7 +67,10 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
       throw ConfigError("--fit: '" + p + "' cannot be fitted to serving runs; expected some of " +
                         "step_overhead_s, per_seq_overhead_s, client_ttft_overhead_s, " +
                         "op_latency_s, link_latency_s, compute_efficiency, memory_efficiency, " +
-                        "compute_ramp_tokens");
+                        "compute_ramp_tokens, host_step_s, host_per_seq_s, " +
+                        "host_per_prefill_token_s, host_per_sampled_token_s, " +
+                        "frontend_per_request_s, frontend_per_prompt_token_s, " +
+                        "frontend_per_output_token_s");
     }
   }
   // Prepare every deployment once; the fit only changes the cost model.

@@ -123,6 +123,10 @@ int32_t Router::choose_by_chain(const std::vector<uint64_t>& chain, int32_t leas
 void Router::send(engine::Simulator& sim, const workloads::RequestSpec& spec) {
   const int32_t r = choose(spec);
   ++sent_[static_cast<size_t>(r)];
+  if (!front_ends_.empty()) {
+    front_ends_[static_cast<size_t>(r)]->send(sim, spec);
+    return;
+  }
   replicas_[static_cast<size_t>(r)]->add_request(sim, spec);
 }
 

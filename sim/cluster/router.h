@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "sim/cluster/benchmark_client.h"
+#include "sim/cluster/front_end.h"
 #include "sim/replica/replica.h"
 
 namespace servesim::sim {
@@ -75,6 +76,11 @@ class Router : public RequestSink {
   // The replica `spec` goes to; updates the round-robin counter / prefix holders.
   int32_t choose(const workloads::RequestSpec& spec);
 
+  // Each replica's API server (front_end.h): when set, send() hands the request to front_ends[r]
+  // instead of the replica itself. Requests queued there do not count as the replica's outstanding
+  // requests (the engine does not see them yet). REQUIRES: one per replica, outliving the router.
+  void set_front_ends(std::vector<FrontEnd*> front_ends) { front_ends_ = std::move(front_ends); }
+
   // Requests sent to each replica so far.
   const std::vector<int64_t>& sent_per_replica() const { return sent_; }
 
@@ -85,6 +91,7 @@ class Router : public RequestSink {
 
   RouterPolicy policy_;
   std::vector<Replica*> replicas_;
+  std::vector<FrontEnd*> front_ends_;
   int64_t balance_threshold_;
   int64_t next_rr_ = 0;
   std::vector<int64_t> sent_;

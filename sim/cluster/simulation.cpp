@@ -17,6 +17,7 @@
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/engine/simulator.h"
 #include "sim/replica/pipeline.h"
+#include "sim/replica/vllm_version.h"
 
 namespace servesim::sim {
 namespace {
@@ -157,12 +158,17 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
       d.calibration = hardware::load_calibration(path);
       p.calibration_source = path;
       p.client_ttft_overhead_s = d.calibration.get("client_ttft_overhead_s").value_or(0.0);
+      p.frontend = FrontEndCosts::from_calibration(d.calibration);
     }
   }
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
-  d.cuda_graph_sizes =
-      models::default_cuda_graph_sizes(p.engine.max_num_seqs, p.engine.max_num_batched_tokens);
+  // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
+  // micro-batches already overlap; async scheduling applies to single-stage replicas only.
+  if (config.pipeline_parallel_size > 1) p.engine.async_scheduling = 0;
+  d.cuda_graph_sizes = models::default_cuda_graph_sizes(
+      p.engine.max_num_seqs, p.engine.max_num_batched_tokens,
+      vllm_version(p.engine.vllm_version).cuda_graphs);
 
   models::MemoryPlanOptions mo;
   mo.gpu_memory_utilization = p.engine.gpu_memory_utilization;
@@ -200,14 +206,25 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   return p;
 }
 
+workloads::WorkloadConfig resolved_workload(const SimulationConfig& config) {
+  workloads::WorkloadConfig w = config.workload;
+  const VllmVersionInfo& v = vllm_version(config.engine.vllm_version);
+  if (w.random_range_rule.empty()) w.random_range_rule = v.legacy_random_lengths ? "legacy" : "symmetric";
+  if (w.arrival_rescale.empty()) w.arrival_rescale = v.rescale_arrivals ? "on" : "off";
+  return w;
+}
+
 SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared) {
-  std::unique_ptr<workloads::Workload> workload = workloads::make_workload(config.workload);
+  std::unique_ptr<workloads::Workload> workload =
+      workloads::make_workload(resolved_workload(config));
   return run_simulation(config, prepared, *workload);
 }
 
 SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared,
-                                workloads::Workload& workload, const models::CostModel* cost) {
+                                workloads::Workload& workload, const models::CostModel* cost,
+                                const FrontEndCosts* frontend) {
   const models::CostModel& step_cost = cost != nullptr ? *cost : *prepared.cost;
+  const FrontEndCosts& frontend_costs = frontend != nullptr ? *frontend : prepared.frontend;
   if (config.max_concurrency < 0) {
     throw ConfigError("--max-concurrency: " + std::to_string(config.max_concurrency) +
                       " is invalid; expected an integer >= 1");
@@ -265,6 +282,16 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
     replicas[static_cast<size_t>(i)]->set_virtual_engines(std::move(others), stages.back().get());
   }
   Router router(policy, replica_ptrs);
+  // Each replica's API server (front_end.h); none when its costs are zero (the default).
+  std::vector<std::unique_ptr<FrontEnd>> front_ends;
+  if (!frontend_costs.empty()) {
+    std::vector<FrontEnd*> fe;
+    for (Replica* r : replica_ptrs) {
+      front_ends.push_back(std::make_unique<FrontEnd>(frontend_costs, r));
+      fe.push_back(front_ends.back().get());
+    }
+    router.set_front_ends(std::move(fe));
+  }
   BenchmarkClient client(workload, router, config.max_concurrency, config.warmup_requests,
                          &result.records);
   client.set_completion_delay(SimTime::from_seconds_ceil(config.metrics.ttft_offset_s +
@@ -333,12 +360,16 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"max_model_len", p.engine.max_model_len},
       {"scheduling_policy", p.engine.scheduling_policy},
       {"num_gpu_blocks_override", p.engine.num_gpu_blocks_override},
+      {"vllm_version", p.engine.vllm_version},
+      {"async_scheduling", p.engine.async_scheduling == 1},
       {"dataset_name", config.workload.dataset_name},
       {"random_input_len", config.workload.random_input_len},
       {"random_output_len", config.workload.random_output_len},
       {"random_range_ratio", config.workload.random_range_ratio},
       {"random_prefix_len", config.workload.random_prefix_len},
       {"arrival_process", config.workload.arrival_process},
+      {"random_range_rule", resolved_workload(config).random_range_rule},
+      {"arrival_rescale", resolved_workload(config).arrival_rescale},
       {"seed", config.workload.seed},
       {"warmup_requests", config.warmup_requests},
   };

@@ -22,6 +22,7 @@
 
 #include "models/deployment.h"
 #include "models/memory_planner.h"
+#include "sim/cluster/front_end.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/request_record.h"
 #include "sim/replica/engine_config.h"
@@ -76,6 +77,7 @@ struct PreparedDeployment {
   std::unique_ptr<models::CostModel> ideal_cost;
   std::string calibration_source;     // the profile applied ("" = none)
   double client_ttft_overhead_s = 0;  // from the calibration: added to every TTFT
+  FrontEndCosts frontend;             // from the calibration: each replica's API-server queue
 };
 
 // Loads, resolves and checks everything about the deployment. Throws ConfigError with a one-line
@@ -99,10 +101,16 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
 
 // The same with a caller-provided workload (e.g. a replayed trace: config.workload is then not
 // used) and, when `cost` is not null, another step cost model than prepared.cost (a calibration
-// fit's trial parameters). --warmup-requests is checked against workload.size().
+// fit's trial parameters), and when `frontend` is not null, other API-server costs than
+// prepared.frontend. --warmup-requests is checked against workload.size().
 SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared,
                                 workloads::Workload& workload,
-                                const models::CostModel* cost = nullptr);
+                                const models::CostModel* cost = nullptr,
+                                const FrontEndCosts* frontend = nullptr);
+
+// config.workload with the benchmark-client rules of config.engine.vllm_version filled where the
+// user left them unset (random_range_rule "", arrival_rescale ""; vllm_version.h).
+workloads::WorkloadConfig resolved_workload(const SimulationConfig& config);
 
 // The "servesim" object of the result file: resolved config echo, KV capacity, preemptions,
 // prefix-cache hit rate, mean batch size, busy fraction, ideal-roofline TPOT bound. With more

@@ -645,6 +645,16 @@ std::vector<MeasuredRun> read_llmservingsim(const std::string& path) {
         run.deployment.set("kv_cache_dtype", *v, mw + " (engine_kwargs)");
       }
     }
+    // The server's resolved scheduler config says whether async scheduling was on (vLLM 0.19:
+    // resolved_config.scheduler_config.async_scheduling = true, its default).
+    if (auto rc = meta.find("resolved_config"); rc != meta.end() && rc->is_object()) {
+      if (auto sc = rc->find("scheduler_config"); sc != rc->end() && sc->is_object()) {
+        if (auto v = sc->find("async_scheduling"); v != sc->end() && v->is_boolean()) {
+          run.deployment.set("async_scheduling", *v,
+                             mw + " (resolved_config.scheduler_config.async_scheduling)");
+        }
+      }
+    }
     if (auto kv = meta.find("kv_cache"); kv != meta.end() && kv->is_object()) {
       if (auto v = kv->find("num_gpu_blocks"); v != kv->end() && v->is_number_integer()) {
         run.deployment.set("num_gpu_blocks_override", *v, mw + " (kv_cache.num_gpu_blocks)");

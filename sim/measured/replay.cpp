@@ -13,6 +13,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/replica/replica.h"
+#include "sim/replica/vllm_version.h"
 #include "workloads/trace_workload.h"
 #include "workloads/workload.h"
 
@@ -31,11 +32,12 @@ struct OneRun {
 // vLLM server: num_replicas stays 1; pipeline-parallel runs get their virtual engines there).
 OneRun run_once(std::vector<workloads::RequestSpec> specs, const MeasuredRun& run,
                 const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
-                const models::CostModel& cost, int64_t warmup_requests = 0) {
+                const models::CostModel& cost, const sim::FrontEndCosts* frontend,
+                int64_t warmup_requests = 0) {
   workloads::TraceWorkload workload(std::move(specs), run.id);
   sim::SimulationConfig cfg = config;
   cfg.warmup_requests = warmup_requests;
-  const sim::SimulationResult r = sim::run_simulation(cfg, prepared, workload, &cost);
+  const sim::SimulationResult r = sim::run_simulation(cfg, prepared, workload, &cost, frontend);
   OneRun out;
   out.metrics = r.metrics;
   for (const auto& s : r.replica_stats) out.preemptions += s.preemptions;
@@ -95,6 +97,7 @@ Calibration load_calibration_file(const std::string& path) {
   c.source = path;
   c.fitted_on = h.fit_set;
   c.ttft_offset_s = h.get("client_ttft_overhead_s").value_or(0.0);
+  c.frontend = sim::FrontEndCosts::from_calibration(h);
   c.make_cost = [h](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
     if (!h.gpu.empty() && h.gpu != deployment.gpu.name) return models::make_cost_model(deployment);
     models::Deployment d = deployment;
@@ -113,6 +116,12 @@ sim::SimulationConfig simulation_config(const MeasuredRun& run, const ConfigAppl
     const std::string where = src == run.deployment.source.end() ? run.path : src->second;
     apply(c, json{{key, value}}, where);
   }
+  if (!run.deployment.config.contains("vllm_version") && !run.deployment.engine_version.empty()) {
+    auto src = run.deployment.source.find("engine_version");
+    const std::string where = src == run.deployment.source.end() ? run.path : src->second;
+    c.engine.vllm_version =
+        sim::vllm_version(run.deployment.engine_version, where + ": engine_version").version;
+  }
   c.workload.num_prompts = std::max<int64_t>(1, run.num_prompts);
   c.workload.request_rate = run.request_rate;
   c.workload.burstiness = run.burstiness;
@@ -124,7 +133,8 @@ sim::SimulationConfig simulation_config(const MeasuredRun& run, const ConfigAppl
   return c;
 }
 
-std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint64_t seed) {
+std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint64_t seed,
+                                                    bool rescale_arrivals) {
   std::vector<workloads::RequestSpec> specs;
   if (!run.requests.empty()) {
     for (const MeasuredRequest& r : run.requests) {
@@ -174,7 +184,7 @@ std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint
   if (!timed && std::isfinite(run.request_rate)) {
     const std::vector<double> t = workloads::arrival_times_s(
         static_cast<int64_t>(specs.size()), run.request_rate, run.burstiness, run.arrival_process,
-        seed);
+        seed, rescale_arrivals);
     for (size_t i = 0; i < specs.size(); ++i) specs[i].arrival = SimTime::from_seconds_ceil(t[i]);
   }
   for (size_t i = 0; i < specs.size(); ++i) specs[i].id = static_cast<int64_t>(i);
@@ -193,6 +203,8 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
   std::unique_ptr<models::CostModel> own_cost;
   if (calibration.make_cost) own_cost = calibration.make_cost(prepared.deployment);
   const models::CostModel& cost = own_cost ? *own_cost : *prepared.cost;
+  const sim::FrontEndCosts* frontend = calibration.frontend ? &*calibration.frontend : nullptr;
+  const bool rescale = sim::resolved_workload(cfg).arrival_rescale != "off";
 
   Prediction p;
   p.kv_tokens = prepared.memory.kv_tokens;
@@ -226,7 +238,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
 
   if (run.warm_prefix_cache) p.arrivals_detail += "; prefix cache warmed with the same prompts";
   for (uint64_t seed : seeds) {
-    std::vector<workloads::RequestSpec> specs = replay_requests(run, seed);
+    std::vector<workloads::RequestSpec> specs = replay_requests(run, seed, rescale);
     int64_t warmup = 0;
     if (run.warm_prefix_cache) {
       // The server had served these prompts before: replay them once (1 output token each, all
@@ -238,14 +250,14 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
       }
       sim::SimulationConfig warm_cfg = cfg;
       warm_cfg.max_concurrency = 0;
-      const double drained_s = run_once(warm, run, warm_cfg, prepared, cost).simulated_s;
+      const double drained_s = run_once(warm, run, warm_cfg, prepared, cost, frontend).simulated_s;
       const SimTime shift = SimTime::from_seconds_ceil(drained_s + 1.0);
       warmup = static_cast<int64_t>(warm.size());
       for (auto& sp : specs) sp.arrival += shift;
       warm.insert(warm.end(), specs.begin(), specs.end());
       specs = std::move(warm);
     }
-    const OneRun r = run_once(std::move(specs), run, cfg, prepared, cost, warmup);
+    const OneRun r = run_once(std::move(specs), run, cfg, prepared, cost, frontend, warmup);
     for (const auto& [key, value] : metric_map(r.metrics)) p.metrics[key] += value / double(seeds.size());
     p.preemptions += r.preemptions;
     p.simulated_s += r.simulated_s / double(seeds.size());

@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct Calibration {
   //   [opts](const models::Deployment& d) { return std::make_unique<RooflineCostModel>(d, opts); }
   std::function<std::unique_ptr<models::CostModel>(const models::Deployment&)> make_cost;
   double ttft_offset_s = 0;  // client-side overhead added to every TTFT (MetricsOptions)
+  // API-server queue costs (sim/cluster/front_end.h) to use instead of the prepared deployment's;
+  // unset = the prepared deployment's (the profile shipped for the GPU, if any).
+  std::optional<sim::FrontEndCosts> frontend;
 
   bool calibrated() const { return !source.empty() || static_cast<bool>(make_cost); }
   // "uncalibrated (datasheet + catalog defaults)" or "calibration from FILE (fitted on: a, b)".
@@ -70,7 +74,10 @@ using ConfigApplier =
 
 // The SimulationConfig of a run: its deployment keys applied (each under the name of the file it
 // came from), num_prompts, request_rate, burstiness, max_concurrency and seed from the run, and
-// metrics: ttft, tpot, itl, e2el at percentiles 50, 90, 95, 99.
+// metrics: ttft, tpot, itl, e2el at percentiles 50, 90, 95, 99. The vLLM version is the run's
+// engine_version (file or sidecar) unless a "vllm_version" key says otherwise; its row sets the
+// engine defaults and the benchmark client's rules (arrival rescale). Throws ConfigError naming
+// the file when the engine version is not one servesim models.
 sim::SimulationConfig simulation_config(const MeasuredRun& run, const ConfigApplier& apply);
 
 struct ReplayOptions {
@@ -89,7 +96,9 @@ struct Prediction {
 // The requests of one replay: the run's lengths (or mean lengths) in send order with arrivals per
 // the rules above for `seed` (ignored unless poisson). Shared prefix: prefix_group 0 of
 // run.shared_prefix_tokens tokens when set (capped at each prompt).
-std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint64_t seed);
+// `rescale_arrivals` false: the older client's arrivals (first at t = 0, unrescaled gaps).
+std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint64_t seed,
+                                                    bool rescale_arrivals = true);
 
 // Simulates `run` with `config` (from simulation_config) on `prepared` (from
 // prepare_deployment(config)), using `calibration`'s cost model when it has one.

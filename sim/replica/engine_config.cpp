@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/base/error.h"
+#include "sim/replica/vllm_version.h"
 
 namespace servesim::sim {
 namespace {
@@ -23,12 +24,18 @@ std::string num(double v) {
 EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::GpuSpec& gpu,
                                    const models::ModelSpec& model) {
   EngineConfig c = config;
-  // vllm/engine/arg_utils.py get_batch_defaults: device memory >= 70 GiB and not an A100 gets the
-  // larger defaults (H100/H200/MI300X/B200).
-  const bool big_gpu = gpu.memory_bytes >= 70.0 * (1ull << 30) &&
-                       gpu.name.find("a100") == std::string::npos;
-  if (c.max_num_seqs == 0) c.max_num_seqs = big_gpu ? 1024 : 256;
-  if (c.max_num_batched_tokens == 0) c.max_num_batched_tokens = big_gpu ? 8192 : 2048;
+  const VllmVersionInfo& version = vllm_version(c.vllm_version);
+  c.vllm_version = version.version;
+  const BatchDefaults defaults = batch_defaults(version, gpu);
+  if (c.max_num_seqs == 0) c.max_num_seqs = defaults.max_num_seqs;
+  if (c.max_num_batched_tokens == 0) c.max_num_batched_tokens = defaults.max_num_batched_tokens;
+  if (c.gpu_memory_utilization == 0) c.gpu_memory_utilization = version.gpu_memory_utilization;
+  if (c.async_scheduling < 0) {
+    c.async_scheduling = version.async_scheduling_default ? 1 : 0;
+  } else if (c.async_scheduling > 0 && !version.async_scheduling_available) {
+    throw ConfigError("--async-scheduling: vLLM " + version.version +
+                      " has no async scheduling; expected --vllm-version 0.10 or newer");
+  }
   if (c.max_model_len == 0) c.max_model_len = static_cast<int>(model.max_position_embeddings);
 
   require(c.max_num_seqs >= 1, "--max-num-seqs", std::to_string(c.max_num_seqs), "an integer >= 1");

@@ -15,16 +15,24 @@
 namespace servesim::sim {
 
 struct EngineConfig {
-  // --max-num-seqs: cap on running requests. 0 = vLLM V1 default: 1024 on GPUs with >= 70 GiB
-  // whose name is not an A100, else 256 (EngineArgs.get_batch_defaults, OPENAI_API_SERVER).
+  // --vllm-version: the vLLM release whose defaults apply (sim/replica/vllm_version.h). The
+  // defaults below marked "version" come from its row.
+  std::string vllm_version = "0.19";
+  // --async-scheduling / --no-async-scheduling: overlap the host work of step k+1 with the GPU
+  // work of step k (vLLM's AsyncScheduler). -1 = the version's default; resolved to 0 or 1.
+  int async_scheduling = -1;
+  // --max-num-seqs: cap on running requests. 0 = the version's default; vLLM V1 >= 0.9: 1024 on
+  // GPUs with >= 70 GiB whose name is not an A100, else 256 (EngineArgs.get_batch_defaults,
+  // OPENAI_API_SERVER).
   int max_num_seqs = 0;
   // --max-num-batched-tokens: per-step token budget. 0 = 8192 on >= 70 GiB non-A100 GPUs, else
   // 2048 (same source).
   int max_num_batched_tokens = 0;
   // --block-size: tokens per KV block. vLLM CUDA default 16.
   int block_size = 16;
-  // --gpu-memory-utilization: fraction of device memory vLLM may use. Default 0.9.
-  double gpu_memory_utilization = 0.9;
+  // --gpu-memory-utilization: fraction of device memory vLLM may use. 0 = the version's default
+  // (0.9 in every release modelled).
+  double gpu_memory_utilization = 0;
   // --enable-prefix-caching / --no-enable-prefix-caching. V1 default on.
   bool enable_prefix_caching = true;
   // --long-prefill-token-threshold: per-request per-step chunk cap. 0 = off.
@@ -37,8 +45,9 @@ struct EngineConfig {
   int64_t num_gpu_blocks_override = 0;
 };
 
-// Fills vLLM's defaults and checks every value; throws ConfigError naming the flag on nonsense
-// (e.g. max-num-batched-tokens < max-num-seqs, utilisation outside (0, 1]).
+// Fills the defaults of config.vllm_version and checks every value; throws ConfigError naming the
+// flag on nonsense (e.g. max-num-batched-tokens < max-num-seqs, utilisation outside (0, 1], an
+// unknown version, --async-scheduling on a version without it).
 EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::GpuSpec& gpu,
                                    const models::ModelSpec& model);
 

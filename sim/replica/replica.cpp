@@ -19,7 +19,8 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       records_(records),
       observer_(observer),
       fcfs_(config.scheduling_policy != "priority"),
-      block_buckets_(config.block_size) {}
+      block_buckets_(config.block_size),
+      async_(config.async_scheduling == 1) {}
 
 ReplicaStats Replica::stats() const {
   ReplicaStats s = stats_;
@@ -112,7 +113,7 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
 void Replica::on_event(engine::Simulator& sim, int64_t tag) {
   if (tag == kKick) {
     kick_pending_ = false;
-    if (!step_in_flight_) start_step(sim);
+    if (!step_in_flight_) start_step(sim, false);
   } else {
     end_step(sim);
   }
@@ -303,7 +304,8 @@ void Replica::schedule_waiting() {
   const int32_t threshold = config_.long_prefill_token_threshold > 0
                                 ? config_.long_prefill_token_threshold
                                 : std::numeric_limits<int32_t>::max();
-  while (!waiting_empty() && static_cast<int64_t>(running_.size()) < config_.max_num_seqs &&
+  while (!waiting_empty() &&
+         static_cast<int64_t>(running_.size()) + ghost_seqs_ < config_.max_num_seqs &&
          budget_ > 0) {
     const int32_t s = waiting_front();
     Req& r = slots_[s];
@@ -338,9 +340,11 @@ void Replica::schedule_waiting() {
   }
 }
 
-void Replica::start_step(engine::Simulator& sim) {
+void Replica::start_step(engine::Simulator& sim, bool chained) {
   for (;;) {
-    budget_ = config_.max_num_batched_tokens;
+    // Ghosts (async scheduling) were scheduled first, in vLLM's running list: their tokens come
+    // out of the budget before anyone else's.
+    budget_ = config_.max_num_batched_tokens - ghost_seqs_;
     step_prefills_.clear();
     step_decoders_ = 0;
     step_decoder_ctx_ = 0;
@@ -352,9 +356,9 @@ void Replica::start_step(engine::Simulator& sim) {
     if (!preempted) schedule_waiting();
 
     models::BatchShape shape;
-    shape.decode_seqs = step_decoders_;
-    shape.decode_context_tokens = step_decoder_ctx_;
-    shape.sampled_seqs = step_decoders_;
+    shape.decode_seqs = step_decoders_ + ghost_seqs_;
+    shape.decode_context_tokens = step_decoder_ctx_ + ghost_ctx_;
+    shape.sampled_seqs = step_decoders_ + ghost_seqs_;
     for (int32_t s : step_prefills_) {
       const Req& r = slots_[s];
       const double q = r.scheduled;
@@ -382,10 +386,17 @@ void Replica::start_step(engine::Simulator& sim) {
     }
 
     // With pipeline stages the step's micro-batch queues for the shared stage GPUs.
-    const SimTime duration =
-        pipeline_ != nullptr
-            ? pipeline_->run(sim.now(), shape) - sim.now()
-            : std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(cost_.estimate(shape).total_s));
+    SimTime duration;
+    if (pipeline_ != nullptr) {
+      duration = pipeline_->run(sim.now(), shape) - sim.now();
+    } else {
+      const models::StepCost c = cost_.estimate(shape);
+      // Async scheduling overlaps this step's host work with the previous step's GPU work.
+      const double s = async_ && chained ? std::max(c.device_s(), c.host_s) : c.total_s;
+      duration = std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(s));
+    }
+    ghost_seqs_ = 0;
+    ghost_ctx_ = 0;
     step_in_flight_ = true;
     sim.schedule_after(duration, this, kStepEnd);
 
@@ -440,7 +451,9 @@ void Replica::end_step(engine::Simulator& sim) {
     settle_decoder(r, k + 1);
     finish(sim, e.slot, k);
   }
-  if (!step_in_flight_ && (!running_.empty() || !waiting_empty())) start_step(sim);
+  if (!step_in_flight_ && (!running_.empty() || !waiting_empty() || ghost_seqs_ > 0)) {
+    start_step(sim, true);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,6 +512,11 @@ void Replica::account_outstanding(SimTime now) {
 void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
   account_outstanding(sim.now());
   Req& r = slots_[slot];
+  if (async_) {
+    // Already scheduled into the next step with an output placeholder (async_scheduler.py).
+    ++ghost_seqs_;
+    ghost_ctx_ += num_tokens(r);
+  }
   metrics::RequestRecord& rec = (*records_)[r.id];
   rec.last_token = sim.now();
   rec.completed = true;

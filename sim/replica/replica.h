@@ -17,6 +17,24 @@
 // preempted or skipped. When the budget or the free blocks cannot cover the whole running set at
 // once, the step falls back to vLLM's exact ordered walk over the running list (O(batch)).
 //
+// Async scheduling (EngineConfig::async_scheduling; vllm/v1/core/sched/async_scheduler.py and
+// EngineCore.step_with_batch_queue in vllm/v1/engine/core.py). vLLM schedules step k+1 and
+// prepares its inputs while the GPU runs step k, and learns step k's sampled tokens only after
+// it has scheduled step k+1 (AsyncScheduler gives every request that will sample an "output
+// placeholder"). servesim models the two consequences:
+//   * timing: a step that starts as the previous one ends takes max(device, host) instead of
+//     device + host (StepCost::host_s is the host part). A step that starts from idle takes the
+//     sum: nothing was there to overlap. Constant device time G and host time H give a step
+//     period of exactly max(G, H) (sync: G + H);
+//   * a request that finishes in step k (its last token, known at the end of step k) was already
+//     scheduled into step k+1 with a placeholder: it takes one token of step k+1's budget, one
+//     of its max_num_seqs seats and one decode row of its batch shape ("ghost"), and vLLM discards
+//     that token. Its KV blocks are freed at the end of step k (vLLM frees them when it processes
+//     step k's output, during step k+1), and a ghost-only step runs even when nothing else is left,
+//     as vLLM's already-issued step does.
+// With async off (or no host time and no finishing requests) the step loop is exactly the
+// synchronous one.
+//
 // Ownership: the Replica keeps its in-flight request state; per-request results go to the
 // RequestRecord vector owned by the caller (indexed by request id), and the caller is told of each
 // finished or failed request through RequestObserver.
@@ -153,7 +171,8 @@ class Replica : public engine::EventHandler {
     return static_cast<int64_t>(running_.size() + waiting_size());
   }
   void add_local_request(engine::Simulator& sim, const workloads::RequestSpec& spec);
-  void start_step(engine::Simulator& sim);
+  // `chained`: the step starts as the previous one ends (so async scheduling overlaps them).
+  void start_step(engine::Simulator& sim, bool chained);
   void end_step(engine::Simulator& sim);
   bool schedule_running_fast();
   void schedule_running_slow(bool& preempted);
@@ -211,6 +230,11 @@ class Replica : public engine::EventHandler {
   int64_t step_decoders_ = 0;
   int64_t step_decoder_ctx_ = 0;  // Σ context of the decoders in the step
   int64_t budget_ = 0;            // token budget left while scheduling
+  // Async scheduling: requests that finished in the step just ended and ride along in the next
+  // one as discarded placeholder decodes (see the file comment).
+  bool async_ = false;
+  int64_t ghost_seqs_ = 0;
+  int64_t ghost_ctx_ = 0;  // Σ their context tokens
 
   metrics::StepLog step_log_;
   SimTime last_change_;  // when outstanding() last changed (for outstanding_ns)

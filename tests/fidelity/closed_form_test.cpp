@@ -104,6 +104,9 @@ QueueRun run_single_server(double utilisation, double range_ratio, int64_t n) {
   c.gpu = "h100-sxm";
   c.engine.max_num_seqs = 1;
   c.engine.enable_prefix_caching = false;
+  // Synchronous scheduling: with async scheduling a finished request keeps its one seat for one
+  // more step (its output placeholder), so the service time would be that step longer.
+  c.engine.async_scheduling = 0;
   c.workload.random_input_len = 1024;
   c.workload.random_output_len = 1;
   c.workload.random_range_ratio = range_ratio;

@@ -180,6 +180,7 @@ TEST_CASE("llmservingsim: RTX 4090 Llama-3.1-8B vLLM 0.19 run from realdata",
   CHECK(c["max_model_len"] == 32768);
   CHECK(c["num_gpu_blocks_override"] == 2588);
   CHECK(r.deployment.engine_version == "0.19.0");
+  CHECK(c["async_scheduling"] == true);  // resolved_config.scheduler_config (0.19 default)
   // Measured summary: the vLLM column of validation/summary.txt (README: 65,457 / 32.4 / 86,578).
   CHECK(r.metrics.at("mean_ttft_ms") == 65456.6);
   CHECK(r.metrics.at("p90_ttft_ms") == 121121.7);

@@ -85,6 +85,32 @@ TEST_CASE("TraceWorkload: arrival order (stable for ties), ids renumbered, bad i
   CHECK_THROWS_AS(workloads::TraceWorkload({bad_prefix}), ConfigError);
 }
 
+TEST_CASE("a run's engine version selects the vLLM version and the client's arrival rule",
+          "[measured][version]") {
+  // llm-k8s ran vLLM 0.8.3 with benchmark_serving.py: version row 0.8, whose client sends the
+  // first request at t = 0 and sleeps unrescaled gaps (arrival_rescale off).
+  MeasuredRun r = synthetic_run();
+  r.has_start_times = false;
+  r.deployment.engine_version = "0.8.3";
+  r.deployment.source["engine_version"] = "sidecar.json";
+  sim::SimulationConfig c = simulation_config(r, app::apply_config_json);
+  CHECK(c.engine.vllm_version == "0.8");
+  CHECK(sim::resolved_workload(c).arrival_rescale == "off");
+  CHECK(sim::resolved_workload(c).random_range_rule == "legacy");
+  const auto specs = replay_requests(r, 0, false);
+  const std::vector<double> t = workloads::arrival_times_s(20, 10.0, 1.0, "poisson", 0, false);
+  CHECK(t[0] == 0.0);
+  for (size_t i = 0; i < 20; ++i) CHECK(specs[i].arrival == SimTime::from_seconds_ceil(t[i]));
+  // A "vllm_version" key in the deployment wins over the engine version.
+  r.deployment.set("vllm_version", "0.11", "sidecar.json");
+  CHECK(simulation_config(r, app::apply_config_json).engine.vllm_version == "0.11");
+  // A version servesim does not model is an error naming where it came from.
+  r.deployment.config.erase("vllm_version");
+  r.deployment.engine_version = "0.4.2";
+  CHECK_THROWS_WITH(simulation_config(r, app::apply_config_json),
+                    Catch::Contains("sidecar.json: engine_version") && Catch::Contains("0.4.2"));
+}
+
 TEST_CASE("replay_requests: trace keeps send times; poisson uses the workloads arrival sequence; "
           "closed and burst send at t=0",
           "[measured]") {

@@ -20,6 +20,7 @@ sim::SimulationConfig md1_config() {
   c.gpu = "h100-sxm";
   c.engine.max_num_seqs = 1;
   c.engine.enable_prefix_caching = false;
+  c.engine.async_scheduling = 0;  // else the finished request's placeholder step adds to D
   c.workload.random_input_len = 1024;
   c.workload.random_output_len = 1;
   c.workload.random_range_ratio = 0;

@@ -1,5 +1,8 @@
 // vLLM's `random` dataset: length ranges, sampling, shared prefix.
 #include "workloads/random_dataset.h"
+#include "workloads/arrival_process.h"
+#include "workloads/workload.h"
+#include <algorithm>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -109,4 +112,57 @@ TEST_CASE("input and output lengths come from independent streams", "[workloads]
   CHECK(outputs_differ);
 }
 
+}  // namespace servesim::workloads
+
+namespace servesim::workloads {
+namespace {
+
+TEST_CASE("legacy random lengths: [int(L*r), L], r = 0 read as the old default 1", "[workloads][version]") {
+  // benchmark_serving.py <= 0.8: np.random.randint(int(L * r), L + 1).
+  CHECK(legacy_random_length_range(1024, 0.5, 0) == LengthRange{512, 1024});
+  CHECK(legacy_random_length_range(100, 0.333, 0) == LengthRange{33, 100});  // int() truncates
+  CHECK(legacy_random_length_range(1024, 0.0, 0) == LengthRange{1024, 1024});
+  CHECK(legacy_random_length_range(1024, 1.0, 0) == LengthRange{1024, 1024});
+  CHECK(legacy_random_length_range(3, 0.1, 1) == LengthRange{1, 3});  // output >= 1
+  WorkloadConfig c;
+  c.num_prompts = 2000;
+  c.random_input_len = 1000;
+  c.random_output_len = 100;
+  c.random_range_ratio = 0.5;
+  c.random_range_rule = "legacy";
+  auto w = make_workload(c);
+  int64_t lo = 1 << 30, hi = 0;
+  while (auto s = w->next()) {
+    lo = std::min<int64_t>(lo, s->prompt_tokens);
+    hi = std::max<int64_t>(hi, s->prompt_tokens);
+  }
+  CHECK(lo >= 500);
+  CHECK(hi == 1000);  // 2000 draws from 501 values: the top is hit (miss probability < 1e-1)
+  c.random_range_rule = "both";
+  CHECK_THROWS_WITH(make_workload(c), Catch::Contains("--random-range-rule"));
+  c.random_range_rule = "symmetric";
+  c.random_range_ratio = 1.0;
+  CHECK_THROWS_WITH(make_workload(c), Catch::Contains("--random-range-ratio"));
+  c.random_range_rule = "legacy";
+  CHECK_NOTHROW(make_workload(c));  // r = 1 is the legacy default
+}
+
+TEST_CASE("arrivals without rescale: first at t = 0, then the raw cumulated gaps", "[workloads][version]") {
+  // Older benchmark_serving.py get_request: yield, then sleep one gap.
+  const auto raw = arrival_times_s(50, 4.0, 1.0, "poisson", 3, false);
+  const auto scaled = arrival_times_s(50, 4.0, 1.0, "poisson", 3, true);
+  CHECK(raw[0] == 0.0);
+  RngStream rng(3, kArrivalStreamName);
+  PoissonArrivals p(4.0);
+  double t = 0;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    CHECK(raw[i] == t);
+    t += p.next_gap_s(rng);
+  }
+  CHECK(scaled.back() == Approx(50 / 4.0).epsilon(1e-12));
+  // Constant arrivals: i / rate without rescale, (i + 1) / rate with it.
+  CHECK(arrival_times_s(3, 2.0, 1.0, "constant", 0, false) == std::vector<double>{0.0, 0.5, 1.0});
+}
+
+}  // namespace
 }  // namespace servesim::workloads

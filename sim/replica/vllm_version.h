@@ -1,0 +1,71 @@
+// vLLM versions: every behaviour servesim models that changed between vLLM releases, in one table.
+//
+// `--vllm-version X.Y` picks a row; the row's defaults apply wherever the user left a flag unset
+// (resolve_engine_config, the benchmark client's rules in run_simulation). Each row cites the vLLM
+// source it comes from; docs/semantics.md prints the same table. Versions are matched on
+// major.minor ("0.8.3" selects the 0.8 row); a version older than the oldest row or newer than
+// the newest is an error, not a guess.
+//
+// What a row does NOT change: the step loop is vLLM V1's scheduler for every row (a V0 row selects
+// V0's defaults, not V0's prefill-first scheduler — docs/semantics.md says where that differs), and
+// pipeline-parallel replicas always run V0's virtual engines (sim/replica/pipeline.h).
+#ifndef SERVESIM_SIM_REPLICA_VLLM_VERSION_H_
+#define SERVESIM_SIM_REPLICA_VLLM_VERSION_H_
+
+#include <string>
+#include <vector>
+
+#include "models/deployment.h"
+
+namespace servesim::sim {
+
+// The newest release modelled: the default of --vllm-version.
+inline constexpr const char* kDefaultVllmVersion = "0.19";
+
+enum class EngineGeneration { kV0, kV1 };
+
+// Which GPUs get the large max-num-seqs / max-num-batched-tokens defaults.
+enum class BatchDefaultsRule {
+  kV0,            // 256 / 2048 everywhere (V0 EngineArgs, chunked prefill on for long contexts)
+  kV1DeviceName,  // "h100" or "h200" in the device name (v0.8 _set_default_args_v1)
+  kV1Memory,      // >= 70 GiB and not an A100 (EngineArgs.get_batch_defaults, PR #17885)
+};
+
+struct VllmVersionInfo {
+  std::string version;  // "0.11"
+  EngineGeneration engine = EngineGeneration::kV1;
+  BatchDefaultsRule batch_defaults = BatchDefaultsRule::kV1Memory;
+  bool prefix_caching_default = true;   // V0 False, V1 True
+  double gpu_memory_utilization = 0.9;  // --gpu-memory-utilization default
+  models::CudaGraphSizesRule cuda_graphs = models::CudaGraphSizesRule::kV1Sparse;
+  bool async_scheduling_available = true;  // --async-scheduling exists (V1 >= 0.10)
+  bool async_scheduling_default = false;   // ... and is on by default
+  // Benchmark client of the same release (benchmark_serving.py / vllm bench serve):
+  bool legacy_random_lengths = false;  // random dataset lengths on [int(L·r), L] (else [L(1−r), L(1+r)])
+  bool rescale_arrivals = true;        // delays cumulated then rescaled so the last is at n/rate
+  std::string sources;                 // the vLLM files / PRs this row is read from
+};
+
+// Every row, oldest first.
+const std::vector<VllmVersionInfo>& vllm_version_table();
+
+// The row for "X.Y" or "X.Y.Z" (matched on X.Y). Throws ConfigError naming `flag` (e.g.
+// "--vllm-version" or a file) with the versions modelled when there is none.
+const VllmVersionInfo& vllm_version(const std::string& version,
+                                    const std::string& flag = "--vllm-version");
+
+// "0.8.3" -> "0.8"; "v0.11.0" -> "0.11"; "0.8.3 (V0 engine)" -> "0.8"; "" when the text does not
+// start with X.Y.
+std::string vllm_minor_version(const std::string& version);
+
+// The max-num-seqs and max-num-batched-tokens defaults of `info` for `gpu` (vLLM's
+// OPENAI_API_SERVER usage context).
+struct BatchDefaults {
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 2048;
+};
+BatchDefaults batch_defaults(const VllmVersionInfo& info, const hardware::GpuSpec& gpu);
+
+}  // namespace servesim::sim
+
+#endif  // SERVESIM_SIM_REPLICA_VLLM_VERSION_H_

@@ -1,0 +1,128 @@
+// The vLLM version table (sim/replica/vllm_version.h): every row and the defaults it selects.
+#include "sim/replica/vllm_version.h"
+
+#include <catch2/catch.hpp>
+
+#include "hardware/gpu_spec.h"
+#include "sim/base/error.h"
+#include "sim/replica/engine_config.h"
+
+namespace servesim::sim {
+namespace {
+
+hardware::GpuSpec gpu(const std::string& name, double gib) {
+  hardware::GpuSpec g;
+  g.name = name;
+  g.memory_bytes = gib * double(1ull << 30);
+  return g;
+}
+
+TEST_CASE("version table: rows 0.6 ... 0.19, oldest first, the default is the newest",
+          "[replica][version]") {
+  const auto& t = vllm_version_table();
+  REQUIRE(t.size() == 14);
+  REQUIRE(t.front().version == "0.6");
+  REQUIRE(t.back().version == kDefaultVllmVersion);
+  REQUIRE(EngineConfig{}.vllm_version == kDefaultVllmVersion);
+  for (const auto& v : t) {
+    INFO(v.version);
+    CHECK(!v.sources.empty());
+    CHECK(v.gpu_memory_utilization == 0.9);
+    // Async scheduling exists from 0.10 and is on by default from 0.14 (PR #27614).
+    const int minor = std::stoi(v.version.substr(2));
+    CHECK(v.async_scheduling_available == (minor >= 10));
+    CHECK(v.async_scheduling_default == (minor >= 14));
+    CHECK((v.engine == EngineGeneration::kV0) == (minor <= 7));
+    CHECK(v.prefix_caching_default == (minor >= 8));
+    // benchmark_serving.py [int(L·r), L] through 0.8; arrivals rescaled from 0.11.
+    CHECK(v.legacy_random_lengths == (minor <= 8));
+    CHECK(v.rescale_arrivals == (minor >= 11));
+    const models::CudaGraphSizesRule want =
+        minor <= 7    ? models::CudaGraphSizesRule::kV0
+        : minor <= 9  ? models::CudaGraphSizesRule::kV1Dense512
+        : minor == 10 ? models::CudaGraphSizesRule::kV1Dense2x
+                      : models::CudaGraphSizesRule::kV1Sparse;
+    CHECK(v.cuda_graphs == want);
+  }
+}
+
+TEST_CASE("version lookup matches X.Y and X.Y.Z and rejects the rest", "[replica][version]") {
+  CHECK(vllm_version("0.8.3").version == "0.8");
+  CHECK(vllm_version("v0.11.0").version == "0.11");
+  CHECK(vllm_version("0.19").version == "0.19");
+  CHECK(vllm_minor_version("0.10.1.1") == "0.10");
+  CHECK(vllm_minor_version("latest") == "");
+  CHECK(vllm_minor_version("0.8.3 (V0 engine)") == "0.8");  // the llm-k8s PP sidecars
+  CHECK(vllm_minor_version("0.19.0+cu128") == "0.19");
+  CHECK(vllm_minor_version("0.80") == "0.80");
+  CHECK(vllm_minor_version("10.2x") == "");
+  CHECK_THROWS_WITH(vllm_version("0.5.4"), Catch::Contains("--vllm-version: '0.5.4'") &&
+                                               Catch::Contains("0.6, 0.7"));
+  CHECK_THROWS_AS(vllm_version("0.20"), ConfigError);
+  CHECK_THROWS_AS(vllm_version("main"), ConfigError);
+}
+
+TEST_CASE("batch defaults by version and GPU", "[replica][version]") {
+  const auto h100 = gpu("h100-sxm", 79.6), a100 = gpu("a100-80gb", 79.2), l40s = gpu("l40s", 44.4);
+  const auto mi300 = gpu("mi300x", 192);
+  // V0: 256 / 2048 everywhere.
+  CHECK(batch_defaults(vllm_version("0.6"), h100).max_num_seqs == 256);
+  CHECK(batch_defaults(vllm_version("0.6"), h100).max_num_batched_tokens == 2048);
+  // 0.8: by device name (h100/h200 only): an MI300X keeps 256 / 2048.
+  CHECK(batch_defaults(vllm_version("0.8"), h100).max_num_seqs == 1024);
+  CHECK(batch_defaults(vllm_version("0.8"), mi300).max_num_seqs == 256);
+  // 0.9+: >= 70 GiB and not an A100.
+  for (const char* v : {"0.9", "0.11", "0.19"}) {
+    CHECK(batch_defaults(vllm_version(v), h100).max_num_batched_tokens == 8192);
+    CHECK(batch_defaults(vllm_version(v), mi300).max_num_seqs == 1024);
+    CHECK(batch_defaults(vllm_version(v), a100).max_num_seqs == 256);
+    CHECK(batch_defaults(vllm_version(v), l40s).max_num_batched_tokens == 2048);
+  }
+}
+
+TEST_CASE("resolve_engine_config takes the version's defaults", "[replica][version]") {
+  models::ModelSpec m;
+  m.max_position_embeddings = 8192;
+  EngineConfig c;
+  EngineConfig r = resolve_engine_config(c, gpu("h100-sxm", 79.6), m);
+  CHECK(r.vllm_version == "0.19");
+  CHECK(r.async_scheduling == 1);
+  CHECK(r.gpu_memory_utilization == 0.9);
+  c.vllm_version = "0.11.0";
+  r = resolve_engine_config(c, gpu("h100-sxm", 79.6), m);
+  CHECK(r.vllm_version == "0.11");
+  CHECK(r.async_scheduling == 0);
+  c.async_scheduling = 1;  // --async-scheduling on 0.11: allowed (it exists, off by default)
+  CHECK(resolve_engine_config(c, gpu("h100-sxm", 79.6), m).async_scheduling == 1);
+  c.vllm_version = "0.9";
+  CHECK_THROWS_WITH(resolve_engine_config(c, gpu("h100-sxm", 79.6), m),
+                    Catch::Contains("--async-scheduling") && Catch::Contains("0.10 or newer"));
+  c.async_scheduling = 0;  // --no-async-scheduling on 0.14+: off
+  c.vllm_version = "0.15";
+  CHECK(resolve_engine_config(c, gpu("h100-sxm", 79.6), m).async_scheduling == 0);
+}
+
+TEST_CASE("CUDA-graph capture sizes per rule", "[replica][version]") {
+  using models::CudaGraphSizesRule;
+  using models::default_cuda_graph_sizes;
+  // V0: [1,2,4,8,...,256] up to the first size >= max_num_seqs.
+  auto v0 = default_cuda_graph_sizes(256, 2048, CudaGraphSizesRule::kV0);
+  CHECK(v0.size() == 35);
+  CHECK(v0.back() == 256);
+  CHECK(default_cuda_graph_sizes(20, 2048, CudaGraphSizesRule::kV0).back() == 24);
+  // v0.8/0.9: up to 512 in steps of 8, capped by the budget.
+  auto d512 = default_cuda_graph_sizes(256, 8192, CudaGraphSizesRule::kV1Dense512);
+  CHECK(d512.size() == 3 + 64);
+  CHECK(d512.back() == 512);
+  CHECK(default_cuda_graph_sizes(256, 2048, CudaGraphSizesRule::kV1Dense512).back() == 512);
+  CHECK(default_cuda_graph_sizes(256, 100, CudaGraphSizesRule::kV1Dense512).back() == 96);
+  // v0.10: steps of 8 up to min(2·max_num_seqs, 512).
+  CHECK(default_cuda_graph_sizes(64, 8192, CudaGraphSizesRule::kV1Dense2x).back() == 128);
+  CHECK(default_cuda_graph_sizes(64, 8192, CudaGraphSizesRule::kV1Dense2x).size() == 3 + 16);
+  // v0.11+: steps of 16 past 256.
+  auto sparse = default_cuda_graph_sizes(1024, 8192, CudaGraphSizesRule::kV1Sparse);
+  CHECK(sparse.size() == 3 + 31 + 17);
+}
+
+}  // namespace
+}  // namespace servesim::sim
