@@ -3,11 +3,15 @@
 # Safe to run again: it installs only what is missing and rebuilds only what changed.
 #   BUILD_DIR   build folder (default: build)
 #   BUILD_TYPE  CMake build type (default: Release)
+#   SERVESIM_WITH_TORCH=1  also install python3-torch, so that the profile_gpu_script test runs
+#               scripts/profile_gpu.py on the CPU (237 packages, ~77 MB, ~5 minutes; the test is
+#               skipped without it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nlohmann-json3-dev
           libcli11-dev catch2)
+[ "${SERVESIM_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -100,6 +100,12 @@ std::vector<ConfigField> build_fields() {
                     "calibration profile from servesim calibrate, or none for datasheet + catalog "
                     "defaults [the profile shipped for the GPU in hardware/calibration, if any]",
                     &SimulationConfig::calibration));
+  f.push_back(field("kernel_table", K::kString,
+                    "measured kernel times for the linear ops and prefill attention: a profile "
+                    "from servesim calibrate --kernels, or none for the roofline [the calibration's "
+                    "kernels, else hardware/kernels/<gpu>.json, else one of the same architecture, "
+                    "transferred]",
+                    &SimulationConfig::kernel_table));
   // Engine (vllm serve).
   f.push_back(engine_field("max_num_seqs", K::kPositiveInt,
                            "max running requests [1024 on >=70 GiB non-A100 GPUs, else 256]",

@@ -156,6 +156,9 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
       p.client_ttft_overhead_s = d.calibration.get("client_ttft_overhead_s").value_or(0.0);
     }
   }
+  d.kernels = models::resolve_kernel_source(config.kernel_table, d.gpu, d.calibration.kernels,
+                                            p.calibration_source);
+  p.kernel_source = d.kernels.label();
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
   d.cuda_graph_sizes =
@@ -390,6 +393,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   json out = {
       {"version", "0.1"},
       {"config", cfg},
+      {"kernel_source", p.kernel_source},
       {"kv_cache",
        {{"num_gpu_blocks", p.memory.num_blocks},
         {"block_size", p.engine.block_size},
