@@ -7,6 +7,7 @@
 // reported, with simulated requests and simulated seconds per wall second.
 //
 // Usage: servesim_bench [--sizes 10000,100000,1000000] [--repeats 5] [--model M] [--gpu G]
+//                       [--kernel-table auto|none|FILE]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -58,6 +59,8 @@ int main(int argc, char** argv) {
       base.model = value;
     } else if (flag == "--gpu") {
       base.gpu = value;
+    } else if (flag == "--kernel-table") {
+      base.kernel_table = value == "auto" ? "" : value;
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
   const double capacity = sat.metrics.request_throughput;
   std::printf("model %s, gpu %s, random 1024/256: capacity %.2f req/s (all-at-once, 5000 requests)\n",
               base.model.c_str(), base.gpu.c_str(), capacity);
+  std::printf("kernel times: %s\n", prepared.kernel_source.c_str());
   std::printf("load: Poisson at 80%% of capacity = %.2f req/s; median of %d runs\n\n",
               0.8 * capacity, repeats);
   std::printf("%10s %10s %12s %14s %14s %10s %10s %9s\n", "requests", "wall_s", "req_per_s",
