@@ -30,6 +30,16 @@ std::shared_ptr<const hardware::KernelProfile> cached_table(const std::string& p
   return it->second;
 }
 
+// t_min of the header: the fastest GEMM of the table (curves are monotone: each one's first point
+// is its fastest).
+double fastest_gemm_s(const hardware::KernelProfile& profile) {
+  double t = std::numeric_limits<double>::infinity();
+  for (const auto& [shape, curve] : profile.linear()) {
+    if (!curve.empty()) t = std::min(t, curve.y.front());
+  }
+  return t;
+}
+
 }  // namespace
 
 KernelSource find_kernel_source(const hardware::GpuSpec& gpu) {
@@ -121,10 +131,14 @@ std::optional<double> KernelTimer::linear_s(const std::string& dtype, double n, 
   if (!near) return std::nullopt;
   const double measured = *source_.profile->linear_time_s(*near, tokens);
   if (near->n == want.n && near->k == want.k && !source_.transferred) return measured;
-  // Efficiency transfer against the ideal roofline (header).
-  return measured * ideal_gemm_s(target_, dtype, tokens, n, k) /
-         ideal_gemm_s(source_.measured_on, dtype, tokens, static_cast<double>(near->n),
-                      static_cast<double>(near->k));
+  // Efficiency transfer against the ideal roofline (header), except for a fixed latency that no
+  // bandwidth or peak ratio shortens: the fastest GEMM the table measured on its GPU (4.6 µs on
+  // the H100: launch and tail of the smallest kernel). Without it, small GEMMs on an H200 came out
+  // up to 38 % too fast (docs/validation.md §4a).
+  const double latency = std::min(measured, fastest_gemm_s(*source_.profile));
+  return latency + (measured - latency) * ideal_gemm_s(target_, dtype, tokens, n, k) /
+                       ideal_gemm_s(source_.measured_on, dtype, tokens,
+                                    static_cast<double>(near->n), static_cast<double>(near->k));
 }
 
 std::optional<double> KernelTimer::prefill_attention_s(double q_heads, double kv_heads,

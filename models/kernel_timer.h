@@ -6,11 +6,11 @@
 // at M tokens the timer takes the measured shape (N', K') nearest in (log N, log K) — the shape
 // itself when measured — and transfers its efficiency against the ideal roofline:
 //
-//   t_G(M; N, K) = t_S(M; N', K') · ideal_G(M; N, K) / ideal_S(M; N', K')
-//   ideal(M; N, K) = max(2·M·N·K / peak_dtype, bytes(M, N, K) / HBM bandwidth)
-//
-// so a measured shape on its own GPU is returned exactly, a memory-bound GEMM scales with the
-// bandwidth and a compute-bound one with the peak. (bytes: weights N·K·w + input M·K·w + output
+//   t_G(M; N, K) = λ + (t_S(M; N', K') − λ) · ideal_G(M; N, K) / ideal_S(M; N', K')
+//   ideal(M; N, K) = max(2·M·N·K / peak_dtype, bytes(M, N, K) / HBM bandwidth),  λ = min(t_S, t_min)
+// with t_min the fastest GEMM in the table (a latency no ratio shortens); so a measured shape on
+// its own GPU is exact, memory-bound GEMMs scale with bandwidth, compute-bound ones with peak.
+// (bytes: weights N·K·w + input M·K·w + output
 // M·N·2, w = 2 for bf16, 1 for fp8 whose activations are quantized too, as in the table.)
 //
 // Contract: pure; exact for a measured shape when target == source; nullopt when the table has no

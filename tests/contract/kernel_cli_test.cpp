@@ -52,7 +52,7 @@ TEST_CASE("simulate reports where the kernel times come from", "[cli][kernels]")
         std::string::npos);
 }
 
-TEST_CASE("--kernel-table: a profile without kernels is one clear error", "[cli][kernels][errors]") {
+TEST_CASE("kernel table flag: a profile without kernels is one clear error", "[cli][kernels][errors]") {
   auto args = small("h100-sxm");
   args.insert(args.end(), {"--kernel-table", "hardware/calibration/h100-sxm.json"});
   Outcome o = run(args);

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "hardware/calibration.h"
@@ -57,27 +58,41 @@ TEST_CASE("kernel timer: transfer to another GPU scales by the ideal roofline", 
   KernelSource src = table_of("h100-sxm", kH100);
   src.transferred = true;
   const KernelTimer t(h200, src);
-  // 1 token: memory-bound on both GPUs, so the time scales with the bandwidth ratio.
+  // 1 token: memory-bound on both GPUs, so the time above the fixed latency t_min (the table's
+  // fastest GEMM) scales with the bandwidth ratio.
+  double t_min = 1;
+  for (const auto& [shape, curve] : src.profile->linear()) {
+    t_min = std::min(t_min, curve.y.front());
+  }
+  CHECK(t_min == Approx(4.63e-6).epsilon(0.05));  // the H100's fastest GEMM: a few µs
   const double t1 = measured(kH100, "bf16", 28672, 4096, 1);
   CHECK(*t.linear_s("bf16", 28672, 4096, 1) ==
-        Approx(t1 * h100.hbm_bandwidth_bytes_per_s / h200.hbm_bandwidth_bytes_per_s)
+        Approx(t_min + (t1 - t_min) * h100.hbm_bandwidth_bytes_per_s /
+                           h200.hbm_bandwidth_bytes_per_s)
             .epsilon(1e-12));
   // 8192 tokens: compute-bound on both, the same bf16 peak: the same time.
   const double t8k = measured(kH100, "bf16", 28672, 4096, 8192);
   CHECK(*t.linear_s("bf16", 28672, 4096, 8192) == Approx(t8k).epsilon(1e-12));
 }
 
+KernelSource t_src() { return table_of("h100-sxm", kH100); }
+
 TEST_CASE("kernel timer: an unmeasured shape borrows the nearest shape's efficiency",
           "[kernels]") {
   const hardware::GpuSpec h100 = hardware::load_gpu("h100-sxm");
-  const KernelTimer t(h100, table_of("h100-sxm", kH100));
+  const KernelSource src = t_src();
+  const KernelTimer t(h100, src);
   // N = 30,000 × K = 4,096 is not in the table; its nearest shape is gate_up (28,672 × 4,096;
   // the next, Llama's TP4 LM head, has N = 32,064). At 8,192 tokens both are compute-bound, so
-  // the time scales with the FLOPs: × 30,000 / 28,672.
+  // the time above the fixed latency t_min scales with the FLOPs: × 30,000 / 28,672.
+  double t_min = 1;
+  for (const auto& [shape, curve] : src.profile->linear()) {
+    t_min = std::min(t_min, curve.y.front());
+  }
   const double t8k = measured(kH100, "bf16", 28672, 4096, 8192);
   const auto wide = t.linear_s("bf16", 30000, 4096, 8192);
   REQUIRE(wide);
-  CHECK(*wide == Approx(t8k * 30000.0 / 28672).epsilon(1e-9));
+  CHECK(*wide == Approx(t_min + (t8k - t_min) * 30000.0 / 28672).epsilon(1e-9));
   CHECK_FALSE(t.linear_s("fp16", 4096, 4096, 1).has_value());  // no table of that dtype
 }
 
