@@ -69,6 +69,7 @@ nlohmann::ordered_json to_json(const Calibration& c) {
   j["fit_set"] = c.fit_set;
   j["fit_info"] = c.fit_info.is_null() ? nlohmann::json::object() : c.fit_info;
   j["residuals"] = c.residuals.is_null() ? nlohmann::json::array() : c.residuals;
+  if (c.kernels) j["kernels"] = c.kernels->to_json();
   return j;
 }
 
@@ -105,11 +106,20 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& wh
   if (j.contains("fit_set")) c.fit_set = j.at("fit_set").get<std::vector<std::string>>();
   if (j.contains("residuals")) c.residuals = j.at("residuals");
   if (j.contains("fit_info")) c.fit_info = j.at("fit_info");
+  if (j.contains("kernels")) {
+    c.kernels = std::make_shared<const KernelProfile>(KernelProfile::from_json(j.at("kernels"), where));
+  }
   return c;
 }
 
 Calibration load_calibration(const std::string& path) {
   return calibration_from_json(read_json_file(path), path);
+}
+
+std::optional<std::string> default_kernel_table_path(const std::string& gpu_name) {
+  const auto p = data_dir() / "hardware" / "kernels" / (gpu_name + ".json");
+  if (std::filesystem::exists(p)) return p.string();
+  return std::nullopt;
 }
 
 std::optional<std::string> default_calibration_path(const std::string& gpu_name) {

@@ -9,11 +9,14 @@
 #define SERVESIM_HARDWARE_CALIBRATION_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "hardware/kernel_profile.h"
 
 namespace servesim::hardware {
 
@@ -39,8 +42,12 @@ struct Calibration {
   std::vector<std::string> fit_set;  // sources (files or tables) the values were fitted on
   nlohmann::json residuals;          // per sample or per run: measured, predicted, error
   nlohmann::json fit_info;           // method, iterations, cost, data counts
+  // Measured kernel tables (servesim calibrate --kernels; hardware/kernel_profile.h); null when
+  // the profile has none. When present they time the linear ops (and prefill attention) in place
+  // of the roofline and of the GEMM parameters above (docs/calibration.md, "Kernel tables").
+  std::shared_ptr<const KernelProfile> kernels;
 
-  bool empty() const { return parameters.empty(); }
+  bool empty() const { return parameters.empty(); }  // no fitted parameters (kernels aside)
   std::optional<double> get(const std::string& name) const;
   // The known parameter names, in a fixed order.
   static const std::vector<std::string>& parameter_names();
@@ -54,6 +61,9 @@ Calibration load_calibration(const std::string& path);
 
 // The calibration shipped for a GPU (hardware/calibration/<gpu>.json), if any.
 std::optional<std::string> default_calibration_path(const std::string& gpu_name);
+// The measured kernel table shipped for a GPU (hardware/kernels/<gpu>.json: a profile with only
+// "kernels"), if any.
+std::optional<std::string> default_kernel_table_path(const std::string& gpu_name);
 
 }  // namespace servesim::hardware
 

@@ -65,7 +65,7 @@ constexpr double kMinEfficiency = 1e-3;                  // of peak
 GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object");
   reject_unknown_keys(j,
-                      {"name", "display_name", "memory_bytes", "hbm_bandwidth_bytes_per_s",
+                      {"name", "display_name", "architecture", "memory_bytes", "hbm_bandwidth_bytes_per_s",
                        "bf16_flops", "fp8_flops", "scale_up", "compute_efficiency",
                        "memory_efficiency", "step_overhead_s", "per_seq_overhead_s",
                        "non_torch_memory_bytes", "price_per_hour_usd", "sources"},
@@ -74,6 +74,7 @@ GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::str
   g.name = optional_field<std::string>(j, "name", where, default_name);
   if (g.name.empty()) throw ConfigError(where + ": field 'name' must not be empty");
   g.display_name = optional_field<std::string>(j, "display_name", where, g.name);
+  g.architecture = optional_field<std::string>(j, "architecture", where, "");
   g.memory_bytes = read_number(j, "memory_bytes", where, true, 0, kMinMemory, true, kMaxMemory);
   g.hbm_bandwidth_bytes_per_s =
       read_number(j, "hbm_bandwidth_bytes_per_s", where, true, 0, kMinRate, true, kMaxRate);

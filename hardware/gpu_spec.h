@@ -23,6 +23,10 @@ struct LinkSpec {
 struct GpuSpec {
   std::string name;                      // catalog name, e.g. "h100-sxm"
   std::string display_name;              // e.g. "NVIDIA H100 80GB HBM3 (SXM)"
+  // Chip generation ("hopper", "ampere", "ada", "blackwell", "cdna3"; "" = unknown). A GPU with
+  // no measured kernel table borrows the nearest table of the same architecture (docs/cost_model.md
+  // §2.1); GPUs of different architectures never share one.
+  std::string architecture;
   double memory_bytes = 0;               // total device memory as the framework sees it
   double hbm_bandwidth_bytes_per_s = 0;  // datasheet peak
   double bf16_flops = 0;                 // dense peak, FLOP/s (no sparsity)

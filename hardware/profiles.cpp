@@ -41,6 +41,8 @@ class CsvTable {
     if (header) throw ConfigError(path + ": empty file (no header line)");
   }
   size_t size() const { return rows_.size(); }
+  std::string where(size_t row) const { return path_ + ":" + std::to_string(line_numbers_[row]); }
+  const std::string& path() const { return path_; }
   bool has(const std::string& column) const { return columns_.count(column) > 0; }
   const std::string& text(size_t row, const std::string& column) const {
     auto it = columns_.find(column);
@@ -197,6 +199,75 @@ std::vector<SplitwiseSample> read_splitwise(const std::string& path) {
     s.token_time_s = t.number(i, "token_time") * 1e-3;
     out.push_back(s);
   }
+  return out;
+}
+
+std::vector<KernelRow> read_kernel_csv(const std::string& path) {
+  const CsvTable t(path);
+  for (const char* c : {"kind", "dtype", "m_tokens", "n", "k", "time_us"}) {
+    if (!t.has(c)) {
+      throw ConfigError(path + ": missing column '" + c +
+                        "'; expected the columns of kernels_h100.csv (scripts/profile_gpu.py)");
+    }
+  }
+  // Integer cells may be empty (a column that does not apply to the row's kind).
+  auto integer = [&](size_t i, const char* column) -> long long {
+    if (!t.has(column) || t.text(i, column).empty()) return 0;
+    const double v = t.number(i, column);
+    if (v < 0 || v != static_cast<double>(static_cast<long long>(v))) {
+      throw ConfigError(t.where(i) + ": column '" + column + "' has '" + t.text(i, column) +
+                        "'; expected a non-negative integer");
+    }
+    return static_cast<long long>(v);
+  };
+  auto word = [&](size_t i, const char* column) {
+    return t.has(column) ? t.text(i, column) : std::string();
+  };
+  std::vector<KernelRow> out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    KernelRow r;
+    r.gpu = word(i, "gpu");
+    r.kind = t.text(i, "kind");
+    r.dtype = t.text(i, "dtype");
+    r.model = word(i, "model");
+    r.op = word(i, "op");
+    r.tp = static_cast<int>(integer(i, "tp"));
+    r.m_tokens = integer(i, "m_tokens");
+    r.n = integer(i, "n");
+    r.k = integer(i, "k");
+    r.batch = integer(i, "batch");
+    r.q_len = integer(i, "q_len");
+    r.kv_len = integer(i, "kv_len");
+    r.q_heads = integer(i, "q_heads");
+    r.kv_heads = integer(i, "kv_heads");
+    r.head_dim = integer(i, "head_dim");
+    const double us = t.number(i, "time_us");
+    if (!(us > 0)) {
+      throw ConfigError(t.where(i) + ": column 'time_us' has '" + t.text(i, "time_us") +
+                        "'; expected a time > 0");
+    }
+    r.time_s = us * 1e-6;
+    if (r.kind == "linear") {
+      if (r.m_tokens <= 0 || r.n <= 0 || r.k <= 0) {
+        throw ConfigError(t.where(i) + ": a linear row needs m_tokens, n and k > 0");
+      }
+      if (r.dtype != "bf16" && r.dtype != "fp8") {
+        throw ConfigError(t.where(i) + ": column 'dtype' has '" + r.dtype +
+                          "'; expected bf16 or fp8");
+      }
+    } else if (r.kind == "attn_prefill" || r.kind == "attn_decode") {
+      if (r.q_heads <= 0 || r.kv_heads <= 0 || r.head_dim <= 0 || r.kv_len <= 0 ||
+          r.q_len <= 0 || r.batch <= 0) {
+        throw ConfigError(t.where(i) + ": an attention row needs batch, q_len, kv_len, q_heads, "
+                          "kv_heads and head_dim > 0");
+      }
+    } else {
+      throw ConfigError(t.where(i) + ": column 'kind' has '" + r.kind +
+                        "'; expected linear, attn_prefill or attn_decode");
+    }
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) throw ConfigError(path + ": no rows");
   return out;
 }
 

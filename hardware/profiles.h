@@ -4,6 +4,7 @@
 //   - Vidur collectives        profiling/network/<topology>/{all_reduce,send_recv}.csv (ms, bytes)
 //   - LLMServingSim layers     perf_models/<GPU>/<model>/tp<N>/layers.csv (ns)
 //   - Splitwise perf model     perf_model.csv (ms)
+//   - kernel tables            gpu_kernels_h100_h200/kernels_<gpu>.csv, scripts/profile_gpu.py (µs)
 // Every reader returns samples in seconds and bytes. Errors name the file, the line and the column.
 #ifndef SERVESIM_HARDWARE_PROFILES_H_
 #define SERVESIM_HARDWARE_PROFILES_H_
@@ -68,6 +69,20 @@ struct SplitwiseSample {
   double token_time_s = 0;   // one decode step
 };
 std::vector<SplitwiseSample> read_splitwise(const std::string& path);
+
+// One row of a kernel table (kernels_<gpu>.csv). Times in seconds; empty numeric cells are 0.
+struct KernelRow {
+  std::string gpu, kind, dtype, model, op;  // kind: linear | attn_prefill | attn_decode
+  int tp = 0;
+  long long m_tokens = 0, n = 0, k = 0;  // linear: [m × k] · [k × n]
+  long long batch = 0, q_len = 0, kv_len = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
+  double time_s = 0;
+};
+
+// Reads a kernel table CSV (header names as kernels_h100.csv; column order free). Throws
+// ConfigError naming the file, line and column on a missing column, a bad number, an unknown
+// kind or a non-positive time.
+std::vector<KernelRow> read_kernel_csv(const std::string& path);
 
 }  // namespace servesim::hardware
 

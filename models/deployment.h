@@ -11,6 +11,7 @@
 #include "hardware/gpu_spec.h"
 #include "hardware/topology.h"
 #include "models/cost_model.h"
+#include "models/kernel_timer.h"
 #include "models/model_spec.h"
 
 namespace servesim::models {
@@ -30,6 +31,9 @@ struct Deployment {
   // Fitted cost-model parameters (hardware/calibration.h) applied on top of the GPU spec's
   // defaults; empty = uncalibrated. The ideal variant ignores it.
   hardware::Calibration calibration;
+  // Measured kernel tables for the linear ops and prefill attention (models/kernel_timer.h);
+  // profile null = the roofline for every op. The ideal variant ignores them.
+  KernelSource kernels;
   // Placement over nodes (hardware/topology.h): GPUs per node available to the replica
   // (--gpus-per-node), and the network between nodes (--inter-node-link). An empty
   // inter_node.link.kind means the GPU's usual network (hardware::default_network_link_name),

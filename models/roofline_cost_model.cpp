@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hardware/topology.h"
+#include "models/kernel_timer.h"
 #include "sim/base/error.h"
 
 namespace servesim::models {
@@ -31,6 +32,7 @@ RooflineOptions RooflineOptions::from_gpu(const hardware::GpuSpec& gpu) {
   o.compute_ramp_tokens = kDefaultComputeRampTokens;
   o.op_latency_s = kDefaultOpLatencyS;
   o.cuda_graph_padding = true;
+  o.kernel_tables = true;
   return o;
 }
 
@@ -208,6 +210,8 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     op.flops_per_token = 2.0 * k_in * n_out;
     op.weight_bytes = k_in * n_out * wb;
     op.act_bytes_per_token = (k_in + n_out) * ab;
+    op.k_in = k_in;
+    op.n_out = n_out;
     return op;
   };
   // Attention projections (column-parallel QKV, row-parallel O).
@@ -249,12 +253,80 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
   lm_head_op_.flops_per_token = 2.0 * h * v_rank;
   lm_head_op_.weight_bytes = h * v_rank * m.dtype_bytes;
   lm_head_op_.act_bytes_per_token = (h + v_rank) * ab;
+  lm_head_op_.k_in = h;
+  lm_head_op_.n_out = v_rank;
   logits_bytes_per_row_ = static_cast<double>(m.vocab_size) * ab;
 
   hidden_act_bytes_ = h * ab;
   bf16_peak_flops_ = g.bf16_flops;
   linear_peak_flops_ = (d.quantization == "fp8" && g.fp8_flops > 0) ? g.fp8_flops : g.bf16_flops;
   bandwidth_ = g.hbm_bandwidth_bytes_per_s;
+
+  if (opts_.kernel_tables && d.kernels.profile && m.dtype_bytes == 2) {
+    use_kernel_tables(d, heads_rank, kv_heads_rank, d_head);
+  }
+}
+
+void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank,
+                                          double kv_heads_rank, double head_dim) {
+  const KernelTimer timer(d.gpu, d.kernels);
+  const hardware::KernelProfile& prof = *d.kernels.profile;
+  const std::string dtype = d.quantization == "fp8" ? "fp8" : "bf16";
+  // The token grid: every token count measured for a GEMM of this dtype.
+  std::vector<double> grid;
+  for (const auto& [shape, curve] : prof.linear()) {
+    if (shape.dtype == dtype) grid.insert(grid.end(), curve.x.begin(), curve.x.end());
+  }
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  if (!grid.empty()) {
+    for (LinearOp& op : dense_ops_) {
+      // The MoE router (N = number of experts) is far from any measured shape: roofline.
+      op.tabled = !(moe_ && op.n_out == num_experts_);
+    }
+    std::vector<std::pair<double, double>> samples;
+    for (double x : grid) {
+      double sum = 0;
+      for (const LinearOp& op : dense_ops_) {
+        if (op.tabled) sum += *timer.linear_s(dtype, op.n_out, op.k_in, x);
+      }
+      samples.emplace_back(x, sum);
+    }
+    table_layer_linear_ = hardware::MonotoneCurve::fit(std::move(samples));
+    table_linear_ = true;
+    // The table times the GEMMs alone. The roofline's per-op latency t0 also stood for the
+    // small kernels between them (RMSNorm, RoPE, SiLU·mul, residual adds), which are not in the
+    // table: keep that allowance, one t0 per tabled op, so that a table does not drop them.
+    for (const LinearOp& op : dense_ops_) {
+      if (op.tabled) untabled_elementwise_s_ += opts_.op_latency_s;
+    }
+  }
+  // The LM head stays 16-bit under fp8 quantization.
+  std::vector<double> bf16_grid;
+  for (const auto& [shape, curve] : prof.linear()) {
+    if (shape.dtype == "bf16") bf16_grid.insert(bf16_grid.end(), curve.x.begin(), curve.x.end());
+  }
+  std::sort(bf16_grid.begin(), bf16_grid.end());
+  bf16_grid.erase(std::unique(bf16_grid.begin(), bf16_grid.end()), bf16_grid.end());
+  if (!bf16_grid.empty()) {
+    std::vector<std::pair<double, double>> samples;
+    for (double x : bf16_grid) {
+      samples.emplace_back(x, *timer.linear_s("bf16", lm_head_op_.n_out, lm_head_op_.k_in, x));
+    }
+    table_lm_head_ = hardware::MonotoneCurve::fit(std::move(samples));
+    table_lm_head_on_ = true;
+  }
+  if (auto near = prof.nearest_attention_shape({std::llround(heads_rank),
+                                                std::llround(kv_heads_rank),
+                                                std::llround(head_dim)})) {
+    std::vector<std::pair<double, double>> samples;
+    for (double x : prof.prefill_attention().at(*near).x) {
+      samples.emplace_back(x, *timer.prefill_attention_s(heads_rank, kv_heads_rank, head_dim, x));
+    }
+    table_prefill_attn_ = hardware::MonotoneCurve::fit(std::move(samples));
+    table_prefill_attn_on_ = true;
+  }
+  kernel_source_ = d.kernels.label();
 }
 
 int64_t RooflineCostModel::linear_tokens(const BatchShape& shape) const {
@@ -276,24 +348,32 @@ double RooflineCostModel::min_weight_bytes_per_step() const {
   return num_layers_ * per_layer + lm_head_op_.weight_bytes;
 }
 
-double RooflineCostModel::linear_op_s(const LinearOp& op, double rows, double weight_bytes,
-                                      double peak_flops) const {
+double roofline_op_s(const RooflineOptions& o, double flops_per_token, double weight_bytes,
+                     double act_bytes_per_token, double rows, double peak_flops, double bandwidth) {
   if (rows <= 0) {
     return 0;
   }
   // FLOPs / (peak · η_c · rows/(rows + a)) = flops_per_token · (rows + a) / (peak · η_c).
   const double compute =
-      op.flops_per_token * (rows + opts_.compute_ramp_tokens) /
-      (peak_flops * opts_.compute_efficiency);
-  const double memory = (weight_bytes + op.act_bytes_per_token * rows) /
-                        (bandwidth_ * opts_.memory_efficiency);
-  return std::max(compute, memory) + opts_.op_latency_s;
+      flops_per_token * (rows + o.compute_ramp_tokens) / (peak_flops * o.compute_efficiency);
+  const double memory =
+      (weight_bytes + act_bytes_per_token * rows) / (bandwidth * o.memory_efficiency);
+  return std::max(compute, memory) + o.op_latency_s;
+}
+
+double RooflineCostModel::linear_op_s(const LinearOp& op, double rows, double weight_bytes,
+                                      double peak_flops) const {
+  return roofline_op_s(opts_, op.flops_per_token, weight_bytes, op.act_bytes_per_token, rows,
+                       peak_flops, bandwidth_);
 }
 
 double RooflineCostModel::layer_linear_s(double tokens) const {
   double s = 0;
+  if (table_linear_ && tokens > 0) {
+    s += table_layer_linear_.at(tokens) + untabled_elementwise_s_;
+  }
   for (const LinearOp& op : dense_ops_) {
-    s += linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
+    if (!op.tabled) s += linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
   }
   if (moe_) {
     // Routed tokens·k rows over the experts hit; weights of the expected distinct experts.
@@ -302,6 +382,15 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
                      linear_peak_flops_);
   }
   return s;
+}
+
+double RooflineCostModel::table_prefill_attention_s(double work) const {
+  if (work <= 0) return 0;
+  // One causal sequence of length L does L²/2 work: the step's work as one equivalent sequence.
+  const double len = std::sqrt(2.0 * work);
+  const hardware::MonotoneCurve& c = table_prefill_attn_;
+  if (len >= c.x.front()) return c.at(len);
+  return c.y.front() * work / (0.5 * c.x.front() * c.x.front());  // ∝ work below the table
 }
 
 const hardware::LinkSpec& RooflineCostModel::stage_tp_link(int stage) const {
@@ -342,16 +431,25 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool 
                                              shape.decode_context_tokens);
   const double attn_bytes =
       kv_bytes_per_token_ * (kv_read + tokens) + qo_bytes_per_token_ * tokens;
+  double attn_compute_s = attn_flops / (bf16_peak_flops_ * opts_.compute_efficiency);
+  if (table_prefill_attn_on_) {
+    // Measured causal prefill; the decode rows keep the roofline (the table's decode attention
+    // is SDPA over contiguous K/V, not vLLM's paged kernel).
+    attn_compute_s = table_prefill_attention_s(shape.prefill_attn_work) +
+                     attn_flops_per_work_ * static_cast<double>(shape.decode_context_tokens) /
+                         (bf16_peak_flops_ * opts_.compute_efficiency);
+  }
   const double attn_layer_s =
-      std::max(attn_flops / (bf16_peak_flops_ * opts_.compute_efficiency),
-               attn_bytes / (bandwidth_ * opts_.memory_efficiency)) +
+      std::max(attn_compute_s, attn_bytes / (bandwidth_ * opts_.memory_efficiency)) +
       opts_.op_latency_s;
   c.attention_s = num_layers_ * attn_layer_s;
 
   // LM head on the sampled rows only: vLLM computes logits outside the CUDA graph, unpadded.
   const double rows = static_cast<double>(shape.sampled_seqs);
   // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
-  c.lm_head_s = linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes, bf16_peak_flops_);
+  c.lm_head_s = table_lm_head_on_ ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
+                                  : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes,
+                                                bf16_peak_flops_);
 
   // Tensor parallel, per stage on its own group's link: 2 all-reduces of [T, h] per layer (after
   // O and after down); the last stage also all-gathers the vocabulary-parallel logits.

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "hardware/gpu_spec.h"
+#include "hardware/kernel_profile.h"
 #include "models/batch_shape.h"
 #include "models/cost_model.h"
 #include "models/deployment.h"
@@ -66,12 +67,19 @@ struct RooflineOptions {
   double compute_ramp_tokens = 0;    // a in η_c(T) = η_c·T/(T+a), tokens; 0 = no ramp
   double op_latency_s = 0;           // fixed time added to every modelled kernel, s
   bool cuda_graph_padding = false;   // pad small batches to the CUDA-graph capture sizes
+  bool kernel_tables = false;        // time ops from Deployment::kernels when it has a table
 
   static RooflineOptions from_gpu(const hardware::GpuSpec& gpu);
   // η = 1, no ramp, no latency, no overheads, no padding. Link α–β are kept (a property of the
   // link, not an efficiency), so comm time is the same in both variants.
   static RooflineOptions ideal();
 };
+
+// One GEMM-like op under the roofline (docs/cost_model.md §2), 0 for rows <= 0:
+//   max(flops_per_token·(rows + a) / (peak·η_c), (weight_bytes + act_bytes_per_token·rows) /
+//       (bandwidth·η_m)) + t0
+double roofline_op_s(const RooflineOptions& o, double flops_per_token, double weight_bytes,
+                     double act_bytes_per_token, double rows, double peak_flops, double bandwidth);
 
 // Expected number of distinct experts that `tokens` tokens touch when each picks top_k of
 // num_experts uniformly: E·(1 − (1 − k/E)^tokens). = k at 1 token, → E for many tokens.
@@ -140,6 +148,12 @@ class RooflineCostModel : public CostModel {
   PipelineStepTimes estimate_pipeline(const BatchShape& shape) const;
 
   const RooflineOptions& options() const { return opts_; }
+  // Where the linear ops' times come from: KernelSource::label() when a table is in use, else
+  // "roofline".
+  const std::string& kernel_source() const { return kernel_source_; }
+  // Linear time of one layer (all its GEMMs on one rank) at `tokens` rows, as estimate() charges
+  // it (no CUDA-graph padding applied here).
+  double layer_linear_time_s(double tokens) const { return layer_linear_s(tokens); }
   // Tokens the linear ops (and TP all-reduces) run at: total_tokens() padded to the next CUDA-graph
   // capture size when padding is on and total_tokens() <= the largest size, else unchanged.
   int64_t linear_tokens(const BatchShape& shape) const;
@@ -168,10 +182,17 @@ class RooflineCostModel : public CostModel {
     double flops_per_token = 0;      // 2 · parameters per rank
     double weight_bytes = 0;         // per rank
     double act_bytes_per_token = 0;  // input + output activations per row
+    double k_in = 0, n_out = 0;      // GEMM shape on one rank (0 for the routed experts)
+    bool tabled = false;             // timed from the kernel table (table_layer_linear_)
   };
 
   double linear_op_s(const LinearOp& op, double rows, double weight_bytes,
                      double peak_flops) const;
+  // Precomputes the table curves above from d.kernels (constructor, when a table applies).
+  void use_kernel_tables(const Deployment& d, double heads_rank, double kv_heads_rank,
+                         double head_dim);
+  // Causal prefill attention of one layer for the step's Σ q(c + q/2) work, from the table.
+  double table_prefill_attention_s(double work) const;
   double layer_linear_s(double tokens) const;
   // Parts of a step shared by estimate() and estimate_pipeline().
   struct Parts {
@@ -209,6 +230,18 @@ class RooflineCostModel : public CostModel {
   std::vector<hardware::LinkSpec> stage_link_; // per stage: TP collectives
   std::vector<hardware::LinkSpec> hop_link_;   // per boundary: the TP flows to the next stage
   double hidden_act_bytes_ = 0;      // hidden_size · activation dtype bytes, per token
+
+  // Measured kernel tables (models/kernel_timer.h), precomputed for this deployment on the
+  // table's token grid so that a step stays O(log grid): Σ of the tabled dense ops of one layer,
+  // the LM head, and causal prefill attention of one layer against the sequence length.
+  std::string kernel_source_ = "roofline";
+  bool table_linear_ = false;
+  hardware::MonotoneCurve table_layer_linear_;  // s per layer vs tokens
+  double untabled_elementwise_s_ = 0;           // per layer: t0 per tabled op (see .cpp)
+  bool table_lm_head_on_ = false;
+  hardware::MonotoneCurve table_lm_head_;       // s vs rows
+  bool table_prefill_attn_on_ = false;
+  hardware::MonotoneCurve table_prefill_attn_;  // s per layer vs equivalent sequence length
 
   // Peaks.
   double linear_peak_flops_ = 0;     // fp8 under fp8 quantization when the GPU has it, else bf16

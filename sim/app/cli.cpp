@@ -26,6 +26,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   c.push_back(make_validate_command());
   c.push_back(make_calibrate_command());
   c.push_back(make_merge_command());
+  c.push_back(make_kernel_check_command());
   return c;
 }
 

@@ -4,9 +4,12 @@
 //   servesim calibrate --gpu h100-sxm --vidur-mlp .../compute/h100/*/*/mlp.csv
 //       --measured runs/*.json --sidecars DIR --holdout 0.5 --out h100-sxm.json
 //
-// Two sources, either or both:
+// Sources, any of them:
 //   --vidur-mlp FILES  GEMM profiles → compute/memory efficiency, small-GEMM ramp, per-kernel
 //                      latency (hardware/profile_fit.h: LM on log time against datasheet peaks).
+//   --kernels FILES    measured kernel tables (kernels_<gpu>.csv, scripts/profile_gpu.py; or
+//                      Vidur mlp.csv) → the profile's monotone per-shape kernel curves
+//                      (hardware/kernel_profile.h) that time GEMMs and prefill attention.
 //   --measured FILES   serving runs → step overhead and client TTFT overhead by default (--fit):
 //                      the simulator runs inside the fit (sim/calibration/serving_fit.h), on top
 //                      of the profile fit or --base.
@@ -15,12 +18,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iomanip>
 #include <set>
 #include <sstream>
 
 #include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
+#include "hardware/kernel_profile.h"
 #include "hardware/profile_fit.h"
 #include "hardware/profiles.h"
 #include "models/model_spec.h"
@@ -75,6 +80,11 @@ class CalibrateCommand : public Command {
     cmd_->add_option("--vidur-allreduce", vidur_allreduce_,
                      "Vidur all_reduce.csv measured on that GPU's nodes: the scale-up link's "
                      "bandwidth (α per worker count is recorded in fit_info)");
+    cmd_->add_option("--kernels", kernel_files_,
+                     "measured kernel tables of that GPU (kernels_<gpu>.csv columns, as "
+                     "scripts/profile_gpu.py writes; or Vidur mlp.csv): stored in the profile as "
+                     "monotone per-shape curves that time the linear ops and prefill attention")
+        ->expected(1, -1);
     cmd_->add_option("--measured", measured_, "measured serving runs (as for validate)")
         ->expected(1, -1);
     cmd_->add_option("--sidecars", sidecar_dirs_, "sidecar folders (as for validate)")
@@ -107,9 +117,9 @@ class CalibrateCommand : public Command {
   int run(std::ostream& out, std::ostream& err) override {
     JobExecutor* executor = study_.executor(jobs_);  // refuses --shard before any work
     if (vidur_mlp_.empty() && layer_files_.empty() && vidur_allreduce_.empty() &&
-        measured_.empty()) {
-      throw ConfigError(
-          "calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce and/or --measured");
+        measured_.empty() && kernel_files_.empty()) {
+      throw ConfigError("calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce, "
+                        "--kernels and/or --measured");
     }
     {
       std::vector<std::string> inputs = vidur_mlp_;
@@ -195,6 +205,8 @@ class CalibrateCommand : public Command {
           << 100 * g.median_abs_rel_error << "%, rms log error " << std::setprecision(3)
           << g.rms_log_error << "\n";
     }
+
+    if (!kernel_files_.empty()) read_kernel_tables(gpu, cal, out);
 
     if (!vidur_allreduce_.empty()) {
       // Single-node all-reduces (devices_per_node == workers), one α–β line per worker count.
@@ -318,7 +330,61 @@ class CalibrateCommand : public Command {
   }
 
  private:
+  // --kernels: every file's rows (kernel table CSV, or a Vidur mlp.csv's four GEMMs per row)
+  // become one KernelProfile for the GPU.
+  void read_kernel_tables(const hardware::GpuSpec& gpu, hardware::Calibration& cal,
+                          std::ostream& out) const {
+    std::vector<hardware::KernelRow> rows;
+    for (const std::string& f : kernel_files_) {
+      std::ifstream in(f);
+      std::string header;
+      if (!in || !std::getline(in, header)) throw ConfigError("--kernels: " + f + ": cannot read");
+      std::vector<hardware::KernelRow> some;
+      if (header.find("time_us") != std::string::npos) {
+        some = hardware::read_kernel_csv(f);
+      } else if (header.find("time_stats.attn_pre_proj.median") != std::string::npos) {
+        some = hardware::kernel_rows_from_gemms(hardware::read_vidur_mlp(f), gpu.name);
+      } else {
+        throw ConfigError("--kernels: " + f +
+                          ": expected a kernel table (columns of kernels_h100.csv, with time_us) "
+                          "or a Vidur mlp.csv (time_stats.attn_pre_proj.median)");
+      }
+      rows.insert(rows.end(), some.begin(), some.end());
+      cal.fit_set.push_back(portable_source(f));
+    }
+    auto profile = std::make_shared<hardware::KernelProfile>(
+        hardware::KernelProfile::from_rows(rows, gpu.name));
+    // How far the monotone (isotonic) curves moved from the measured medians.
+    int moved = 0, points = 0;
+    double worst = 0;
+    for (const hardware::KernelRow& r : rows) {
+      if (r.kind != "linear") continue;
+      const double t = *profile->linear_time_s({r.dtype, r.n, r.k}, static_cast<double>(r.m_tokens));
+      const double e = std::fabs(t / r.time_s - 1);
+      ++points;
+      if (e > 1e-9) ++moved;
+      worst = std::max(worst, e);
+    }
+    int bf16 = 0, fp8 = 0;
+    for (const auto& [shape, curve] : profile->linear()) (shape.dtype == "fp8" ? fp8 : bf16)++;
+    cal.fit_info["kernel_tables"] = {
+        {"method", "per-shape isotonic regression of log time, hardware/kernel_profile.h"},
+        {"rows", rows.size()},
+        {"linear_shapes_bf16", bf16},
+        {"linear_shapes_fp8", fp8},
+        {"prefill_attention_shapes", profile->prefill_attention().size()},
+        {"linear_rows_moved_by_monotone_fit", moved},
+        {"max_abs_relative_change", worst}};
+    out << "Kernel tables: " << rows.size() << " rows from " << kernel_files_.size()
+        << " files: " << bf16 << " bf16 and " << fp8 << " fp8 GEMM shapes, "
+        << profile->prefill_attention().size() << " prefill-attention shapes; the monotone fit moved "
+        << moved << " of " << points << " GEMM rows, by at most " << std::fixed
+        << std::setprecision(1) << 100 * worst << "%\n";
+    cal.kernels = std::move(profile);
+  }
+
   CLI::App* cmd_ = nullptr;
+  std::vector<std::string> kernel_files_;
   std::string gpu_;
   std::vector<std::string> vidur_mlp_, measured_, sidecar_dirs_, fit_, metrics_;
   std::string vidur_allreduce_;

@@ -30,6 +30,7 @@ std::unique_ptr<Command> make_validate_command();
 std::unique_ptr<Command> make_calibrate_command();
 std::unique_ptr<Command> make_matrix_command();
 std::unique_ptr<Command> make_merge_command();
+std::unique_ptr<Command> make_kernel_check_command();
 
 }  // namespace servesim::app
 

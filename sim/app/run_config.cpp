@@ -130,6 +130,12 @@ std::vector<ConfigField> build_fields() {
                     "calibration profile from servesim calibrate, or none for datasheet + catalog "
                     "defaults [the profile shipped for the GPU in hardware/calibration, if any]",
                     &SimulationConfig::calibration));
+  f.push_back(field("kernel_table", K::kString,
+                    "measured kernel times for the linear ops and prefill attention: a profile "
+                    "from servesim calibrate --kernels, or none for the roofline [the calibration's "
+                    "kernels, else hardware/kernels/<gpu>.json, else one of the same architecture, "
+                    "transferred]",
+                    &SimulationConfig::kernel_table));
   // Engine (vllm serve).
   f.push_back(engine_field("vllm_version", K::kString,
                            "vLLM release whose defaults and behaviour apply: 0.6 ... 0.19 "

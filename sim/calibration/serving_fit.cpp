@@ -50,9 +50,10 @@ measured::Calibration replay_calibration(const hardware::Calibration& c, const s
   m.fitted_on = c.fit_set;
   m.ttft_offset_s = c.get("client_ttft_overhead_s").value_or(0.0);
   m.frontend = sim::FrontEndCosts::from_calibration(c);
-  m.make_cost = [c](const models::Deployment& d) {
+  m.make_cost = [c, source](const models::Deployment& d) {
     models::Deployment dd = d;
     dd.calibration = c;
+    if (c.kernels) dd.kernels = models::resolve_kernel_source("", dd.gpu, c.kernels, source);
     return models::make_cost_model(dd);
   };
   return m;

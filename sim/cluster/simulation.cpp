@@ -161,6 +161,9 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
       p.frontend = FrontEndCosts::from_calibration(d.calibration);
     }
   }
+  d.kernels = models::resolve_kernel_source(config.kernel_table, d.gpu, d.calibration.kernels,
+                                            p.calibration_source);
+  p.kernel_source = d.kernels.label();
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
   // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
@@ -438,6 +441,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   json out = {
       {"version", "0.1"},
       {"config", cfg},
+      {"kernel_source", p.kernel_source},
       {"kv_cache",
        {{"num_gpu_blocks", p.memory.num_blocks},
         {"block_size", p.engine.block_size},

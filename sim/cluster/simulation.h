@@ -49,6 +49,11 @@ struct SimulationConfig {
   // "" = the profile shipped for the GPU (hardware/calibration/<gpu>.json) when there is one,
   // "none" = datasheet + catalog defaults only, else a path.
   std::string calibration;
+  // --kernel-table: measured kernel times for the linear ops and prefill attention
+  // (models/kernel_timer.h). "" = the calibration profile's kernels if it has some, else the
+  // table shipped for the GPU (hardware/kernels/<gpu>.json), else one transferred from the
+  // nearest GPU of the same architecture; "none" = the roofline; else a profile with "kernels".
+  std::string kernel_table;
 
   // --- cluster: identical replicas behind a router (router.h) ---
   int num_replicas = 1;                       // --num-replicas: replicas of the deployment
@@ -76,6 +81,7 @@ struct PreparedDeployment {
   std::unique_ptr<models::CostModel> cost;
   std::unique_ptr<models::CostModel> ideal_cost;
   std::string calibration_source;     // the profile applied ("" = none)
+  std::string kernel_source = "roofline";  // models::KernelSource::label() of the tables used
   double client_ttft_overhead_s = 0;  // from the calibration: added to every TTFT
   FrontEndCosts frontend;             // from the calibration: each replica's API-server queue
 };

@@ -98,10 +98,12 @@ Calibration load_calibration_file(const std::string& path) {
   c.fitted_on = h.fit_set;
   c.ttft_offset_s = h.get("client_ttft_overhead_s").value_or(0.0);
   c.frontend = sim::FrontEndCosts::from_calibration(h);
-  c.make_cost = [h](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
+  c.make_cost = [h, path](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
     if (!h.gpu.empty() && h.gpu != deployment.gpu.name) return models::make_cost_model(deployment);
     models::Deployment d = deployment;
     d.calibration = h;  // make_cost_model applies it (models/calibrated_model.h)
+    // Its kernel tables, if any, replace the deployment's (as --calibration does in simulate).
+    if (h.kernels) d.kernels = models::resolve_kernel_source("", d.gpu, h.kernels, path);
     return models::make_cost_model(d);
   };
   if (!h.gpu.empty()) c.source += " for " + h.gpu;

@@ -1,0 +1,249 @@
+#include "hardware/kernel_profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "sim/base/error.h"
+#include "sim/base/json_file.h"
+
+namespace servesim::hardware {
+
+MonotoneCurve MonotoneCurve::fit(std::vector<std::pair<double, double>> samples) {
+  std::sort(samples.begin(), samples.end());
+  // Blocks of the pool-adjacent-violators algorithm on log y: (x values, mean log y, weight).
+  struct Block {
+    std::vector<double> xs;
+    double mean = 0;
+    double weight = 0;
+  };
+  std::vector<Block> blocks;
+  for (size_t i = 0; i < samples.size();) {
+    // Repeated x: one point at the mean log y, weighted by its count.
+    size_t j = i;
+    double sum = 0;
+    while (j < samples.size() && samples[j].first == samples[i].first) {
+      sum += std::log(samples[j].second);
+      ++j;
+    }
+    Block b{{samples[i].first}, sum / static_cast<double>(j - i), static_cast<double>(j - i)};
+    blocks.push_back(std::move(b));
+    // Merge while the last two blocks decrease.
+    while (blocks.size() >= 2 && blocks[blocks.size() - 2].mean > blocks.back().mean) {
+      Block last = std::move(blocks.back());
+      blocks.pop_back();
+      Block& prev = blocks.back();
+      prev.mean = (prev.mean * prev.weight + last.mean * last.weight) / (prev.weight + last.weight);
+      prev.weight += last.weight;
+      prev.xs.insert(prev.xs.end(), last.xs.begin(), last.xs.end());
+    }
+    i = j;
+  }
+  MonotoneCurve c;
+  for (const Block& b : blocks) {
+    for (double x : b.xs) {
+      c.x.push_back(x);
+      c.y.push_back(std::exp(b.mean));
+    }
+  }
+  return c;
+}
+
+double MonotoneCurve::at(double xq) const {
+  if (x.empty()) return 0;
+  if (xq <= x.front()) return y.front();
+  if (xq >= x.back()) return y.back() * xq / x.back();
+  const size_t hi = static_cast<size_t>(std::upper_bound(x.begin(), x.end(), xq) - x.begin());
+  const size_t lo = hi - 1;
+  // The step loop asks for the same point again and again (decode batches padded to the same
+  // CUDA-graph size): a small per-thread memo spares the log and pow, which otherwise cost the
+  // simulator ~15 % of its time. It is keyed by everything the result depends on (the segment's
+  // two points and x), so it returns exactly what the computation would, for any curve.
+  struct Memo {
+    double xq = -1, x0 = 0, x1 = 0, y0 = 0, y1 = 0, yq = 0;
+  };
+  thread_local Memo memo[64];
+  uint64_t bx = 0, by = 0;  // a cheap mix of the two keys' bits (std::hash<double> hashes bytes)
+  std::memcpy(&bx, &xq, sizeof bx);
+  std::memcpy(&by, &y[lo], sizeof by);
+  constexpr uint64_t kMix = 0x9E3779B97F4A7C15ull;
+  Memo& m = memo[((bx ^ (by * kMix)) * kMix) >> 58];
+  if (m.xq == xq && m.x0 == x[lo] && m.x1 == x[hi] && m.y0 == y[lo] && m.y1 == y[hi]) return m.yq;
+  const double f = std::log(xq / x[lo]) / std::log(x[hi] / x[lo]);
+  const double yq = y[lo] * std::pow(y[hi] / y[lo], f);
+  m = {xq, x[lo], x[hi], y[lo], y[hi], yq};
+  return yq;
+}
+
+std::vector<KernelRow> kernel_rows_from_gemms(const std::vector<GemmSample>& samples,
+                                              const std::string& gpu) {
+  std::vector<KernelRow> rows;
+  for (const GemmSample& s : samples) {
+    KernelRow r;
+    r.gpu = gpu;
+    r.kind = "linear";
+    r.dtype = "bf16";
+    r.op = s.op;
+    r.tp = s.tp;
+    r.m_tokens = s.tokens;
+    r.n = std::llround(s.out_dim);
+    r.k = std::llround(s.in_dim);
+    r.time_s = s.time_s;
+    if (r.m_tokens > 0 && r.n > 0 && r.k > 0 && r.time_s > 0) rows.push_back(r);
+  }
+  return rows;
+}
+
+KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const std::string& gpu) {
+  std::map<LinearShape, std::vector<std::pair<double, double>>> lin;
+  std::map<AttentionShape, std::vector<std::pair<double, double>>> pre;
+  for (const KernelRow& r : rows) {
+    if (r.kind == "linear") {
+      lin[{r.dtype, r.n, r.k}].emplace_back(static_cast<double>(r.m_tokens), r.time_s);
+    } else if (r.kind == "attn_prefill" && r.batch == 1 && r.q_len == r.kv_len) {
+      pre[{r.q_heads, r.kv_heads, r.head_dim}].emplace_back(static_cast<double>(r.q_len), r.time_s);
+    }
+  }
+  KernelProfile p;
+  p.gpu_ = gpu;
+  for (auto& [shape, samples] : lin) p.linear_[shape] = MonotoneCurve::fit(std::move(samples));
+  for (auto& [shape, samples] : pre) p.prefill_[shape] = MonotoneCurve::fit(std::move(samples));
+  return p;
+}
+
+std::optional<double> KernelProfile::linear_time_s(const LinearShape& shape, double tokens) const {
+  auto it = linear_.find(shape);
+  if (it == linear_.end()) return std::nullopt;
+  return it->second.at(tokens);
+}
+
+std::optional<LinearShape> KernelProfile::nearest_linear_shape(const LinearShape& shape) const {
+  std::optional<LinearShape> best;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto& [s, curve] : linear_) {
+    if (s.dtype != shape.dtype) continue;
+    const double dn = std::log(static_cast<double>(s.n) / static_cast<double>(shape.n));
+    const double dk = std::log(static_cast<double>(s.k) / static_cast<double>(shape.k));
+    const double d = dn * dn + dk * dk;
+    if (d < best_d) {  // strict: ties go to the first in map order (deterministic)
+      best_d = d;
+      best = s;
+    }
+  }
+  return best;
+}
+
+std::optional<AttentionShape> KernelProfile::nearest_attention_shape(
+    const AttentionShape& shape) const {
+  std::optional<AttentionShape> best;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto& [s, curve] : prefill_) {
+    const double dq = std::log(static_cast<double>(s.q_heads) / static_cast<double>(shape.q_heads));
+    const double dkv =
+        std::log(static_cast<double>(s.kv_heads) / static_cast<double>(shape.kv_heads));
+    // A different head_dim is a different kernel configuration: only as a last resort.
+    const double dd = s.head_dim == shape.head_dim ? 0 : 100;
+    const double d = dq * dq + dkv * dkv + dd;
+    if (d < best_d) {
+      best_d = d;
+      best = s;
+    }
+  }
+  return best;
+}
+
+KernelProfile KernelProfile::without(const LinearShape& leave_out) const {
+  KernelProfile p = *this;
+  p.linear_.erase(leave_out);
+  return p;
+}
+
+namespace {
+
+void add_curve(nlohmann::ordered_json& j, const MonotoneCurve& c, const char* x_name) {
+  j[x_name] = c.x;
+  std::vector<double> us;
+  for (double y : c.y) us.push_back(std::round(y * 1e9) / 1e3);  // µs, 3 decimals (= ns)
+  j["time_us"] = us;
+}
+
+MonotoneCurve curve_from_json(const nlohmann::json& j, const char* x_name,
+                              const std::string& where) {
+  const auto xs = require_field<std::vector<double>>(j, x_name, where);
+  const auto us = require_field<std::vector<double>>(j, "time_us", where);
+  if (xs.empty() || xs.size() != us.size()) {
+    throw ConfigError(where + ": '" + std::string(x_name) +
+                      "' and 'time_us' must be non-empty and of equal length");
+  }
+  std::vector<std::pair<double, double>> samples;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!(xs[i] > 0) || !(us[i] > 0)) {
+      throw ConfigError(where + ": point " + std::to_string(i) + " must have x > 0 and time > 0");
+    }
+    samples.emplace_back(xs[i], us[i] * 1e-6);
+  }
+  // Stored curves are already monotone; fit() keeps them as they are (and repairs a hand edit).
+  return MonotoneCurve::fit(std::move(samples));
+}
+
+}  // namespace
+
+nlohmann::ordered_json KernelProfile::to_json() const {
+  nlohmann::ordered_json j;
+  j["gpu"] = gpu_;
+  nlohmann::ordered_json lin = nlohmann::ordered_json::array();
+  for (const auto& [s, c] : linear_) {
+    nlohmann::ordered_json e;
+    e["dtype"] = s.dtype;
+    e["n"] = s.n;
+    e["k"] = s.k;
+    add_curve(e, c, "tokens");
+    lin.push_back(e);
+  }
+  j["linear"] = lin;
+  nlohmann::ordered_json pre = nlohmann::ordered_json::array();
+  for (const auto& [s, c] : prefill_) {
+    nlohmann::ordered_json e;
+    e["q_heads"] = s.q_heads;
+    e["kv_heads"] = s.kv_heads;
+    e["head_dim"] = s.head_dim;
+    add_curve(e, c, "seq_len");
+    pre.push_back(e);
+  }
+  j["attention_prefill"] = pre;
+  return j;
+}
+
+KernelProfile KernelProfile::from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw ConfigError(where + ": 'kernels' must be an object");
+  KernelProfile p;
+  p.gpu_ = optional_field<std::string>(j, "gpu", where, "");
+  const auto lin = optional_field<nlohmann::json>(j, "linear", where, nlohmann::json::array());
+  for (size_t i = 0; i < lin.size(); ++i) {
+    const std::string w = where + ": kernels.linear[" + std::to_string(i) + "]";
+    LinearShape s{require_field<std::string>(lin[i], "dtype", w),
+                  require_field<long long>(lin[i], "n", w), require_field<long long>(lin[i], "k", w)};
+    if (s.dtype != "bf16" && s.dtype != "fp8") {
+      throw ConfigError(w + ": field 'dtype' has '" + s.dtype + "'; expected bf16 or fp8");
+    }
+    if (s.n <= 0 || s.k <= 0) throw ConfigError(w + ": fields 'n' and 'k' must be > 0");
+    p.linear_[s] = curve_from_json(lin[i], "tokens", w);
+  }
+  const auto pre =
+      optional_field<nlohmann::json>(j, "attention_prefill", where, nlohmann::json::array());
+  for (size_t i = 0; i < pre.size(); ++i) {
+    const std::string w = where + ": kernels.attention_prefill[" + std::to_string(i) + "]";
+    AttentionShape s{require_field<long long>(pre[i], "q_heads", w),
+                     require_field<long long>(pre[i], "kv_heads", w),
+                     require_field<long long>(pre[i], "head_dim", w)};
+    if (s.q_heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0) {
+      throw ConfigError(w + ": heads and head_dim must be > 0");
+    }
+    p.prefill_[s] = curve_from_json(pre[i], "seq_len", w);
+  }
+  return p;
+}
+
+}  // namespace servesim::hardware

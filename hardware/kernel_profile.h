@@ -1,0 +1,101 @@
+// KernelProfile: measured kernel times of one GPU — dense GEMMs by (dtype, N, K) against the
+// number of tokens, and causal prefill attention by (q heads, kv heads, head dim) against the
+// sequence length — as monotone curves interpolated in log–log space.
+//
+// Built from rows in the column layout of data/realdata/gpu_kernels_h100_h200/kernels_h100.csv
+// (what scripts/profile_gpu.py writes) or from Vidur mlp.csv operator profiles. Each series is
+// made monotone (non-decreasing time in tokens) by isotonic regression of log time — a larger
+// GEMM measured faster than a smaller one is timer noise or a tile-selection artefact, and a
+// step-time model must never get cheaper with more work — so it is exact at every measured
+// point where the measurements were already monotone. Between points: log-linear in log tokens;
+// beyond the last point: proportional to tokens (the compute-bound regime); before the first:
+// the first point's time.
+//
+// Contract: interpolate() is exact at the (isotonic) points, non-decreasing in x, and O(log n) in
+// the series length; a profile is immutable once built; to_json → from_json → to_json is stable
+// (times are stored to the nanosecond).
+#ifndef SERVESIM_HARDWARE_KERNEL_PROFILE_H_
+#define SERVESIM_HARDWARE_KERNEL_PROFILE_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/profiles.h"
+
+namespace servesim::hardware {
+
+// Rows from GEMM samples of another profiler (Vidur mlp.csv, LLMServingSim layers; see
+// hardware/profiles.h): kind linear, dtype bf16, n = out_dim, k = in_dim.
+std::vector<KernelRow> kernel_rows_from_gemms(const std::vector<GemmSample>& samples,
+                                              const std::string& gpu);
+
+// A monotone curve y(x) > 0 on x > 0, interpolated in log–log space.
+struct MonotoneCurve {
+  std::vector<double> x;  // ascending, distinct, > 0
+  std::vector<double> y;  // non-decreasing, > 0
+
+  // Builds the curve from samples (any order, repeated x allowed: their log y is averaged), then
+  // isotonic regression (pool-adjacent-violators) of log y. REQUIRES: every x, y > 0.
+  static MonotoneCurve fit(std::vector<std::pair<double, double>> samples);
+  // y at x: exact at the points, log-linear between, y_last·x/x_last after, y_0 before.
+  double at(double x) const;
+  bool empty() const { return x.empty(); }
+};
+
+struct LinearShape {
+  std::string dtype;  // bf16 | fp8
+  long long n = 0, k = 0;
+  bool operator<(const LinearShape& o) const {
+    return std::tie(dtype, n, k) < std::tie(o.dtype, o.n, o.k);
+  }
+};
+
+struct AttentionShape {
+  long long q_heads = 0, kv_heads = 0, head_dim = 0;
+  bool operator<(const AttentionShape& o) const {
+    return std::tie(q_heads, kv_heads, head_dim) < std::tie(o.q_heads, o.kv_heads, o.head_dim);
+  }
+};
+
+class KernelProfile {
+ public:
+  KernelProfile() = default;
+  // Linear rows → GEMM curves (x = tokens); attn_prefill rows → curves over the sequence length;
+  // attn_decode rows are kept out (SDPA over contiguous K/V is not vLLM's paged kernel).
+  static KernelProfile from_rows(const std::vector<KernelRow>& rows, const std::string& gpu);
+
+  const std::string& gpu() const { return gpu_; }
+  const std::map<LinearShape, MonotoneCurve>& linear() const { return linear_; }
+  const std::map<AttentionShape, MonotoneCurve>& prefill_attention() const { return prefill_; }
+  bool empty() const { return linear_.empty() && prefill_.empty(); }
+
+  // Measured time (s) of a GEMM of this exact shape at `tokens` rows; nullopt when not measured.
+  std::optional<double> linear_time_s(const LinearShape& shape, double tokens) const;
+  // The measured shape of the same dtype nearest to `shape` in (log N, log K); nullopt when the
+  // profile has none of that dtype.
+  std::optional<LinearShape> nearest_linear_shape(const LinearShape& shape) const;
+  // The measured attention shape nearest in (log q heads, log kv heads), same head_dim first.
+  std::optional<AttentionShape> nearest_attention_shape(const AttentionShape& shape) const;
+
+  // A copy without the linear shape `leave_out` (for leave-one-shape-out checks).
+  KernelProfile without(const LinearShape& leave_out) const;
+
+  nlohmann::ordered_json to_json() const;
+  // REQUIRES a "kernels" object as to_json() writes; throws ConfigError naming `where`.
+  static KernelProfile from_json(const nlohmann::json& j, const std::string& where);
+
+ private:
+  std::string gpu_;
+  std::map<LinearShape, MonotoneCurve> linear_;
+  std::map<AttentionShape, MonotoneCurve> prefill_;
+};
+
+}  // namespace servesim::hardware
+
+#endif  // SERVESIM_HARDWARE_KERNEL_PROFILE_H_

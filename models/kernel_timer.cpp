@@ -1,0 +1,163 @@
+#include "models/kernel_timer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+
+#include "hardware/calibration.h"
+#include "sim/base/error.h"
+
+namespace servesim::models {
+
+std::string KernelSource::label() const {
+  if (!profile) return "roofline";
+  return (transferred ? "transferred from " + measured_on.name : std::string("measured")) + " (" +
+         path + ")";
+}
+
+namespace {
+
+// Tables are immutable: each file is parsed once per process (plan and sweep prepare many
+// deployments, from several threads).
+std::shared_ptr<const hardware::KernelProfile> cached_table(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const hardware::KernelProfile>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(path);
+  if (it == cache.end()) it = cache.emplace(path, hardware::load_calibration(path).kernels).first;
+  return it->second;
+}
+
+// t_min of the header: the fastest GEMM of the table (curves are monotone: each one's first point
+// is its fastest).
+double fastest_gemm_s(const hardware::KernelProfile& profile) {
+  double t = std::numeric_limits<double>::infinity();
+  for (const auto& [shape, curve] : profile.linear()) {
+    if (!curve.empty()) t = std::min(t, curve.y.front());
+  }
+  return t;
+}
+
+}  // namespace
+
+KernelSource find_kernel_source(const hardware::GpuSpec& gpu) {
+  KernelSource src;
+  auto load = [&](const hardware::GpuSpec& on, const std::string& path) {
+    src.profile = cached_table(path);
+    src.measured_on = on;
+    // Recorded from "hardware/" on, so that labels do not depend on where the tree lives.
+    const auto at = path.rfind("hardware/kernels/");
+    src.path = at == std::string::npos ? path : path.substr(at);
+    src.transferred = on.name != gpu.name;
+  };
+  if (auto own = hardware::default_kernel_table_path(gpu.name)) {
+    load(gpu, *own);
+    return src;
+  }
+  if (gpu.architecture.empty()) return src;
+  // Nearest catalog GPU of the same architecture with a table (ties: catalog order, sorted).
+  double best = std::numeric_limits<double>::infinity();
+  for (const std::string& name : hardware::gpu_catalog_names()) {
+    const auto path = hardware::default_kernel_table_path(name);
+    if (!path) continue;
+    const hardware::GpuSpec other = hardware::load_gpu(name);
+    if (other.architecture != gpu.architecture) continue;
+    const double df = std::log(other.bf16_flops / gpu.bf16_flops);
+    const double db = std::log(other.hbm_bandwidth_bytes_per_s / gpu.hbm_bandwidth_bytes_per_s);
+    const double d = df * df + db * db;
+    if (d < best) {
+      best = d;
+      load(other, *path);
+    }
+  }
+  return src;
+}
+
+KernelSource resolve_kernel_source(const std::string& flag, const hardware::GpuSpec& gpu,
+                                   std::shared_ptr<const hardware::KernelProfile> calibration_kernels,
+                                   const std::string& calibration_path) {
+  if (flag == "none") return {};
+  auto from_profile = [&](std::shared_ptr<const hardware::KernelProfile> profile,
+                          const std::string& path) {
+    KernelSource src;
+    src.profile = std::move(profile);
+    src.path = path;
+    src.measured_on = gpu;
+    // A table measured on another catalog GPU is transferred to this one.
+    if (!src.profile->gpu().empty() && src.profile->gpu() != gpu.name) {
+      src.measured_on = hardware::load_gpu(src.profile->gpu());
+      src.transferred = true;
+    }
+    return src;
+  };
+  if (!flag.empty()) {
+    auto profile = hardware::load_calibration(flag).kernels;
+    if (!profile) {
+      throw ConfigError("--kernel-table: " + flag +
+                        " has no 'kernels' object; expected a profile written by servesim "
+                        "calibrate --kernels (or none)");
+    }
+    return from_profile(std::move(profile), flag);
+  }
+  if (calibration_kernels) return from_profile(std::move(calibration_kernels), calibration_path);
+  return find_kernel_source(gpu);
+}
+
+KernelTimer::KernelTimer(const hardware::GpuSpec& target, const KernelSource& source)
+    : target_(target), source_(source) {}
+
+double KernelTimer::ideal_gemm_s(const hardware::GpuSpec& gpu, const std::string& dtype, double m,
+                                 double n, double k) {
+  const bool fp8 = dtype == "fp8" && gpu.fp8_flops > 0;
+  const double peak = fp8 ? gpu.fp8_flops : gpu.bf16_flops;
+  const double w = dtype == "fp8" ? 1.0 : 2.0;
+  const double bytes = n * k * w + m * k * w + m * n * 2.0;
+  return std::max(2.0 * m * n * k / peak, bytes / gpu.hbm_bandwidth_bytes_per_s);
+}
+
+bool KernelTimer::has_exact_shape(const std::string& dtype, double n, double k) const {
+  if (!source_.profile) return false;
+  const hardware::LinearShape s{dtype, std::llround(n), std::llround(k)};
+  return source_.profile->linear().count(s) > 0;
+}
+
+std::optional<double> KernelTimer::linear_s(const std::string& dtype, double n, double k,
+                                            double tokens) const {
+  if (!source_.profile || tokens <= 0) return std::nullopt;
+  const hardware::LinearShape want{dtype, std::llround(n), std::llround(k)};
+  const auto near = source_.profile->nearest_linear_shape(want);
+  if (!near) return std::nullopt;
+  const double measured = *source_.profile->linear_time_s(*near, tokens);
+  if (near->n == want.n && near->k == want.k && !source_.transferred) return measured;
+  // Efficiency transfer against the ideal roofline (header), except for a fixed latency that no
+  // bandwidth or peak ratio shortens: the fastest GEMM the table measured on its GPU (4.6 µs on
+  // the H100: launch and tail of the smallest kernel). Without it, small GEMMs on an H200 came out
+  // up to 38 % too fast (docs/validation.md §4a).
+  const double latency = std::min(measured, fastest_gemm_s(*source_.profile));
+  return latency + (measured - latency) * ideal_gemm_s(target_, dtype, tokens, n, k) /
+                       ideal_gemm_s(source_.measured_on, dtype, tokens,
+                                    static_cast<double>(near->n), static_cast<double>(near->k));
+}
+
+std::optional<double> KernelTimer::prefill_attention_s(double q_heads, double kv_heads,
+                                                       double head_dim, double seq_len) const {
+  if (!source_.profile || seq_len <= 0) return std::nullopt;
+  const hardware::AttentionShape want{std::llround(q_heads), std::llround(kv_heads),
+                                      std::llround(head_dim)};
+  const auto near = source_.profile->nearest_attention_shape(want);
+  if (!near) return std::nullopt;
+  const hardware::MonotoneCurve& c = source_.profile->prefill_attention().at(*near);
+  // Below the shortest measured sequence the time scales with the work (∝ L²) rather than
+  // staying at the shortest one's: inside a step the prefill rows share one kernel with the
+  // decodes, whose fixed latency the cost model charges once.
+  double t = seq_len >= c.x.front() ? c.at(seq_len)
+                                    : c.y.front() * (seq_len / c.x.front()) * (seq_len / c.x.front());
+  // FLOPs ∝ q heads · head_dim; compute-bound, so the bf16 peak ratio carries it across GPUs.
+  t *= (q_heads * head_dim) / static_cast<double>(near->q_heads * near->head_dim);
+  t *= source_.measured_on.bf16_flops / target_.bf16_flops;
+  return t;
+}
+
+}  // namespace servesim::models

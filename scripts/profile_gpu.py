@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Measures the kernels a transformer serving step is made of on this machine's GPU, as the
+kernel tables servesim ships (data/realdata/gpu_kernels_h100_h200/kernels_h100.csv: same
+columns): dense linear layers (bf16, and fp8 where PyTorch and the GPU have it) of common models
+at each tensor-parallel shard, and attention through PyTorch SDPA (causal prefill of one
+sequence; decode of a batch over contiguous K/V).
+
+Derived from data/realdata/gpu_kernels_h100_h200/measure.py (the program that made the shipped
+H100/H200 tables); differences: command-line options, a CPU path (wall-clock timing, no CUDA
+graphs; for testing the script, not for profiles), PyTorch versions without SDPA's enable_gqa
+(K/V heads are expanded first) and a --tiny mode for CI.
+
+On CUDA each time is the median of 7 replays of a CUDA graph holding 10 (linear) or 5 (attention)
+back-to-back calls, divided by the calls: launch gaps are excluded, as in vLLM's graph-captured
+steps. fp8 GEMMs need M divisible by 16, so rows with fewer tokens run at M = 16.
+
+Usage:
+  python3 scripts/profile_gpu.py OUTDIR                 # on the GPU, ~8 minutes
+  python3 scripts/profile_gpu.py OUTDIR --device cpu --tiny   # what CI runs
+  servesim calibrate --gpu h100-pcie --kernels OUTDIR/kernels_<tag>.csv --out my-h100-pcie.json
+Writes OUTDIR/kernels_<tag>.csv (tag from --tag, else h100/h200/the device name).
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+
+COLUMNS = ["gpu", "kind", "dtype", "model", "tp", "op", "m_tokens", "n", "k", "batch", "q_len",
+           "kv_len", "q_heads", "kv_heads", "head_dim", "time_us", "tflops", "gbps"]
+
+MODELS = {  # hidden, intermediate, q heads, kv heads, head_dim, vocab
+    "llama-3.1-8b": (4096, 14336, 32, 8, 128, 128256),
+    "llama-3.1-70b": (8192, 28672, 64, 8, 128, 128256),
+    "llama-2-7b": (4096, 11008, 32, 32, 128, 32000),
+    "codellama-34b": (8192, 22016, 64, 8, 128, 32016),
+    "qwen2.5-32b": (5120, 27648, 40, 8, 128, 152064),
+}
+TPS = {"llama-3.1-8b": [1, 2], "llama-3.1-70b": [1, 2, 4, 8], "llama-2-7b": [1],
+       "codellama-34b": [1, 2], "qwen2.5-32b": [1, 2]}
+TOKENS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
+PREFILL_LENS = [256, 512, 1024, 2048, 4096, 8192]
+DECODE_BATCHES = [1, 8, 32, 64, 128, 256]
+DECODE_LENS = [512, 1024, 2048, 4096, 8192]
+
+# --tiny: shapes small enough for a CPU in a few seconds (CI exercises the script end to end).
+TINY_MODELS = {"tiny": (64, 128, 4, 2, 16, 256)}
+TINY_TPS = {"tiny": [1, 2]}
+TINY_TOKENS = [1, 8, 16, 32]
+TINY_PREFILL_LENS = [16, 32]
+TINY_DECODE_BATCHES = [1, 2]
+TINY_DECODE_LENS = [16, 32]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("outdir", help="folder for kernels_<tag>.csv")
+    p.add_argument("--device", default=None, help="cuda or cpu [cuda when available]")
+    p.add_argument("--tag", default=None, help="the gpu column and file tag [from the device]")
+    p.add_argument("--tiny", action="store_true", help="tiny shapes (CI; CPU)")
+    p.add_argument("--budget-s", type=float, default=480.0,
+                   help="stop starting new measurements after this many seconds [480]")
+    p.add_argument("--no-fp8", action="store_true", help="skip fp8 GEMMs")
+    return p.parse_args(argv)
+
+
+def device_tag(torch, device):
+    if device.type != "cuda":
+        return device.type
+    name = torch.cuda.get_device_name(0)
+    if "H200" in name:
+        return "h200"
+    if "H100" in name:
+        return "h100"
+    return name.replace(" ", "_")
+
+
+def make_timer(torch, device):
+    def timed_cuda(fn, inner=10, reps=7):
+        fn()
+        torch.cuda.synchronize()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):
+                fn()
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(inner):
+                fn()
+        g.replay()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(reps):
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            g.replay()
+            b.record()
+            b.synchronize()
+            ts.append(a.elapsed_time(b) * 1e3 / inner)
+        del g
+        return statistics.median(ts)
+
+    def timed_cpu(fn, inner=10, reps=7):
+        fn()
+        ts = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            ts.append((time.perf_counter() - t0) * 1e6 / inner)
+        return statistics.median(ts)
+
+    return timed_cuda if device.type == "cuda" else timed_cpu
+
+
+def linear_shapes(dims, tp):
+    h, inter, qh, kvh, hd, vocab = dims
+    kv_rank = max(1, kvh // tp)
+    return [("qkv_proj", (qh // tp + 2 * kv_rank) * hd, h), ("o_proj", h, qh * hd // tp),
+            ("gate_up_proj", 2 * inter // tp, h), ("down_proj", h, inter // tp),
+            ("lm_head", vocab // tp, h)]
+
+
+def main(argv):
+    args = parse_args(argv)
+    import torch  # imported here so that --help works without PyTorch
+    import torch.nn.functional as F
+
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if device.type == "cuda" and not torch.cuda.is_available():
+        sys.exit("profile_gpu.py: --device cuda but torch.cuda.is_available() is False")
+    tag = args.tag or device_tag(torch, device)
+    timed = make_timer(torch, device)
+    models, tps = (TINY_MODELS, TINY_TPS) if args.tiny else (MODELS, TPS)
+    tokens = TINY_TOKENS if args.tiny else TOKENS
+    prefill_lens = TINY_PREFILL_LENS if args.tiny else PREFILL_LENS
+    decode_batches = TINY_DECODE_BATCHES if args.tiny else DECODE_BATCHES
+    decode_lens = TINY_DECODE_LENS if args.tiny else DECODE_LENS
+    # fp8: torch._scaled_mm on a GPU with fp8 tensor cores (Hopper, Ada, Blackwell).
+    fp8 = (not args.no_fp8 and device.type == "cuda" and hasattr(torch, "float8_e4m3fn")
+           and hasattr(torch, "_scaled_mm") and torch.cuda.get_device_capability(0) >= (8, 9))
+    has_sdpa = hasattr(F, "scaled_dot_product_attention")  # PyTorch >= 2.0
+    has_gqa = False
+    if has_sdpa:
+        try:
+            F.scaled_dot_product_attention(*(torch.zeros(1, 2, 1, 8, device=device),) * 3,
+                                           enable_gqa=True)
+            has_gqa = True
+        except TypeError:  # PyTorch < 2.5
+            pass
+
+    def sdpa(q, k, v, causal):
+        if has_gqa:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+        rep = q.shape[1] // k.shape[1]  # expand K/V heads to the query heads
+        k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+        if has_sdpa:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        # PyTorch 1.x (Debian bookworm's python3-torch): the same math unfused. Only for testing
+        # the script; its times are not a flash-attention kernel's.
+        s = (q @ k.transpose(-1, -2)) / (q.shape[-1] ** 0.5)
+        if causal:
+            L = q.shape[-2]
+            s = s.masked_fill(torch.ones(L, L, dtype=torch.bool, device=q.device).triu(1),
+                              float("-inf"))
+        return torch.softmax(s.float(), -1).to(q.dtype) @ v
+
+    os.makedirs(args.outdir, exist_ok=True)
+    path = os.path.join(args.outdir, f"kernels_{tag}.csv")
+    t_start = time.time()
+    rows = 0
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        done = set()
+        for model, dims in models.items():
+            for tp in tps[model]:
+                for op, n, k in linear_shapes(dims, tp):
+                    for m in tokens:
+                        if time.time() - t_start > args.budget_s:
+                            break
+                        for dt in (["bf16", "fp8"] if fp8 else ["bf16"]):
+                            key = (dt, m, n, k)
+                            if key in done:
+                                continue  # a shape shared by two models appears once
+                            done.add(key)
+                            try:
+                                if dt == "bf16":
+                                    a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+                                    b = torch.randn(n, k, device=device, dtype=torch.bfloat16)
+                                    o = torch.empty(m, n, device=device, dtype=torch.bfloat16)
+                                    fn = lambda: torch.matmul(a, b.t(), out=o)  # noqa: E731
+                                    mm = m
+                                else:
+                                    mm = max(16, (m + 15) // 16 * 16)
+                                    a = torch.randn(mm, k, device=device).to(torch.float8_e4m3fn)
+                                    b = torch.randn(n, k, device=device).to(torch.float8_e4m3fn)
+                                    sa = torch.ones((), device=device)
+                                    sb = torch.ones((), device=device)
+                                    fn = lambda: torch._scaled_mm(  # noqa: E731
+                                        a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+                                us = timed(fn)
+                                bytes_ = (mm * k + n * k) * (2 if dt == "bf16" else 1) + mm * n * 2
+                                w.writerow([tag, "linear", dt, model, tp, op, m, n, k, "", "", "",
+                                            "", "", "", f"{us:.2f}",
+                                            f"{2 * mm * n * k / us / 1e6:.1f}",
+                                            f"{bytes_ / us / 1e3:.1f}"])
+                                rows += 1
+                            except Exception as e:  # an unsupported shape: report, go on
+                                print("linear fail", model, tp, op, m, dt, repr(e)[:120],
+                                      file=sys.stderr, flush=True)
+                f.flush()
+
+        # Attention: (q heads, kv heads) per GPU for the models and TP degrees above.
+        heads = sorted({(d[2] // t, d[3] // t if d[3] >= t else 1, d[4])
+                        for mo, d in models.items() for t in tps[mo]})
+        for qh, kvh, hd in heads:
+            for L in prefill_lens:  # prefill: one sequence, causal, q = kv = L
+                if time.time() - t_start > args.budget_s:
+                    break
+                q = torch.randn(1, qh, L, hd, device=device, dtype=torch.bfloat16)
+                kk = torch.randn(1, kvh, L, hd, device=device, dtype=torch.bfloat16)
+                v = torch.randn(1, kvh, L, hd, device=device, dtype=torch.bfloat16)
+                us = timed(lambda: sdpa(q, kk, v, True), inner=5)
+                fl = 4 * qh * L * L * hd / 2
+                w.writerow([tag, "attn_prefill", "bf16", "", "", "sdpa_causal", L, "", "", 1, L, L,
+                            qh, kvh, hd, f"{us:.2f}", f"{fl / us / 1e6:.1f}", ""])
+                rows += 1
+            for B in decode_batches:  # decode: q = 1 per sequence over kv = L cached tokens
+                for L in decode_lens:
+                    if time.time() - t_start > args.budget_s:
+                        break
+                    if B * L * kvh * hd * 2 * 2 > 24e9:
+                        continue
+                    q = torch.randn(B, qh, 1, hd, device=device, dtype=torch.bfloat16)
+                    kk = torch.randn(B, kvh, L, hd, device=device, dtype=torch.bfloat16)
+                    v = torch.randn(B, kvh, L, hd, device=device, dtype=torch.bfloat16)
+                    us = timed(lambda: sdpa(q, kk, v, False), inner=5)
+                    kvbytes = B * L * kvh * hd * 2 * 2
+                    w.writerow([tag, "attn_decode", "bf16", "", "", "sdpa", B, "", "", B, 1, L, qh,
+                                kvh, hd, f"{us:.2f}", "", f"{kvbytes / us / 1e3:.1f}"])
+                    rows += 1
+            f.flush()
+    print(f"wrote {path} rows {rows} in {time.time() - t_start:.0f} s on {device} "
+          f"(torch {torch.__version__}{'' if has_sdpa else ', attention unfused: no SDPA'})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

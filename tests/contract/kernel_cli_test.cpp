@@ -1,0 +1,73 @@
+// Kernel tables as a user meets them: simulate says which table timed the GPU work, the
+// --kernel-table choices, its errors, and kernel-check on the real H100 table.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sim/app/cli.h"
+
+namespace servesim::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+Outcome run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::vector<std::string> small(const std::string& gpu) {
+  return {"simulate", "--model", "llama-3.1-8b", "--gpu", gpu, "--num-prompts", "50",
+          "--request-rate", "10", "--random-output-len", "16"};
+}
+
+TEST_CASE("simulate reports where the kernel times come from", "[cli][kernels]") {
+  Outcome own = run(small("h100-sxm"));
+  REQUIRE(own.code == 0);
+  CHECK(own.out.find("measured (hardware/kernels/h100-sxm.json)") != std::string::npos);
+  Outcome pcie = run(small("h100-pcie"));
+  REQUIRE(pcie.code == 0);
+  CHECK(pcie.out.find("transferred from h100-sxm (hardware/kernels/h100-sxm.json)") !=
+        std::string::npos);
+  auto none = small("h100-sxm");
+  none.insert(none.end(), {"--kernel-table", "none"});
+  Outcome roof = run(none);
+  REQUIRE(roof.code == 0);
+  CHECK(roof.out.find("Kernel times:                            roofline") != std::string::npos);
+  // An explicit table of another GPU is transferred.
+  auto h200 = small("h200");
+  h200.insert(h200.end(), {"--kernel-table", "hardware/kernels/h100-sxm.json"});
+  Outcome tr = run(h200);
+  REQUIRE(tr.code == 0);
+  CHECK(tr.out.find("transferred from h100-sxm (hardware/kernels/h100-sxm.json)") !=
+        std::string::npos);
+}
+
+TEST_CASE("kernel table flag: a profile without kernels is one clear error", "[cli][kernels][errors]") {
+  auto args = small("h100-sxm");
+  args.insert(args.end(), {"--kernel-table", "hardware/calibration/h100-sxm.json"});
+  Outcome o = run(args);
+  CHECK(o.code == 2);
+  CHECK(o.err.find("--kernel-table: hardware/calibration/h100-sxm.json has no 'kernels'") !=
+        std::string::npos);
+}
+
+TEST_CASE("kernel-check on the real H100 table", "[cli][kernels][realdata]") {
+  Outcome o = run({"kernel-check", "--measured",
+                   "data/realdata/gpu_kernels_h100_h200/kernels_h100.csv", "--gpu", "h100-sxm"});
+  REQUIRE(o.code == 0);
+  CHECK(o.out.find("Kernel check: 1511 rows") != std::string::npos);
+  CHECK(o.out.find("llama-3.1-8b") != std::string::npos);  // the all-layers linear time
+}
+
+}  // namespace
+}  // namespace servesim::app

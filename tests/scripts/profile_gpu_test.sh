@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# CI test of scripts/profile_gpu.py on the CPU (--tiny shapes), and of what reads its output:
+# servesim calibrate --kernels (a profile with monotone per-shape curves) and servesim
+# kernel-check (exact at every measured point of a series that was already monotone).
+# Skips (exit 77) when no python3 on the PATH or /usr/bin has PyTorch (Debian: python3-torch;
+# `SERVESIM_WITH_TORCH=1 scripts/setup.sh` installs it).
+# Usage: profile_gpu_test.sh SERVESIM_BINARY REPO_ROOT
+set -euo pipefail
+servesim=$1
+root=$2
+py=""
+for candidate in python3 /usr/bin/python3; do
+  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c "import torch" 2>/dev/null; then
+    py=$candidate
+    break
+  fi
+done
+if [ -z "$py" ]; then
+  echo "SKIPPED: PyTorch is not installed (apt-get install python3-torch, or"
+  echo "SERVESIM_WITH_TORCH=1 scripts/setup.sh); scripts/profile_gpu.py was not exercised."
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$py" "$root/scripts/profile_gpu.py" "$tmp" --device cpu --tiny
+csv=$tmp/kernels_cpu.csv
+
+# Same columns, in the same order, as the shipped H100 table.
+expected_header=$(head -1 "$root/data/realdata/gpu_kernels_h100_h200/kernels_h100.csv")
+[ "$(head -1 "$csv")" = "$expected_header" ] || { echo "header differs: $(head -1 "$csv")"; exit 1; }
+# --tiny: 5 distinct GEMM shapes (TP 1 and 2, shared shapes once) × 4 token counts; 2 head
+# configurations × (2 prefill lengths + 2 batches × 2 lengths).
+[ "$(grep -c ',linear,' "$csv")" = 20 ] || { echo "expected 20 linear rows"; exit 1; }
+[ "$(grep -c ',attn_prefill,' "$csv")" = 4 ] || { echo "expected 4 prefill rows"; exit 1; }
+[ "$(grep -c ',attn_decode,' "$csv")" = 8 ] || { echo "expected 8 decode rows"; exit 1; }
+
+"$servesim" calibrate --gpu h100-sxm --kernels "$csv" --out "$tmp/profile.json" | tee "$tmp/cal.txt"
+grep -q "Kernel tables: 32 rows from 1 files: 5 bf16 and 0 fp8 GEMM shapes, 2 prefill-attention shapes" \
+  "$tmp/cal.txt"
+
+"$servesim" kernel-check --measured "$csv" --gpu h100-sxm --kernel-table "$tmp/profile.json" \
+  --output "$tmp/rows.csv"
+[ "$(wc -l < "$tmp/rows.csv")" = 33 ] || { echo "expected 32 predicted rows"; exit 1; }
+# Exact (to the CSV's 0.01 %) at every point of a GEMM series that was measured monotone; the
+# isotonic fit only moves points of a series that was not.
+"$py" - "$tmp/rows.csv" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["kind"] == "linear"]
+series = collections.defaultdict(list)
+for r in rows:
+    series[(r["dtype"], r["n"], r["k"])].append((int(r["m_tokens"]), float(r["measured_us"]),
+                                                 float(r["error_pct"])))
+checked = 0
+for key, pts in series.items():
+    pts.sort()
+    times = [t for _, t, _ in pts]
+    if all(a <= b for a, b in zip(times, times[1:])):
+        for m, t, e in pts:
+            assert abs(e) < 0.01, (key, m, t, e)
+            checked += 1
+    else:  # not monotone: predictions are monotone instead
+        pred = [t * (1 + e / 100) for _, t, e in pts]
+        assert all(a <= b * (1 + 1e-4) for a, b in zip(pred, pred[1:])), (key, pred)
+print(f"kernel-check exact at {checked} points of monotone series; "
+      f"{len(series)} series, all predictions monotone")
+PY
