@@ -58,6 +58,11 @@ void print_extras(std::ostream& out, const json& s) {
   row("Mean batch size (seqs):", num(s["mean_batch_size"].get<double>(), 2));
   row("GPU busy fraction:", num(s["busy_fraction"].get<double>(), 3));
   row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));
+  if (s.contains("prediction")) {
+    // calibrated / transferred / datasheet-only, and why (hardware::classify_prediction).
+    row("Prediction basis:", s["prediction"]["basis"].get<std::string>());
+    out << "  " << s["prediction"]["reason"].get<std::string>() << "\n";
+  }
   if (s.contains("replicas")) {
     // One line per replica: requests, TTFT/TPOT (mean and P99), busy fraction, preemptions.
     out << std::string(17, '-') << "per replica" << std::string(22, '-') << "\n";

@@ -27,11 +27,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "hardware/calibration.h"
 #include "models/cost_model.h"
 #include "models/deployment.h"
 #include "sim/cluster/simulation.h"
@@ -50,6 +52,11 @@ struct Calibration {
   //   [opts](const models::Deployment& d) { return std::make_unique<RooflineCostModel>(d, opts); }
   std::function<std::unique_ptr<models::CostModel>(const models::Deployment&)> make_cost;
   double ttft_offset_s = 0;  // client-side overhead added to every TTFT (MetricsOptions)
+  // The profile behind make_cost, when it is one (for the prediction's calibrated / transferred
+  // label), and whether it applies to deployments on other GPUs than profile->gpu (a fit's trial
+  // profile does; a profile file leaves other GPUs at their defaults).
+  std::optional<hardware::Calibration> profile;
+  bool applies_to_other_gpus = false;
 
   bool calibrated() const { return !source.empty() || static_cast<bool>(make_cost); }
   // "uncalibrated (datasheet + catalog defaults)" or "calibration from FILE (fitted on: a, b)".
@@ -84,6 +91,7 @@ struct Prediction {
   int64_t kv_tokens = 0;                  // KV capacity of the replica
   int64_t preemptions = 0;                // summed over seeds
   double simulated_s = 0;                 // simulated time (mean over seeds)
+  hardware::PredictionBasis basis;        // calibrated / transferred / datasheet-only, and why
 };
 
 // The requests of one replay: the run's lengths (or mean lengths) in send order with arrivals per

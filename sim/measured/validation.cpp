@@ -165,6 +165,8 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
       const Prediction p = simulate_measured_run(run, configs[static_cast<size_t>(i)], calibration,
                                                  options);
       v.arrivals = p.arrivals_detail;
+      v.basis = p.basis.label;
+      v.basis_reason = p.basis.reason;
       v.kv_tokens = p.kv_tokens;
       v.preemptions = p.preemptions;
       v.rows = compare(run, p);
@@ -200,6 +202,7 @@ void print_table(std::ostream& out, const ValidationTable& table) {
     }
     out << "  replay: " << r.arrivals << "; KV cache " << r.kv_tokens << " tokens; "
         << r.preemptions << " preemptions\n";
+    if (!r.basis.empty()) out << "  prediction: " << r.basis << " (" << r.basis_reason << ")\n";
     char line[160];
     std::snprintf(line, sizeof line, "  %-20s %14s %14s %9s\n", "metric", "measured", "predicted",
                   "error");
@@ -250,6 +253,8 @@ nlohmann::ordered_json to_json(const ValidationTable& table) {
                {"deployment", r.deployment},
                {"engine_version", r.engine_version},
                {"replay", r.arrivals},
+               {"prediction_basis", r.basis},
+               {"prediction_basis_reason", r.basis_reason},
                {"in_fit_set", r.in_fit_set},
                {"kv_tokens", r.kv_tokens},
                {"preemptions", r.preemptions},
