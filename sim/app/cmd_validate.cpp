@@ -82,6 +82,8 @@ class ValidateCommand : public Command {
                      "with --leave-one-group-out: serving parameters to fit "
                      "[step_overhead_s,client_ttft_overhead_s]")
         ->expected(1, -1);
+    cmd_->add_option("--logo-max-iterations", logo_iterations_,
+                     "with --leave-one-group-out: Levenberg-Marquardt iterations per fit [8]");
     cmd_->add_option("--logo-prior-weight", logo_prior_weight_,
                      "with --leave-one-group-out: weight of the pull toward the datasheet value per "
                      "ms of deviation (0 = none) [0]");
@@ -230,6 +232,11 @@ class ValidateCommand : public Command {
       }
     }
     o.fit.prior_weight = logo_prior_weight_;
+    if (logo_iterations_ < 1) {
+      throw ConfigError("--logo-max-iterations: " + std::to_string(logo_iterations_) +
+                        " is invalid; expected >= 1");
+    }
+    o.fit.max_iterations = logo_iterations_;
     o.fit.replay.seeds = seeds_;
     o.fit.jobs = jobs_;
     o.jobs = jobs_;
@@ -290,6 +297,7 @@ class ValidateCommand : public Command {
   bool logo_ = false;
   std::vector<std::string> logo_fit_;
   double logo_prior_weight_ = 0;
+  int logo_iterations_ = 8;
 };
 
 }  // namespace
