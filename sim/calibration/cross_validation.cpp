@@ -28,6 +28,13 @@ std::string pct(double v) {
 
 }  // namespace
 
+// A fit of two host terms needs at least two runs (two load points) to identify them.
+constexpr size_t kMinFitRuns = 2;
+
+std::string version_of(const measured::MeasuredRun& run) {
+  return run.deployment.engine_version.empty() ? std::string("?") : run.deployment.engine_version;
+}
+
 std::string gpu_of(const measured::MeasuredRun& run) {
   return run.deployment.config.value("gpu", std::string("?"));
 }
@@ -38,8 +45,7 @@ std::string group_of(const measured::MeasuredRun& run) {
                   std::to_string(c.value("tensor_parallel_size", 1));
   const int pp = c.value("pipeline_parallel_size", 1);
   if (pp > 1) g += "×PP" + std::to_string(pp);
-  g += " × vLLM " + (run.deployment.engine_version.empty() ? std::string("?")
-                                                            : run.deployment.engine_version);
+  g += " × vLLM " + version_of(run);
   return g;
 }
 
@@ -96,12 +102,15 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     g.group = group;
     g.gpu = gpu_of(runs[members.front()]);
     g.runs = members;
-    // Training set: the GPU's runs in other groups.
+    // Training set: the GPU's runs in other groups of the same vLLM version (host terms are per
+    // engine version: a step overhead fitted on another release does not transfer).
     std::vector<measured::MeasuredRun> train;
     std::vector<sim::SimulationConfig> train_cfg;
     std::set<std::string> fitted;
+    const std::string version = version_of(runs[members.front()]);
     for (size_t i = 0; i < runs.size(); ++i) {
       if (gpu_of(runs[i]) != g.gpu || group_of(runs[i]) == group) continue;
+      if (version_of(runs[i]) != version) continue;
       train.push_back(runs[i]);
       train_cfg.push_back(configs[i]);
       fitted.insert(group_of(runs[i]));
@@ -110,12 +119,15 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     hardware::Calibration base;
     if (auto it = options.base_by_gpu.find(g.gpu); it != options.base_by_gpu.end()) base = it->second;
     base.gpu = g.gpu;
-    if (!train.empty()) {
+    if (train.size() >= kMinFitRuns) {
       g.profile = fit_serving(train, train_cfg, base, options.fit).calibration;
       g.basis = "fitted on " + std::to_string(fitted.size()) + " other group(s)";
     } else {
-      g.profile = base;
-      g.basis = base.empty() ? "datasheet-only" : "kernel terms only";
+      // Kernel terms without host terms fitted with them would not be a consistent model (the
+      // catalog's step overhead was measured against the catalog's efficiencies): datasheet.
+      g.profile = hardware::Calibration{};
+      g.basis = "datasheet-only (no other group of this GPU and vLLM version)";
+      g.fitted_groups.clear();
     }
 
     std::vector<measured::MeasuredRun> mine;

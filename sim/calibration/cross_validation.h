@@ -2,11 +2,12 @@
 // deployments it was NOT fitted on.
 //
 // A group is model × GPU × TP (× PP) × vLLM version (group_of). For every group g: the profile of
-// g's GPU is fitted (fit_serving) on every measured run of that GPU outside g, starting from and
-// regularised toward the GPU's kernel terms (base_by_gpu: GEMM / all-reduce fits, which use no
-// serving run), then g's runs are scored with that profile and with `--calibration none`. When
-// g's GPU has no other group, nothing can be fitted: g is scored with the kernel terms alone
-// ("kernel terms only") or, without them, with the datasheet ("datasheet-only").
+// g's GPU is fitted (fit_serving) on every measured run of that GPU and vLLM version outside g
+// (host terms are per engine version), on top of the GPU's kernel terms (base_by_gpu: GEMM /
+// all-reduce fits, which use no serving run); then g's runs are scored with that profile and with
+// `--calibration none`. With fewer than two such runs nothing can be identified: g is scored with
+// the datasheet ("datasheet-only ..."), since kernel terms without host terms fitted alongside them
+// are not a consistent model.
 //
 // Scored metrics (targets, issue 7): median |error| over the group's runs of mean TPOT (≤ 10 %),
 // mean E2E (≤ 10 %), mean TTFT (≤ 15 %), P99 TTFT (≤ 25 %). A group's score is the mean of the

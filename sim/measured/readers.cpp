@@ -924,6 +924,10 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
     MeasuredDeployment& dep = run.deployment;
     dep.model_id = model_id;
     dep.hardware = cell("gpu");
+    // The file records no vLLM version; runs of one month used one recipe revision, so the month
+    // of the nightly stands for the version (grouping, calibration domains), never a release.
+    dep.engine_version = "nightly-" + cell("source_run_date").substr(0, 7);
+    dep.source["engine_version"] = at + " (source_run_date: the version itself is not recorded)";
     // The catalog holds the FP8 checkpoint of Llama under its own name (its config.json differs by
     // the quantization_config); other models under their base name.
     std::string model = catalog_model_for(model_id);
@@ -963,8 +967,8 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
     run.metrics["mean_ttft_ms"] = to_double(cell("mean_ttft_us"), at + ": mean_ttft_us") * 1e-3;
     run.notes.push_back("summary only (mean TPOT and TTFT); request lengths drawn from the client's "
                         "rule [int(0.8 L), L], L = " + std::to_string(isl) + " in / " +
-                        std::to_string(osl) + " out; vLLM version not recorded (run of " +
-                        cell("source_run_date") + ")");
+                        std::to_string(osl) + " out; vLLM version not recorded: 'nightly-" +
+                        cell("source_run_date").substr(0, 7) + "' is the run's month");
     runs.push_back(std::move(run));
   }
   if (runs.empty()) throw ConfigError(path + ": no rows");

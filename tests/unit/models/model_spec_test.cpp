@@ -63,7 +63,7 @@ TEST_CASE("gpt-oss-120b: 116.8 B parameters as OpenAI's model card states", "[mo
   const ModelSpec m = load_model("gpt-oss-120b");
   CHECK(m.num_experts == 128);
   CHECK(m.experts_per_token == 4);
-  CHECK(m.param_count() == Catch::Approx(116.8e9).margin(0.05e9));
+  CHECK(m.param_count() == Approx(116.8e9).margin(0.05e9));
   // The FP8 Llama checkpoint has the base model's shape.
   CHECK(load_model("llama-3.1-70b-fp8").param_count() == load_model("llama-3.1-70b").param_count());
 }
