@@ -1,6 +1,8 @@
 #include "hardware/calibration.h"
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <filesystem>
 
 #include "sim/base/error.h"
@@ -67,6 +69,7 @@ nlohmann::ordered_json to_json(const Calibration& c) {
   }
   j["parameters"] = params;
   j["fit_set"] = c.fit_set;
+  if (!c.domain.empty()) j["domain"] = to_json(c.domain);
   j["fit_info"] = c.fit_info.is_null() ? nlohmann::json::object() : c.fit_info;
   j["residuals"] = c.residuals.is_null() ? nlohmann::json::array() : c.residuals;
   if (c.kernels) j["kernels"] = c.kernels->to_json();
@@ -105,11 +108,95 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& wh
   }
   if (j.contains("fit_set")) c.fit_set = j.at("fit_set").get<std::vector<std::string>>();
   if (j.contains("residuals")) c.residuals = j.at("residuals");
+  if (j.contains("domain")) c.domain = domain_from_json(j.at("domain"), where + ": domain");
   if (j.contains("fit_info")) c.fit_info = j.at("fit_info");
   if (j.contains("kernels")) {
     c.kernels = std::make_shared<const KernelProfile>(KernelProfile::from_json(j.at("kernels"), where));
   }
   return c;
+}
+
+nlohmann::ordered_json to_json(const CalibrationDomain& d) {
+  nlohmann::ordered_json j;
+  j["models"] = d.models;
+  j["tensor_parallel_sizes"] = d.tensor_parallel_sizes;
+  j["pipeline_parallel_sizes"] = d.pipeline_parallel_sizes;
+  j["engine_versions"] = d.engine_versions;
+  j["dtypes"] = d.dtypes;
+  j["max_request_rate"] = d.max_request_rate;
+  j["max_concurrency"] = d.max_concurrency;
+  j["has_unbounded_load"] = d.has_unbounded_load;
+  return j;
+}
+
+CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw ConfigError(where + ": expected an object");
+  CalibrationDomain d;
+  try {
+    d.models = j.value("models", std::vector<std::string>{});
+    d.tensor_parallel_sizes = j.value("tensor_parallel_sizes", std::vector<int>{});
+    d.pipeline_parallel_sizes = j.value("pipeline_parallel_sizes", std::vector<int>{});
+    d.engine_versions = j.value("engine_versions", std::vector<std::string>{});
+    d.dtypes = j.value("dtypes", std::vector<std::string>{});
+    d.max_request_rate = j.value("max_request_rate", 0.0);
+    d.max_concurrency = j.value("max_concurrency", int64_t{0});
+    d.has_unbounded_load = j.value("has_unbounded_load", false);
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(where + ": " + e.what());
+  }
+  return d;
+}
+
+namespace {
+template <typename T>
+bool contains(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+}  // namespace
+
+PredictionBasis classify_prediction(const Calibration* profile, const std::string& profile_source,
+                                    const PredictionQuery& q) {
+  if (profile == nullptr || profile->empty()) {
+    return {"datasheet-only", "no calibration profile: datasheet peaks + catalog defaults"};
+  }
+  const std::string src = profile_source.empty() ? std::string("the profile") : profile_source;
+  if (!profile->gpu.empty() && profile->gpu != q.gpu) {
+    return {"transferred", src + " was fitted on " + profile->gpu + ", applied to " + q.gpu};
+  }
+  const CalibrationDomain& d = profile->domain;
+  if (d.empty()) {
+    return {"transferred", src + " records no serving-run domain (kernel terms only, or an older "
+                           "profile): nothing it was fitted on is known to resemble this run"};
+  }
+  std::vector<std::string> outside;
+  if (!contains(d.models, q.model)) outside.push_back("model " + q.model);
+  if (!d.tensor_parallel_sizes.empty() && !contains(d.tensor_parallel_sizes, q.tensor_parallel_size)) {
+    outside.push_back("TP " + std::to_string(q.tensor_parallel_size));
+  }
+  if (!d.pipeline_parallel_sizes.empty() &&
+      !contains(d.pipeline_parallel_sizes, q.pipeline_parallel_size)) {
+    outside.push_back("PP " + std::to_string(q.pipeline_parallel_size));
+  }
+  if (!q.engine_version.empty() && !d.engine_versions.empty() &&
+      !contains(d.engine_versions, q.engine_version)) {
+    outside.push_back("vLLM " + q.engine_version);
+  }
+  if (!d.dtypes.empty() && !contains(d.dtypes, q.dtype)) outside.push_back("weights " + q.dtype);
+  // Load: a closed loop above the highest fitted concurrency, or an open loop above the highest
+  // fitted rate (unless a fitted run sent everything at once, which covers any rate).
+  if (q.max_concurrency > 0 && d.max_concurrency > 0 && q.max_concurrency > d.max_concurrency) {
+    outside.push_back("concurrency " + std::to_string(q.max_concurrency) + " > " +
+                      std::to_string(d.max_concurrency));
+  } else if (q.max_concurrency == 0 && q.request_rate > 0 && !d.has_unbounded_load &&
+             q.request_rate > d.max_request_rate) {
+    std::ostringstream os;
+    os << "rate " << q.request_rate << " req/s > " << d.max_request_rate;
+    outside.push_back(os.str());
+  }
+  if (outside.empty()) return {"calibrated", src + ": inside its fitted domain"};
+  std::string what;
+  for (const auto& o : outside) what += (what.empty() ? "" : ", ") + o;
+  return {"transferred", src + " fitted on this GPU, but outside its domain: " + what};
 }
 
 Calibration load_calibration(const std::string& path) {

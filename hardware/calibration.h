@@ -25,6 +25,42 @@ struct FittedValue {
   double std_error = 0;  // 0 when not estimated
 };
 
+// Where a profile's serving terms were fitted: the deployments and loads of its measured runs.
+// A prediction inside it is "calibrated"; outside it (another model, TP degree, vLLM version,
+// weight format, or a load above the fitted range), or on another GPU than the profile's, it is
+// "transferred"; with no profile it is "datasheet-only". Empty lists mean "not recorded" (a profile
+// fitted on kernel tables only, or written before domains existed): nothing is checked for them.
+struct CalibrationDomain {
+  std::vector<std::string> models;          // catalog model names
+  std::vector<int> tensor_parallel_sizes;
+  std::vector<int> pipeline_parallel_sizes;
+  std::vector<std::string> engine_versions;  // vLLM versions; "unrecorded" when a run lacks one
+  std::vector<std::string> dtypes;           // weight formats: "bf16", "fp8"
+  double max_request_rate = 0;     // req/s, highest finite rate of an open-loop fitted run (0 = none)
+  int64_t max_concurrency = 0;     // highest client concurrency of a closed-loop fitted run (0 = none)
+  bool has_unbounded_load = false;  // a fitted run sent everything at once (rate inf, no cap)
+
+  bool empty() const { return models.empty(); }
+};
+
+// What one prediction rests on (see CalibrationDomain).
+struct PredictionBasis {
+  std::string label;   // "calibrated" | "transferred" | "datasheet-only"
+  std::string reason;  // one line: the profile, and what lies outside its domain
+};
+
+// The deployment and load one prediction is for (inputs of classify_prediction).
+struct PredictionQuery {
+  std::string gpu;    // catalog name
+  std::string model;  // catalog name (or path)
+  int tensor_parallel_size = 1;
+  int pipeline_parallel_size = 1;
+  std::string engine_version;  // "" = not stated (not checked)
+  std::string dtype = "bf16";
+  double request_rate = 0;     // req/s; inf = all at once; 0 = not stated
+  int64_t max_concurrency = 0;
+};
+
 struct Calibration {
   std::string gpu;          // catalog name it applies to (a warning is printed on mismatch)
   std::string description;  // free text: what, when, how
@@ -46,6 +82,7 @@ struct Calibration {
   // the profile has none. When present they time the linear ops (and prefill attention) in place
   // of the roofline and of the GEMM parameters above (docs/calibration.md, "Kernel tables").
   std::shared_ptr<const KernelProfile> kernels;
+  CalibrationDomain domain;          // the serving runs' deployments (empty: none recorded)
 
   bool empty() const { return parameters.empty(); }  // no fitted parameters (kernels aside)
   std::optional<double> get(const std::string& name) const;
@@ -58,6 +95,13 @@ struct Calibration {
 nlohmann::ordered_json to_json(const Calibration& c);
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
 Calibration load_calibration(const std::string& path);
+
+// Labels a prediction made with `profile` (null = no profile: datasheet-only) for `q`.
+PredictionBasis classify_prediction(const Calibration* profile, const std::string& profile_source,
+                                    const PredictionQuery& q);
+
+nlohmann::ordered_json to_json(const CalibrationDomain& d);
+CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& where);
 
 // The calibration shipped for a GPU (hardware/calibration/<gpu>.json), if any.
 std::optional<std::string> default_calibration_path(const std::string& gpu_name);

@@ -100,6 +100,9 @@ class CalibrateCommand : public Command {
                      "[mean_tpot_ms,mean_itl_ms,mean_ttft_ms,mean_e2el_ms]")
         ->expected(1, -1);
     cmd_->add_option("--base", base_, "start from this calibration profile");
+    cmd_->add_option("--prior-weight", prior_weight_,
+                     "pull each fitted serving term toward its starting (datasheet or --base) "
+                     "value: weight per ms of deviation, 0 = none [0]");
     cmd_->add_option("--seeds", seeds_, "Poisson replays: seeds averaged per run [2]");
     cmd_->add_option("--jobs", jobs_, "threads, 0 = all cores [0]");
     cmd_->add_option("--description", description_, "free text stored in the profile");
@@ -279,12 +282,18 @@ class CalibrateCommand : public Command {
       if (!fit_.empty()) opts.parameters = split_commas(fit_);
       if (!metrics_.empty()) opts.metrics = split_commas(metrics_);
       opts.replay.seeds = seeds_;
+      if (prior_weight_ < 0) {
+        throw ConfigError("--prior-weight: " + std::to_string(prior_weight_) +
+                          " is invalid; expected >= 0");
+      }
+      opts.prior_weight = prior_weight_;
       opts.jobs = jobs_;
       opts.executor = executor;
       const std::vector<std::string> profile_sources = cal.fit_set;
       const calibration::ServingFit fit = calibration::fit_serving(chosen, configs, cal, opts);
       const auto serving_info = fit.calibration.fit_info;
       cal.parameters = fit.calibration.parameters;
+      cal.domain = fit.calibration.domain;
       cal.residuals = fit.calibration.residuals;
       for (auto& row : cal.residuals) row["run"] = portable_source(row["run"].get<std::string>());
       cal.fit_info["serving_fit"] = serving_info["serving_fit"];
@@ -391,6 +400,7 @@ class CalibrateCommand : public Command {
   std::vector<std::string> layer_files_;
   std::string layers_model_;
   double holdout_ = 0;
+  double prior_weight_ = 0;
   std::string base_, description_, out_;
   int seeds_ = 2;
   int jobs_ = 0;

@@ -60,6 +60,11 @@ void print_extras(std::ostream& out, const json& s) {
   row("GPU busy fraction:", num(s["busy_fraction"].get<double>(), 3));
   row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));
   row("Kernel times:", s.value("kernel_source", std::string("roofline")));
+  if (s.contains("prediction")) {
+    // calibrated / transferred / datasheet-only, and why (hardware::classify_prediction).
+    row("Prediction basis:", s["prediction"]["basis"].get<std::string>());
+    out << "  " << s["prediction"]["reason"].get<std::string>() << "\n";
+  }
   if (s.contains("replicas")) {
     // One line per replica: requests, TTFT/TPOT (mean and P99), busy fraction, preemptions.
     out << std::string(17, '-') << "per replica" << std::string(22, '-') << "\n";

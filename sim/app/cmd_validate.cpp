@@ -9,6 +9,7 @@
 #include <fnmatch.h>
 
 #include <set>
+#include <sstream>
 
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/calibration/cross_validation.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 #include "sim/measured/validation.h"
@@ -58,6 +60,20 @@ class ValidateCommand : public Command {
                                       "score only the runs whose path matches this glob");
     holdout->excludes(score_on);
     cmd_->add_option("--output", output_, "write the table as JSON to this file");
+    auto* logo = cmd_->add_flag(
+        "--leave-one-group-out", logo_,
+        "cross-validate the calibration: for every group (model x GPU x TP x vLLM version) fit a "
+        "profile on the GPU's other groups and score the group with it and with --calibration none");
+    logo->excludes(holdout)->excludes(score_on);
+    cmd_->add_option("--logo-fit", logo_fit_,
+                     "with --leave-one-group-out: serving parameters to fit "
+                     "[step_overhead_s,client_ttft_overhead_s]")
+        ->expected(1, -1);
+    cmd_->add_option("--logo-max-iterations", logo_iterations_,
+                     "with --leave-one-group-out: Levenberg-Marquardt iterations per fit [8]");
+    cmd_->add_option("--logo-prior-weight", logo_prior_weight_,
+                     "with --leave-one-group-out: weight of the pull toward the datasheet value per "
+                     "ms of deviation (0 = none) [0]");
     cmd_->add_option("--seeds", seeds_,
                      "Poisson replays (runs without send times): seeds averaged [3]");
     cmd_->add_option("--jobs", jobs_, "threads, 0 = all cores [0]");
@@ -104,6 +120,7 @@ class ValidateCommand : public Command {
       }
       scope = "--score-on " + score_on_;
     }
+    if (logo_) return run_logo(runs, out);
     std::vector<measured::MeasuredRun> chosen;
     for (size_t i = 0; i < runs.size(); ++i) {
       if (scored[i]) chosen.push_back(std::move(runs[i]));
@@ -175,6 +192,61 @@ class ValidateCommand : public Command {
   }
 
  private:
+  // --leave-one-group-out: profiles fitted per left-out group on the GPU's other groups, from the
+  // kernel terms of the profile shipped for the GPU (which use no serving run).
+  int run_logo(const std::vector<measured::MeasuredRun>& runs, std::ostream& out) {
+    if (!calibration_file_.empty()) {
+      throw ConfigError("--leave-one-group-out fits its own profiles; drop --calibration " +
+                        calibration_file_);
+    }
+    if (logo_prior_weight_ < 0) {
+      throw ConfigError("--logo-prior-weight: " + std::to_string(logo_prior_weight_) +
+                        " is invalid; expected >= 0");
+    }
+    std::vector<sim::SimulationConfig> configs;
+    calibration::LogoOptions o;
+    for (const auto& r : runs) {
+      configs.push_back(measured::simulation_config(r, apply_config_json));
+      configs.back().calibration = "none";
+      const std::string gpu = calibration::gpu_of(r);
+      if (o.base_by_gpu.count(gpu)) continue;
+      try {
+        const std::string name = hardware::load_gpu(gpu).name;
+        if (auto p = hardware::default_calibration_path(name)) {
+          o.base_by_gpu[gpu] = calibration::kernel_terms(hardware::load_calibration(*p));
+        } else {
+          o.base_by_gpu[gpu] = hardware::Calibration{};
+        }
+      } catch (const ConfigError&) {
+        o.base_by_gpu[gpu] = hardware::Calibration{};  // reported per run by the scoring
+      }
+    }
+    if (!logo_fit_.empty()) o.fit.parameters.clear();
+    for (const std::string& item : logo_fit_) {
+      std::stringstream ss(item);
+      std::string part;
+      while (std::getline(ss, part, ',')) {
+        if (!part.empty()) o.fit.parameters.push_back(part);
+      }
+    }
+    o.fit.prior_weight = logo_prior_weight_;
+    if (logo_iterations_ < 1) {
+      throw ConfigError("--logo-max-iterations: " + std::to_string(logo_iterations_) +
+                        " is invalid; expected >= 1");
+    }
+    o.fit.max_iterations = logo_iterations_;
+    o.fit.replay.seeds = seeds_;
+    o.fit.jobs = jobs_;
+    o.jobs = jobs_;
+    const calibration::LogoTable table = calibration::leave_one_group_out(runs, configs, o);
+    calibration::print_logo(out, table);
+    if (!output_.empty()) {
+      metrics::write_json_atomically(output_, calibration::to_json(table));
+      out << "Table written to " << output_ << "\n";
+    }
+    return 0;
+  }
+
   // The deployment settings given on the command line (and in --config), as config keys.
   json overrides() const {
     json j = deployment_overrides(*cmd_, opts_);
@@ -194,6 +266,10 @@ class ValidateCommand : public Command {
   int jobs_ = 0;
   StudyFlags study_;
   std::string engine_version_;
+  bool logo_ = false;
+  std::vector<std::string> logo_fit_;
+  double logo_prior_weight_ = 0;
+  int logo_iterations_ = 8;
 };
 
 }  // namespace

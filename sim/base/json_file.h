@@ -192,6 +192,13 @@ inline std::filesystem::path data_dir() {
   return SERVESIM_DATA_DIR;
 }
 
+// `path` relative to data_dir() when it lies under it (shipped files named from the repository
+// root, so outputs do not depend on where the repository lives); else `path` unchanged.
+inline std::string relative_to_data_dir(const std::string& path) {
+  const std::string root = data_dir().string() + "/";
+  return path.rfind(root, 0) == 0 ? path.substr(root.size()) : path;
+}
+
 // Catalogs (models/catalog, hardware/catalog, ...): a name is a path when it names a file the user
 // wrote — it contains a separator or ends in .json; otherwise it is a catalog entry.
 inline bool looks_like_path(const std::string& s) {

@@ -42,12 +42,54 @@ const std::map<std::string, ParamSpec>& param_specs() {
   return s;
 }
 
+template <typename T>
+void add_unique(std::vector<T>& v, const T& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
 }  // namespace
+
+std::string dtype_of(const measured::MeasuredRun& run) {
+  const auto& c = run.deployment.config;
+  return c.contains("quantization") && c["quantization"].is_string() &&
+                 c["quantization"].get<std::string>() == "fp8"
+             ? "fp8"
+             : "bf16";
+}
+
+hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs) {
+  hardware::CalibrationDomain d;
+  for (const auto& r : runs) {
+    const auto& c = r.deployment.config;
+    add_unique(d.models, c.value("model", std::string("?")));
+    add_unique(d.tensor_parallel_sizes, c.value("tensor_parallel_size", 1));
+    add_unique(d.pipeline_parallel_sizes, c.value("pipeline_parallel_size", 1));
+    add_unique(d.engine_versions, r.deployment.engine_version.empty()
+                                      ? std::string("unrecorded")
+                                      : r.deployment.engine_version);
+    add_unique(d.dtypes, dtype_of(r));
+    if (r.max_concurrency > 0) {
+      d.max_concurrency = std::max(d.max_concurrency, r.max_concurrency);
+    } else if (std::isfinite(r.request_rate)) {
+      d.max_request_rate = std::max(d.max_request_rate, r.request_rate);
+    } else {
+      d.has_unbounded_load = true;
+    }
+  }
+  std::sort(d.models.begin(), d.models.end());
+  std::sort(d.tensor_parallel_sizes.begin(), d.tensor_parallel_sizes.end());
+  std::sort(d.pipeline_parallel_sizes.begin(), d.pipeline_parallel_sizes.end());
+  std::sort(d.engine_versions.begin(), d.engine_versions.end());
+  std::sort(d.dtypes.begin(), d.dtypes.end());
+  return d;
+}
 
 measured::Calibration replay_calibration(const hardware::Calibration& c, const std::string& source) {
   measured::Calibration m;
   m.source = source;
   m.fitted_on = c.fit_set;
+  m.profile = c;
+  m.applies_to_other_gpus = true;
   m.ttft_offset_s = c.get("client_ttft_overhead_s").value_or(0.0);
   m.frontend = sim::FrontEndCosts::from_calibration(c);
   m.make_cost = [c, source](const models::Deployment& d) {
@@ -137,13 +179,29 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
     run_jobs(options.executor, options.jobs, loop, nullptr);
     return out;
   };
+  const bool regularised = options.prior_weight > 0;
+  Eigen::VectorXd prior(static_cast<Eigen::Index>(p));
+  for (size_t k = 0; k < p; ++k) {
+    const std::string& name = options.parameters[k];
+    const auto& spec = param_specs().at(name);
+    auto it = options.prior.find(name);
+    const double v = it != options.prior.end() ? it->second : base.get(name).value_or(spec.start);
+    prior[static_cast<Eigen::Index>(k)] = v / spec.scale;
+  }
   auto residuals = [&](const Eigen::VectorXd& x) {
     last = predict(x);
-    Eigen::VectorXd r(static_cast<Eigen::Index>(slots.size()));
+    const size_t n = slots.size() + (regularised ? p : 0);
+    Eigen::VectorXd r(static_cast<Eigen::Index>(n));
     for (size_t s = 0; s < slots.size(); ++s) {
       auto it = last[slots[s].run].find(slots[s].metric);
       const double pred = it == last[slots[s].run].end() ? 0.0 : it->second;
       r[static_cast<Eigen::Index>(s)] = pred / slots[s].measured - 1.0;
+    }
+    if (regularised) {
+      for (size_t k = 0; k < p; ++k) {
+        const auto i = static_cast<Eigen::Index>(k);
+        r[static_cast<Eigen::Index>(slots.size() + k)] = options.prior_weight * (x[i] - prior[i]);
+      }
     }
     return r;
   };
@@ -173,8 +231,9 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
     out.calibration.parameters[options.parameters[k]].std_error =
         fit.std_error[static_cast<Eigen::Index>(k)] * spec.scale;
   }
-  out.initial_rms = std::sqrt(r0.squaredNorm() / static_cast<double>(r0.size()));
-  out.final_rms = std::sqrt(rf.squaredNorm() / static_cast<double>(rf.size()));
+  const auto m = static_cast<Eigen::Index>(slots.size());
+  out.initial_rms = std::sqrt(r0.head(m).squaredNorm() / static_cast<double>(m));
+  out.final_rms = std::sqrt(rf.head(m).squaredNorm() / static_cast<double>(m));
   out.iterations = fit.iterations;
   out.residual_count = static_cast<int>(slots.size());
   for (size_t k = 0; k < p; ++k) {
@@ -212,6 +271,13 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
                    {"error_pct", rf[static_cast<Eigen::Index>(s)] * 100}});
   }
   out.calibration.residuals = res;
+  {
+    std::vector<measured::MeasuredRun> fitted;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (usable[i]) fitted.push_back(runs[i]);
+    }
+    out.calibration.domain = domain_of(fitted);
+  }
   out.calibration.fit_info["serving_fit"] = {
       {"method", "Levenberg-Marquardt, simulator in the loop, relative-error residuals"},
       {"parameters", options.parameters},
@@ -221,6 +287,7 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
       {"iterations", fit.iterations},
       {"rms_relative_error_before", out.initial_rms},
       {"rms_relative_error_after", out.final_rms},
+      {"prior_weight", options.prior_weight},
       {"skipped_runs", skipped},
       {"problems", out.problems}};
   return out;

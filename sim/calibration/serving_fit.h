@@ -10,6 +10,7 @@
 #ifndef SERVESIM_SIM_CALIBRATION_SERVING_FIT_H_
 #define SERVESIM_SIM_CALIBRATION_SERVING_FIT_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ struct ServingFitOptions {
   int jobs = 0;  // threads (0 = all cores)
   JobExecutor* executor = nullptr;  // where the replays run (null: `jobs` threads here)
   int max_iterations = 30;
+  // Regularisation toward the datasheet: one extra residual per parameter,
+  // prior_weight · (θ − θ_prior) / prior_scale, where θ_prior is the GPU catalog's default (or the
+  // base profile's value) and prior_scale the parameter's unit (1 ms for times). 0 = off. It keeps
+  // a term that the runs cannot identify at its datasheet value instead of letting it wander.
+  double prior_weight = 0;
+  std::map<std::string, double> prior;  // θ_prior per parameter (absent: the starting value)
 };
 
 struct ServingFit {
@@ -55,6 +62,13 @@ inline constexpr double kMaxTrustedRms = 0.25;
 ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
                        const std::vector<sim::SimulationConfig>& configs,
                        const hardware::Calibration& base, const ServingFitOptions& options);
+
+// The deployments and loads of `runs` (hardware::CalibrationDomain): model, TP, PP, vLLM
+// version, weight format, highest open-loop rate and closed-loop concurrency.
+hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs);
+
+// The weight format of a run's deployment: "fp8" under --quantization fp8, else "bf16".
+std::string dtype_of(const measured::MeasuredRun& run);
 
 // A measured::Calibration (the replay hook) that simulates with `c` applied to the deployment.
 measured::Calibration replay_calibration(const hardware::Calibration& c, const std::string& source);

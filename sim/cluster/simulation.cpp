@@ -12,6 +12,7 @@
 #include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "sim/base/resource_limits.h"
+#include "sim/base/json_file.h"
 #include "sim/cluster/benchmark_client.h"
 #include "sim/cluster/router.h"
 #include "sim/metrics/benchmark_metrics.h"
@@ -164,6 +165,21 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   d.kernels = models::resolve_kernel_source(config.kernel_table, d.gpu, d.calibration.kernels,
                                             p.calibration_source);
   p.kernel_source = d.kernels.label();
+  {
+    // Shipped profiles are named from the repository root, so result files do not depend on
+    // where the repository lives.
+    const std::string shown = relative_to_data_dir(p.calibration_source);
+    hardware::PredictionQuery q;
+    q.gpu = d.gpu.name;
+    q.model = config.model;
+    q.tensor_parallel_size = d.tensor_parallel_size;
+    q.pipeline_parallel_size = d.pipeline_parallel_size;
+    q.dtype = d.quantization == "fp8" ? "fp8" : "bf16";
+    q.request_rate = config.workload.request_rate;
+    q.max_concurrency = config.max_concurrency;
+    p.basis = hardware::classify_prediction(p.calibration_source.empty() ? nullptr : &d.calibration,
+                                            shown, q);
+  }
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
   // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
@@ -341,6 +357,10 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   return result;
 }
 
+nlohmann::json prediction_basis_json(const PreparedDeployment& prepared) {
+  return {{"basis", prepared.basis.label}, {"reason", prepared.basis.reason}};
+}
+
 nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDeployment& p,
                                 const SimulationResult& r) {
   using nlohmann::json;
@@ -470,6 +490,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"ideal_tpot_bound_ms", ideal_tpot_ms},
       {"simulated_time_s", r.simulated_s},
       {"num_replicas", r.replica_stats.size()},
+      {"prediction", prediction_basis_json(p)},
   };
   if (w.dataset_name != "random" && w.dataset_name != "generated-shared-prefix") {
     // Prefix-cache counters in tokens and blocks (not echoed for the two original datasets, to

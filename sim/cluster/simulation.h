@@ -84,6 +84,9 @@ struct PreparedDeployment {
   std::string kernel_source = "roofline";  // models::KernelSource::label() of the tables used
   double client_ttft_overhead_s = 0;  // from the calibration: added to every TTFT
   FrontEndCosts frontend;             // from the calibration: each replica's API-server queue
+  // Whether this prediction is calibrated, transferred or datasheet-only, and why
+  // (hardware::classify_prediction on the deployment and the config's load).
+  hardware::PredictionBasis basis;
 };
 
 // Loads, resolves and checks everything about the deployment. Throws ConfigError with a one-line
@@ -124,6 +127,9 @@ workloads::WorkloadConfig resolved_workload(const SimulationConfig& config);
 // replica {replica, requests, completed, mean/median/p99 TTFT and TPOT (ms), busy_fraction,
 // preemptions, mean_batch_size, prefix_cache_hit_rate}. (A one-replica object is unchanged, so
 // files written before clusters existed still compare equal.)
+// The "prediction" object of the result file: {"basis", "reason"} (PreparedDeployment::basis).
+nlohmann::json prediction_basis_json(const PreparedDeployment& prepared);
+
 nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDeployment& prepared,
                                 const SimulationResult& result);
 

@@ -12,6 +12,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/rng.h"
 
 namespace servesim::measured {
 namespace {
@@ -347,7 +348,14 @@ std::string detect_format(const std::string& path) {
   const std::string name = p.filename().string();
   if (name == "requests.jsonl") return "llmservingsim";
   if (p.extension() == ".jsonl") return "sglang-bench";
-  if (p.extension() == ".csv") return "guidellm";
+  if (p.extension() == ".csv") {
+    // InferenceX's derived summary table is recognised by its header; other CSVs are guidellm's.
+    const std::vector<std::string> lines = read_lines(p);
+    if (!lines.empty() && lines[0].rfind("model,gpu,precision,framework,tp,isl_osl_label", 0) == 0) {
+      return "inferencex";
+    }
+    return "guidellm";
+  }
   if (name.size() >= 15 && name.compare(name.size() - 15, 15, "genai_perf.json") == 0) {
     return "genai-perf";
   }
@@ -891,12 +899,122 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
   return runs;
 }
 
+std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
+  const std::vector<std::string> lines = read_lines(path);
+  if (lines.empty()) throw ConfigError(path + ": empty file");
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::stringstream in(line);
+    while (std::getline(in, cell, ',')) cells.push_back(cell);
+    return cells;
+  };
+  const std::vector<std::string> header = split(lines[0]);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  for (const char* key : {"model", "gpu", "precision", "framework", "tp", "isl_osl_label",
+                          "source_run_date", "concurrency", "mean_tpot_us", "mean_ttft_us"}) {
+    if (!col.count(key)) throw ConfigError(path + ": missing column '" + key + "'");
+  }
+  // "1k" = 1024, "8k" = 8192 (the data set's README).
+  auto tokens_of = [&](const std::string& label, const std::string& at) -> int32_t {
+    if (label == "1k") return 1024;
+    if (label == "8k") return 8192;
+    throw ConfigError(at + ": isl_osl_label part '" + label + "' is not 1k or 8k");
+  };
+  std::vector<MeasuredRun> runs;
+  for (size_t li = 1; li < lines.size(); ++li) {
+    if (trim(lines[li]).empty()) continue;
+    const std::string at = path + ":" + std::to_string(li + 1);
+    const std::vector<std::string> cells = split(lines[li]);
+    if (cells.size() < header.size()) {
+      throw ConfigError(at + ": " + std::to_string(cells.size()) + " cells; expected " +
+                        std::to_string(header.size()));
+    }
+    auto cell = [&](const char* key) { return cells[col.at(key)]; };
+    if (cell("framework") != "vllm") {
+      throw ConfigError(at + ": framework '" + cell("framework") + "'; expected vllm");
+    }
+    const std::string label = cell("isl_osl_label");
+    const auto k = label.find('k');
+    if (k == std::string::npos || k + 1 >= label.size()) {
+      throw ConfigError(at + ": isl_osl_label '" + label + "'; expected e.g. 1k8k");
+    }
+    const int32_t isl = tokens_of(label.substr(0, k + 1), at);
+    const int32_t osl = tokens_of(label.substr(k + 1), at);
+    const auto conc = static_cast<int64_t>(to_double(cell("concurrency"), at + ": concurrency"));
+    const auto tp = static_cast<int64_t>(to_double(cell("tp"), at + ": tp"));
+    if (conc < 1 || tp < 1) throw ConfigError(at + ": concurrency and tp must be >= 1");
+
+    MeasuredRun run;
+    run.id = join_index(path, static_cast<int64_t>(li));
+    run.path = path;
+    run.format = "inferencex";
+    const std::string precision = cell("precision");
+    const std::string model_id = cell("model");
+    run.label = model_id + " " + precision + " " + cell("gpu") + " TP" + cell("tp") + " " + label +
+                " conc " + cell("concurrency");
+    MeasuredDeployment& dep = run.deployment;
+    dep.model_id = model_id;
+    dep.hardware = cell("gpu");
+    // The file records no vLLM version; runs of one month used one recipe revision, so the month
+    // of the nightly stands for the version (grouping, calibration domains), never a release.
+    dep.engine_version = "nightly-" + cell("source_run_date").substr(0, 7);
+    dep.source["engine_version"] = at + " (source_run_date: the version itself is not recorded)";
+    // The catalog holds the FP8 checkpoint of Llama under its own name (its config.json differs by
+    // the quantization_config); other models under their base name.
+    std::string model = catalog_model_for(model_id);
+    if (precision == "fp8" && !model.empty()) {
+      const std::string fp8 = catalog_model_for(model + "-fp8");
+      if (!fp8.empty()) model = fp8;
+    }
+    if (!model.empty()) dep.set("model", model, at + " (model)");
+    const std::string gpu = cell("gpu") == "h100" ? "h100-sxm" : cell("gpu") == "h200" ? "h200" : "";
+    if (!gpu.empty()) dep.set("gpu", gpu, at + " (gpu)");
+    dep.set("tensor_parallel_size", tp, at + " (tp)");
+    // FP8 weights; gpt-oss's MXFP4 experts are approximated by fp8 (one byte per weight): the
+    // simulator has no 4-bit format (docs/validation.md).
+    if (precision == "fp8" || precision == "fp4") dep.set("quantization", "fp8", at + " (precision)");
+    // The recipe's "≈ --max-num-seqs = CONC" and max-model-len (README): the client never has
+    // more than CONC requests outstanding, so a larger value would not change the schedule.
+    dep.set("max_num_seqs", conc, path + " README (max-num-seqs = CONC)");
+    dep.set("max_model_len", static_cast<int64_t>(isl) + osl, path + " README (ISL + OSL)");
+
+    // Load: benchmark_serving.py --request-rate inf --max-concurrency CONC, 10×CONC prompts,
+    // --ignore-eos, lengths uniform on [int(0.8·L), L] (the older client's range rule). The file
+    // has no per-request data: the lengths are drawn here from a fixed stream (seed 0), so every
+    // read gives the same requests.
+    run.request_rate = kInf;
+    run.max_concurrency = conc;
+    run.num_prompts = 10 * conc;
+    run.has_start_times = false;
+    RngStream rng(0, "inferencex-lengths:" + label + ":" + cell("concurrency"));
+    const int32_t in_lo = static_cast<int32_t>(0.8 * isl), out_lo = static_cast<int32_t>(0.8 * osl);
+    for (int64_t i = 0; i < run.num_prompts; ++i) {
+      MeasuredRequest r;
+      r.input_tokens = static_cast<int32_t>(rng.uniform_int(in_lo, isl));
+      r.output_tokens = static_cast<int32_t>(rng.uniform_int(out_lo, osl));
+      run.requests.push_back(r);
+    }
+    run.metrics["mean_tpot_ms"] = to_double(cell("mean_tpot_us"), at + ": mean_tpot_us") * 1e-3;
+    run.metrics["mean_ttft_ms"] = to_double(cell("mean_ttft_us"), at + ": mean_ttft_us") * 1e-3;
+    run.notes.push_back("summary only (mean TPOT and TTFT); request lengths drawn from the client's "
+                        "rule [int(0.8 L), L], L = " + std::to_string(isl) + " in / " +
+                        std::to_string(osl) + " out; vLLM version not recorded: 'nightly-" +
+                        cell("source_run_date").substr(0, 7) + "' is the run's month");
+    runs.push_back(std::move(run));
+  }
+  if (runs.empty()) throw ConfigError(path + ": no rows");
+  return runs;
+}
+
 std::vector<MeasuredRun> read_runs(const std::string& path) {
   const std::string format = detect_format(path);
   if (format == "vllm-bench") return read_vllm_bench_json(path);
   if (format == "sglang-bench") return read_sglang_jsonl(path);
   if (format == "genai-perf") return read_genai_perf_json(path);
   if (format == "llmservingsim") return read_llmservingsim(path);
+  if (format == "inferencex") return read_inferencex_csv(path);
   return read_guidellm_csv(path);
 }
 

@@ -18,6 +18,7 @@
 //                  plus ../validation/summary.txt (the vLLM column). Latencies from the engine's
 //                  *_ts only: TTFT = first_token_ts − queued_ts, E2E = last_token_ts − queued_ts,
 //                  TPOT = (last − first)/(output − 1); send times from arrival_time deltas.
+//   inferencex     InferenceX summary CSV (header "model,gpu,precision,framework,tp,isl_osl_label,...")
 //   guidellm       inference-sim's guidellm_per_request_DERIVED.csv (CRLF) with exp-config.yaml,
 //                  profile.yaml and vllm.log beside it: one run per guidellm benchmark (synchronous,
 //                  throughput, constant-rate stages). Its per-request itl_ms is vLLM's TPOT.
@@ -33,7 +34,7 @@ namespace servesim::measured {
 
 // The format of `path` ("vllm-bench", ...): by name first (*.jsonl with a requests.jsonl name ->
 // llmservingsim, other *.jsonl -> sglang-bench, *genai_perf.json -> genai-perf, *.csv ->
-// guidellm; a folder holding vllm/requests.jsonl or requests.jsonl -> llmservingsim), else a
+// inferencex when its header is InferenceX's, else guidellm; a folder holding vllm/requests.jsonl or requests.jsonl -> llmservingsim), else a
 // *.json whose object has "time_to_first_token" -> genai-perf, "ttfts"/"mean_ttft_ms" ->
 // vllm-bench. Throws ConfigError when none fits.
 std::string detect_format(const std::string& path);
@@ -44,6 +45,13 @@ std::vector<MeasuredRun> read_genai_perf_json(const std::string& path);
 // `path`: requests.jsonl, its vllm/ folder, or the example folder above it.
 std::vector<MeasuredRun> read_llmservingsim(const std::string& path);
 std::vector<MeasuredRun> read_guidellm_csv(const std::string& path);
+// InferenceX's derived summary CSV (data/realdata/inferencex_subset): one closed-loop run per row
+// (model, gpu, precision, tp, isl_osl_label, concurrency): 10×CONC prompts at max concurrency
+// CONC, rate inf, measured mean TPOT and mean TTFT only. The file has no per-request data, so the
+// request lengths are drawn (fixed seed) from the client's rule [int(0.8·L), L]; the deployment
+// keys it implies (model, gpu, TP, fp8 weights, max_num_seqs = CONC, max_model_len = ISL + OSL)
+// are set; the engine flags of the recipe come from a sidecar.
+std::vector<MeasuredRun> read_inferencex_csv(const std::string& path);
 
 // Dispatches on detect_format(path).
 std::vector<MeasuredRun> read_runs(const std::string& path);

@@ -96,6 +96,7 @@ Calibration load_calibration_file(const std::string& path) {
   Calibration c;
   c.source = path;
   c.fitted_on = h.fit_set;
+  c.profile = h;
   c.ttft_offset_s = h.get("client_ttft_overhead_s").value_or(0.0);
   c.frontend = sim::FrontEndCosts::from_calibration(h);
   c.make_cost = [h, path](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
@@ -210,6 +211,30 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
 
   Prediction p;
   p.kv_tokens = prepared.memory.kv_tokens;
+  {
+    hardware::PredictionQuery q;
+    q.gpu = prepared.deployment.gpu.name;
+    q.model = config.model;
+    q.tensor_parallel_size = prepared.deployment.tensor_parallel_size;
+    q.pipeline_parallel_size = prepared.deployment.pipeline_parallel_size;
+    q.dtype = prepared.deployment.quantization == "fp8" ? "fp8" : "bf16";
+    q.engine_version = run.deployment.engine_version.empty() ? std::string("unrecorded")
+                                                             : run.deployment.engine_version;
+    q.request_rate = run.request_rate;
+    q.max_concurrency = run.max_concurrency;
+    if (calibration.profile) {
+      const bool applies = calibration.applies_to_other_gpus || calibration.profile->gpu.empty() ||
+                           calibration.profile->gpu == q.gpu;
+      p.basis = hardware::classify_prediction(applies ? &*calibration.profile : nullptr,
+                                              calibration.source, q);
+    } else if (calibration.calibrated()) {
+      p.basis = {"transferred", "a calibration without a recorded profile"};
+    } else {
+      p.basis = hardware::classify_prediction(
+          prepared.calibration_source.empty() ? nullptr : &prepared.deployment.calibration,
+          relative_to_data_dir(prepared.calibration_source), q);
+    }
+  }
   const bool timed = run.has_start_times && !run.requests.empty();
   std::vector<uint64_t> seeds = {run.seed};
   if (timed) {

@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hardware/calibration.h"
 #include "models/cost_model.h"
 #include "models/deployment.h"
 #include "sim/cluster/simulation.h"
@@ -54,6 +55,11 @@ struct Calibration {
   // API-server queue costs (sim/cluster/front_end.h) to use instead of the prepared deployment's;
   // unset = the prepared deployment's (the profile shipped for the GPU, if any).
   std::optional<sim::FrontEndCosts> frontend;
+  // The profile behind make_cost, when it is one (for the prediction's calibrated / transferred
+  // label), and whether it applies to deployments on other GPUs than profile->gpu (a fit's trial
+  // profile does; a profile file leaves other GPUs at their defaults).
+  std::optional<hardware::Calibration> profile;
+  bool applies_to_other_gpus = false;
 
   bool calibrated() const { return !source.empty() || static_cast<bool>(make_cost); }
   // "uncalibrated (datasheet + catalog defaults)" or "calibration from FILE (fitted on: a, b)".
@@ -91,6 +97,7 @@ struct Prediction {
   int64_t kv_tokens = 0;                  // KV capacity of the replica
   int64_t preemptions = 0;                // summed over seeds
   double simulated_s = 0;                 // simulated time (mean over seeds)
+  hardware::PredictionBasis basis;        // calibrated / transferred / datasheet-only, and why
 };
 
 // The requests of one replay: the run's lengths (or mean lengths) in send order with arrivals per

@@ -176,7 +176,8 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
       for (const MetricComparison& c : compare(runs[static_cast<size_t>(i)], p)) {
         rows.push_back({c.key, c.measured, c.predicted, c.error_pct});
       }
-      out = {{"arrivals", p.arrivals_detail}, {"kv_tokens", p.kv_tokens},
+      out = {{"arrivals", p.arrivals_detail}, {"basis", p.basis.label},
+             {"basis_reason", p.basis.reason}, {"kv_tokens", p.kv_tokens},
              {"preemptions", p.preemptions}, {"rows", rows}};
     } catch (const ConfigError& e) {
       out = {{"error", e.what()}};
@@ -191,6 +192,8 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
       return;
     }
     v.arrivals = j.at("arrivals").get<std::string>();
+    v.basis = j.at("basis").get<std::string>();
+    v.basis_reason = j.at("basis_reason").get<std::string>();
     v.kv_tokens = j.at("kv_tokens").get<int64_t>();
     v.preemptions = j.at("preemptions").get<int64_t>();
     for (const nlohmann::json& r : j.at("rows")) {
@@ -227,6 +230,7 @@ void print_table(std::ostream& out, const ValidationTable& table) {
     }
     out << "  replay: " << r.arrivals << "; KV cache " << r.kv_tokens << " tokens; "
         << r.preemptions << " preemptions\n";
+    if (!r.basis.empty()) out << "  prediction: " << r.basis << " (" << r.basis_reason << ")\n";
     char line[160];
     std::snprintf(line, sizeof line, "  %-20s %14s %14s %9s\n", "metric", "measured", "predicted",
                   "error");
@@ -277,6 +281,8 @@ nlohmann::ordered_json to_json(const ValidationTable& table) {
                {"deployment", r.deployment},
                {"engine_version", r.engine_version},
                {"replay", r.arrivals},
+               {"prediction_basis", r.basis},
+               {"prediction_basis_reason", r.basis_reason},
                {"in_fit_set", r.in_fit_set},
                {"kv_tokens", r.kv_tokens},
                {"preemptions", r.preemptions},

@@ -53,6 +53,8 @@ struct RunValidation {
   std::string deployment;  // "llama-3.3-70b on a100-40gb, TP8 PP1"
   std::string engine_version;
   std::string arrivals;    // Prediction::arrivals_detail
+  std::string basis;         // calibrated / transferred / datasheet-only (Prediction::basis)
+  std::string basis_reason;
   bool in_fit_set = false;
   int64_t kv_tokens = 0;
   int64_t preemptions = 0;

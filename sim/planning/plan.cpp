@@ -329,6 +329,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     return r;
   }
   r.gpu = prepared.deployment.gpu.name;
+  r.basis = prepared.basis;
   const auto price = options.gpu_price.find(r.gpu);
   r.price_per_gpu_hour =
       price != options.gpu_price.end() ? price->second : prepared.deployment.gpu.price_per_hour_usd;
@@ -584,6 +585,8 @@ ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
     o["vary"] = c.candidate.vary;
     o["status"] = status_name(c.status);
     o["reason"] = c.reason.empty() ? json(nullptr) : json(c.reason);
+    o["prediction_basis"] = c.basis.label.empty() ? json(nullptr) : json(c.basis.label);
+    o["prediction_basis_reason"] = c.basis.reason.empty() ? json(nullptr) : json(c.basis.reason);
     o["gpus_per_replica"] = c.gpus_per_replica;
     o["total_gpus"] = ok ? json(c.total_gpus) : json(nullptr);
     o["total_gpus_range"] = ok ? json::array({c.min_gpus, c.max_gpus}) : json(nullptr);
@@ -640,7 +643,7 @@ std::string plan_to_csv(const PlanResult& result) {
         "total_gpus_min,total_gpus_max,replicas,estimated_replicas,per_replica_max_qps,"
         "binding_slo,p50_ttft_ms,p99_ttft_ms,p50_tpot_ms,p99_tpot_ms,p50_e2el_ms,p99_e2el_ms,"
         "cost_per_hour_usd,usd_per_million_output_tokens,output_tokens_per_s_per_gpu,"
-        "output_tokens_per_usd,goodput_rps,reason\n";
+        "output_tokens_per_usd,goodput_rps,prediction_basis,reason\n";
   int rank = 0;
   for (const CandidateResult& c : result.candidates) {
     const bool ok = c.status == CandidateStatus::kOk;
@@ -667,7 +670,7 @@ std::string plan_to_csv(const PlanResult& result) {
     } else {
       os << ",,,,";
     }
-    os << "," << csv_cell(c.reason) << "\n";
+    os << "," << csv_cell(c.basis.label) << "," << csv_cell(c.reason) << "\n";
   }
   return os.str();
 }
@@ -687,9 +690,9 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
   const int lw = static_cast<int>(label_w);
   char line[1024];
   std::snprintf(line, sizeof line,
-                "%-4s %-*s %-13s %-8s %-9s %-22s %-15s %-13s %-9s %-9s %-8s %-9s\n", "Rank", lw,
+                "%-4s %-*s %-13s %-8s %-9s %-22s %-15s %-13s %-9s %-9s %-8s %-9s %s\n", "Rank", lw,
                 "Candidate", "GPUs", "Replicas", "QPS/rep", "Binding SLO", "TTFT p50/p99",
-                "TPOT p50/p99", "E2E p99", "$/hour", "$/M tok", "tok/s/GPU");
+                "TPOT p50/p99", "E2E p99", "$/hour", "$/M tok", "tok/s/GPU", "Basis");
   out << line;
   out << std::string(std::strlen(line) - 1, '-') << "\n";
   int rank = 0;
@@ -706,7 +709,7 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
     const std::string gpus = std::to_string(c.total_gpus) +
                              (c.min_gpus != c.max_gpus ? " (" + gpu_range(c) + ")" : "");
     std::snprintf(line, sizeof line,
-                  "%-4d %-*s %-13s %-8d %-9s %-22s %-15s %-13s %-9s %-9s %-8s %-9s\n", ++rank, lw,
+                  "%-4d %-*s %-13s %-8d %-9s %-22s %-15s %-13s %-9s %-9s %-8s %-9s %s\n", ++rank, lw,
                   c.candidate.label.c_str(), gpus.c_str(), c.replicas,
                   fixed(c.capacity.max_rate, c.capacity.max_rate < 10 ? 2 : 1).c_str(),
                   c.capacity.binding.c_str(),
@@ -717,12 +720,19 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
                   c.usd_per_million_output_tokens > 0
                       ? fixed(c.usd_per_million_output_tokens, 2).c_str()
                       : "-",
-                  fixed(c.output_tokens_per_s_per_gpu, 0).c_str());
+                  fixed(c.output_tokens_per_s_per_gpu, 0).c_str(), c.basis.label.c_str());
     out << line;
   }
   for (const CandidateResult* c : others) {
     out << "-    " << c->candidate.label << ": " << status_name(c->status) << " — " << c->reason
         << "\n";
+  }
+  // Why each candidate's prediction is calibrated, transferred or datasheet-only.
+  for (const CandidateResult& c : result.candidates) {
+    if (c.status == CandidateStatus::kOk && !c.basis.label.empty()) {
+      out << "Basis of " << c.candidate.label << ": " << c.basis.label << " — " << c.basis.reason
+          << "\n";
+    }
   }
   out << "GPUs: verified minimum (range over seeds, each seed searched alone). Latencies in ms at "
       << short_num(options.target_qps) << " req/s, mean over seeds.\n";

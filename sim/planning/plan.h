@@ -91,6 +91,8 @@ struct CandidateResult {
   int pipeline_parallel_size = 1;
   CandidateStatus status = CandidateStatus::kSkipped;
   std::string reason;  // why not ok
+  // calibrated / transferred / datasheet-only, and why (sim::PreparedDeployment::basis).
+  hardware::PredictionBasis basis;
   int gpus_per_replica = 1;
   CapacityResult capacity;
   int min_stable_replicas = 0;  // ceil(L / saturation throughput per replica)

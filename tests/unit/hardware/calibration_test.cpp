@@ -187,3 +187,95 @@ TEST_CASE("LLMServingSim layers map to per-rank GEMM shapes", "[calibration]") {
 
 }  // namespace
 }  // namespace servesim::hardware
+
+namespace servesim::hardware {
+namespace {
+
+TEST_CASE("a prediction is calibrated inside the profile's domain, transferred outside it",
+          "[calibration]") {
+  Calibration c;
+  c.gpu = "h100-sxm";
+  c.parameters["step_overhead_s"] = {1e-3, 0};
+  c.domain.models = {"llama-3.1-70b-fp8"};
+  c.domain.tensor_parallel_sizes = {2, 4};
+  c.domain.pipeline_parallel_sizes = {1};
+  c.domain.engine_versions = {"0.11.0"};
+  c.domain.dtypes = {"fp8"};
+  c.domain.max_concurrency = 64;
+  c.domain.max_request_rate = 8;
+  PredictionQuery q;
+  q.gpu = "h100-sxm";
+  q.model = "llama-3.1-70b-fp8";
+  q.tensor_parallel_size = 4;
+  q.dtype = "fp8";
+  q.engine_version = "0.11.0";
+  q.max_concurrency = 64;  // the boundary: the highest fitted concurrency is inside
+  CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
+  CHECK(classify_prediction(nullptr, "", q).label == "datasheet-only");
+
+  auto outside = [&](PredictionQuery changed, const std::string& what) {
+    const PredictionBasis b = classify_prediction(&c, "p.json", changed);
+    INFO(b.reason);
+    CHECK(b.label == "transferred");
+    CHECK(b.reason.find(what) != std::string::npos);
+  };
+  PredictionQuery m = q;
+  m.model = "llama-3.1-8b";
+  outside(m, "model llama-3.1-8b");
+  PredictionQuery t = q;
+  t.tensor_parallel_size = 8;
+  outside(t, "TP 8");
+  PredictionQuery v = q;
+  v.engine_version = "0.15.0";
+  outside(v, "vLLM 0.15.0");
+  PredictionQuery d = q;
+  d.dtype = "bf16";
+  outside(d, "weights bf16");
+  PredictionQuery n = q;
+  n.max_concurrency = 65;  // one above the fitted range
+  outside(n, "concurrency 65 > 64");
+  PredictionQuery r = q;
+  r.max_concurrency = 0;
+  r.request_rate = 8;  // at the highest fitted rate: inside
+  CHECK(classify_prediction(&c, "p.json", r).label == "calibrated");
+  r.request_rate = 8.5;
+  outside(r, "rate 8.5 req/s > 8");
+  PredictionQuery g = q;
+  g.gpu = "h200";  // a sibling GPU's profile
+  outside(g, "fitted on h100-sxm, applied to h200");
+  // An unstated engine version is not held against the profile.
+  PredictionQuery u = q;
+  u.engine_version = "";
+  CHECK(classify_prediction(&c, "p.json", u).label == "calibrated");
+  // A profile without a domain (kernel terms only) never calibrates a serving prediction.
+  Calibration k;
+  k.gpu = "h100-sxm";
+  k.parameters["compute_efficiency"] = {0.75, 0};
+  CHECK(classify_prediction(&k, "k.json", q).label == "transferred");
+}
+
+TEST_CASE("a profile's domain round-trips through JSON", "[calibration]") {
+  Calibration c;
+  c.gpu = "h200";
+  c.parameters["step_overhead_s"] = {2e-3, 1e-4};
+  c.domain.models = {"a", "b"};
+  c.domain.tensor_parallel_sizes = {1, 8};
+  c.domain.pipeline_parallel_sizes = {1};
+  c.domain.engine_versions = {"unrecorded"};
+  c.domain.dtypes = {"fp8"};
+  c.domain.max_concurrency = 64;
+  c.domain.has_unbounded_load = true;
+  const Calibration back = calibration_from_json(to_json(c), "test");
+  CHECK(back.domain.models == c.domain.models);
+  CHECK(back.domain.tensor_parallel_sizes == c.domain.tensor_parallel_sizes);
+  CHECK(back.domain.engine_versions == c.domain.engine_versions);
+  CHECK(back.domain.dtypes == c.domain.dtypes);
+  CHECK(back.domain.max_concurrency == 64);
+  CHECK(back.domain.has_unbounded_load);
+  nlohmann::json bad = to_json(c);
+  bad["domain"]["tensor_parallel_sizes"] = "eight";
+  CHECK_THROWS_AS(calibration_from_json(bad, "bad.json"), ConfigError);
+}
+
+}  // namespace
+}  // namespace servesim::hardware

@@ -440,3 +440,70 @@ TEST_CASE("catalog names from the ids files give", "[measured]") {
 
 }  // namespace
 }  // namespace servesim::measured
+
+namespace servesim::measured {
+namespace {
+
+TEST_CASE("inferencex: the summary CSV gives 85 closed-loop runs with the recipe's client",
+          "[measured][realdata]") {
+  // README: 85 rows; H100 TP8 8k1k at concurrency 4: mean TPOT 10.2 ms, mean TTFT 301 ms (rounded
+  // to 0.1 ms / 1 ms, so half a unit of tolerance); 10×CONC prompts at max concurrency CONC.
+  const std::string file = kReal + "/inferencex_subset/inferencex_vllm_h100_h200_DERIVED.csv";
+  REQUIRE(detect_format(file) == "inferencex");
+  const std::vector<MeasuredRun> runs = read_measured(file, realdata_sidecars());
+  REQUIRE(runs.size() == 85);
+  const MeasuredRun* h100_tp8 = nullptr;
+  for (const MeasuredRun& r : runs) {
+    INFO(r.id << " " << r.label);
+    REQUIRE(r.format == "inferencex");
+    REQUIRE(std::isinf(r.request_rate));
+    REQUIRE(!r.has_start_times);
+    REQUIRE(r.num_prompts == 10 * r.max_concurrency);
+    REQUIRE(r.requests.size() == static_cast<size_t>(r.num_prompts));
+    REQUIRE(r.deployment.config["quantization"] == "fp8");
+    REQUIRE(r.deployment.config["max_num_batched_tokens"] == 8192);
+    REQUIRE(r.deployment.config["enable_prefix_caching"] == false);
+    REQUIRE(r.metrics.count("mean_tpot_ms") == 1);
+    REQUIRE(r.metrics.count("mean_ttft_ms") == 1);
+    REQUIRE(r.metrics.count("p99_ttft_ms") == 0);  // summary only
+    // The older client's range rule: every length in [int(0.8·L), L].
+    const int in_l = r.label.find(" 8k") != std::string::npos ? 8192 : 1024;
+    for (const MeasuredRequest& q : r.requests) {
+      REQUIRE(q.input_tokens >= static_cast<int>(0.8 * in_l));
+      REQUIRE(q.input_tokens <= in_l);
+    }
+    if (r.label == "llama-3.1-70b-instruct fp8 h100 TP8 8k1k conc 4") h100_tp8 = &r;
+  }
+  REQUIRE(h100_tp8 != nullptr);
+  CHECK(h100_tp8->deployment.config["model"] == "llama-3.1-70b-fp8");
+  CHECK(h100_tp8->deployment.config["gpu"] == "h100-sxm");
+  CHECK(h100_tp8->deployment.config["tensor_parallel_size"] == 8);
+  CHECK(h100_tp8->max_concurrency == 4);
+  CHECK(h100_tp8->metrics.at("mean_tpot_ms") == Approx(10.2).margin(0.05));
+  CHECK(h100_tp8->metrics.at("mean_ttft_ms") == Approx(301).margin(0.5));
+  // gpt-oss rows name the catalog model; the same read twice draws the same lengths.
+  CHECK(runs.back().deployment.config["model"] == "gpt-oss-120b");
+  const std::vector<MeasuredRun> again = read_measured(file, realdata_sidecars());
+  CHECK(again[7].requests[13].input_tokens == runs[7].requests[13].input_tokens);
+  CHECK(again[7].requests[13].output_tokens == runs[7].requests[13].output_tokens);
+}
+
+TEST_CASE("inferencex: a malformed row names the file, line and field", "[measured]") {
+  const fs::path dir = fs::temp_directory_path() / ("servesim_ix_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path f = dir / "ix.csv";
+  std::ofstream(f) << "model,gpu,precision,framework,tp,isl_osl_label,source_run_date,concurrency,"
+                      "mean_tpot_us,mean_ttft_us\n"
+                      "llama-3.1-70b-instruct,h100,fp8,vllm,2,2k8k,2025-10-23,4,1,2\n";
+  try {
+    read_runs(f.string());
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("ix.csv:2") != std::string::npos);
+    CHECK(std::string(e.what()).find("isl_osl_label") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace servesim::measured

@@ -39,9 +39,11 @@ std::string tiny_config(const std::string& extra = "") {
 
 TEST_CASE("every catalog model loads", "[models]") {
   const auto names = model_catalog_names();
-  // The 13 models of the brief, plus qwen3-32b (the realdata LLMServingSim run), in sorted order.
-  REQUIRE(names == std::vector<std::string>{"codellama-34b", "llama-2-13b", "llama-2-70b",
-                                            "llama-2-7b", "llama-3.1-70b", "llama-3.1-8b",
+  // The 13 models of the brief, plus qwen3-32b (the realdata LLMServingSim run) and the two
+  // InferenceX models (gpt-oss-120b, the FP8 Llama-3.1-70B checkpoint), in sorted order.
+  REQUIRE(names == std::vector<std::string>{"codellama-34b", "gpt-oss-120b", "llama-2-13b",
+                                            "llama-2-70b", "llama-2-7b", "llama-3.1-70b",
+                                            "llama-3.1-70b-fp8", "llama-3.1-8b",
                                             "llama-3.3-70b", "mistral-7b", "mixtral-8x22b",
                                             "mixtral-8x7b", "qwen2.5-72b", "qwen2.5-7b",
                                             "qwen3-14b", "qwen3-32b"});
@@ -53,6 +55,17 @@ TEST_CASE("every catalog model loads", "[models]") {
     CHECK(m.param_count() > 1e9);
     CHECK(m.active_param_count() <= m.param_count());
   }
+}
+
+TEST_CASE("gpt-oss-120b: 116.8 B parameters as OpenAI's model card states", "[models]") {
+  // Model card: 116.8 B total (36 layers, 128 experts of 3 x 2880 x 2880, top-4). Our count
+  // includes attention, experts, router, norms and the untied embedding + LM head.
+  const ModelSpec m = load_model("gpt-oss-120b");
+  CHECK(m.num_experts == 128);
+  CHECK(m.experts_per_token == 4);
+  CHECK(m.param_count() == Approx(116.8e9).margin(0.05e9));
+  // The FP8 Llama checkpoint has the base model's shape.
+  CHECK(load_model("llama-3.1-70b-fp8").param_count() == load_model("llama-3.1-70b").param_count());
 }
 
 TEST_CASE("parameter counts match REFERENCE.md §4", "[models]") {

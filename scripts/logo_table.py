@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Markdown table of a leave-one-group-out run (`servesim validate --leave-one-group-out --output
+FILE`), as docs/validation.md §6 shows it.
+
+Usage: scripts/logo_table.py logo.json
+Per group: runs, what its profile was fitted on, then median |error| of mean TPOT, mean E2E, mean
+TTFT and P99 TTFT as "calibrated / none" (bold where the calibrated value meets the target), and
+the group score (mean of the metrics present) of each.
+"""
+import json
+import sys
+
+METRICS = ["mean_tpot_ms", "mean_e2el_ms", "mean_ttft_ms", "p99_ttft_ms"]
+
+
+def cell(g, key, limit):
+    a = g["calibrated"]["median_abs_error"].get(key)
+    b = g["uncalibrated"]["median_abs_error"].get(key)
+    if a is None:
+        return "–"
+    ca = "%.1f%%" % a["median_abs_error_pct"]
+    if a["median_abs_error_pct"] <= limit:
+        ca = "**" + ca + "**"
+    return ca + " / %.1f%%" % b["median_abs_error_pct"]
+
+
+def main():
+    j = json.load(open(sys.argv[1]))
+    t = j["targets_pct"]
+    print("| group | runs | profile | mean TPOT (≤%g%%) | mean E2E (≤%g%%) | mean TTFT (≤%g%%) | "
+          "P99 TTFT (≤%g%%) | score cal. / none |" % tuple(t[k] for k in METRICS))
+    print("|---|---|---|---|---|---|---|---|")
+    for g in j["groups"]:
+        cells = " | ".join(cell(g, k, t[k]) for k in METRICS)
+        print("| %s | %d | %s | %s | %.1f%% / %.1f%% |" % (
+            g["group"], g["runs"], g["basis"], cells, g["calibrated_score_pct"],
+            g["uncalibrated_score_pct"]))
+    m, n = j["median_over_groups_calibrated_pct"], j["median_over_groups_uncalibrated_pct"]
+    print("| **median over groups** | | | " + " | ".join(
+        "%.1f%% / %.1f%%" % (m[k], n[k]) if k in m else "–" for k in METRICS) + " | |")
+
+
+if __name__ == "__main__":
+    main()

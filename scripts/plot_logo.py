@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Leave-one-group-out plots: predicted versus measured, one colour per group (model x GPU x TP x
+vLLM version), from `servesim validate --leave-one-group-out --output FILE`.
+
+Usage: scripts/plot_logo.py logo.json OUT.png
+Top row: each group predicted with the profile fitted on the OTHER groups of its GPU (what a user
+gets for a deployment the calibration has not seen). Bottom row: the same runs with
+--calibration none. One panel per transfer metric (mean TPOT, mean E2E, mean TTFT, P99 TTFT),
+log-log, diagonal and +-10 % bands. Needs python3-matplotlib (Debian package).
+"""
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+METRICS = [("mean_tpot_ms", "mean TPOT (ms)"), ("mean_e2el_ms", "mean E2E (ms)"),
+           ("mean_ttft_ms", "mean TTFT (ms)"), ("p99_ttft_ms", "P99 TTFT (ms)")]
+
+
+def points(table, key):
+    return [(m["measured"], m["predicted"]) for r in table["runs"] for m in r.get("metrics", [])
+            if m["metric"] == key and m["measured"] > 0 and m["predicted"] > 0]
+
+
+def main():
+    src, out = sys.argv[1], sys.argv[2]
+    groups = json.load(open(src))["groups"]
+    cmap = plt.get_cmap("tab20")
+    fig, axes = plt.subplots(2, len(METRICS), figsize=(4.4 * len(METRICS), 9.4))
+    for row, (which, title) in enumerate([("calibrated", "left-out group, profile fitted on the others"),
+                                          ("uncalibrated", "--calibration none")]):
+        for ax, (key, label) in zip(axes[row], METRICS):
+            lo, hi = float("inf"), 0.0
+            for gi, g in enumerate(groups):
+                pts = points(g[which], key)
+                if not pts:
+                    continue
+                xs, ys = zip(*pts)
+                lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
+                ax.scatter(xs, ys, s=18, color=cmap(gi % 20), label=g["group"] if row == 0 else None)
+            if hi > 0:
+                lo, hi = lo / 1.5, hi * 1.5
+                ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+                ax.plot([lo, hi], [lo * 1.1, hi * 1.1], "k:", lw=0.6)
+                ax.plot([lo, hi], [lo / 1.1, hi / 1.1], "k:", lw=0.6)
+                ax.set_xlim(lo, hi)
+                ax.set_ylim(lo, hi)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("measured " + label)
+            ax.set_ylabel("predicted (" + title + ")", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=3)
+    fig.suptitle("Leave-one-group-out (diagonal = exact, dotted = ±10 %)")
+    fig.tight_layout(rect=(0, 0.13, 1, 0.97))
+    fig.savefig(out, dpi=80)
+
+
+if __name__ == "__main__":
+    main()

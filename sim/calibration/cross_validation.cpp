@@ -1,0 +1,221 @@
+#include "sim/calibration/cross_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "sim/base/error.h"
+
+namespace servesim::calibration {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string pct(double v) {
+  if (std::isnan(v)) return "–";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << v << "%";
+  return os.str();
+}
+
+}  // namespace
+
+// A fit of two host terms needs at least two runs (two load points) to identify them.
+constexpr size_t kMinFitRuns = 2;
+
+std::string version_of(const measured::MeasuredRun& run) {
+  return run.deployment.engine_version.empty() ? std::string("?") : run.deployment.engine_version;
+}
+
+std::string gpu_of(const measured::MeasuredRun& run) {
+  return run.deployment.config.value("gpu", std::string("?"));
+}
+
+std::string group_of(const measured::MeasuredRun& run) {
+  const auto& c = run.deployment.config;
+  std::string g = c.value("model", std::string("?")) + " × " + gpu_of(run) + " × TP" +
+                  std::to_string(c.value("tensor_parallel_size", 1));
+  const int pp = c.value("pipeline_parallel_size", 1);
+  if (pp > 1) g += "×PP" + std::to_string(pp);
+  g += " × vLLM " + version_of(run);
+  return g;
+}
+
+const std::vector<std::pair<std::string, double>>& transfer_targets() {
+  static const std::vector<std::pair<std::string, double>> t = {
+      {"mean_tpot_ms", 10}, {"mean_e2el_ms", 10}, {"mean_ttft_ms", 15}, {"p99_ttft_ms", 25}};
+  return t;
+}
+
+double transfer_score(const std::map<std::string, double>& m) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& [key, limit] : transfer_targets()) {
+    auto it = m.find(key);
+    if (it == m.end() || std::isnan(it->second)) continue;
+    sum += it->second;
+    ++n;
+  }
+  return n ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
+
+hardware::Calibration kernel_terms(const hardware::Calibration& profile) {
+  hardware::Calibration k;
+  k.gpu = profile.gpu;
+  k.description = "kernel terms of " + (profile.description.empty() ? profile.gpu : profile.description);
+  for (const char* name : {"compute_efficiency", "compute_ramp_tokens", "memory_efficiency",
+                           "op_latency_s", "link_bandwidth_bytes_per_s"}) {
+    if (auto it = profile.parameters.find(name); it != profile.parameters.end()) {
+      k.parameters[name] = it->second;
+    }
+  }
+  // Only the kernel-table sources of the fit set (serving runs are not part of these terms).
+  for (const std::string& f : profile.fit_set) {
+    const bool vidur = f.find("vidur_profiling") != std::string::npos;
+    const bool layers = f.find("llmservingsim/") != std::string::npos &&
+                        f.find("layers") != std::string::npos;
+    if (vidur || layers) {
+      k.fit_set.push_back(f);
+    }
+  }
+  return k;
+}
+
+LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
+                              const std::vector<sim::SimulationConfig>& configs,
+                              const LogoOptions& options) {
+  SERVESIM_CHECK(runs.size() == configs.size(), "one config per run");
+  std::map<std::string, std::vector<size_t>> by_group;
+  for (size_t i = 0; i < runs.size(); ++i) by_group[group_of(runs[i])].push_back(i);
+
+  LogoTable table;
+  for (const auto& [group, members] : by_group) {
+    LogoGroup g;
+    g.group = group;
+    g.gpu = gpu_of(runs[members.front()]);
+    g.runs = members;
+    // Training set: the GPU's runs in other groups of the same vLLM version (host terms are per
+    // engine version: a step overhead fitted on another release does not transfer).
+    std::vector<measured::MeasuredRun> train;
+    std::vector<sim::SimulationConfig> train_cfg;
+    std::set<std::string> fitted;
+    const std::string version = version_of(runs[members.front()]);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (gpu_of(runs[i]) != g.gpu || group_of(runs[i]) == group) continue;
+      if (version_of(runs[i]) != version) continue;
+      train.push_back(runs[i]);
+      train_cfg.push_back(configs[i]);
+      fitted.insert(group_of(runs[i]));
+    }
+    g.fitted_groups.assign(fitted.begin(), fitted.end());
+    hardware::Calibration base;
+    if (auto it = options.base_by_gpu.find(g.gpu); it != options.base_by_gpu.end()) base = it->second;
+    base.gpu = g.gpu;
+    if (train.size() >= kMinFitRuns) {
+      g.profile = fit_serving(train, train_cfg, base, options.fit).calibration;
+      g.basis = "fitted on " + std::to_string(fitted.size()) + " other group(s)";
+    } else {
+      // Kernel terms without host terms fitted with them would not be a consistent model (the
+      // catalog's step overhead was measured against the catalog's efficiencies): datasheet.
+      g.profile = hardware::Calibration{};
+      g.basis = "datasheet-only (no other group of this GPU and vLLM version)";
+      g.fitted_groups.clear();
+    }
+
+    std::vector<measured::MeasuredRun> mine;
+    std::vector<sim::SimulationConfig> mine_cfg;
+    for (size_t i : members) {
+      mine.push_back(runs[i]);
+      mine_cfg.push_back(configs[i]);
+    }
+    const measured::Calibration with =
+        g.profile.empty() ? measured::Calibration{} : replay_calibration(g.profile, "LOGO profile");
+    g.calibrated = measured::validate_runs(mine, mine_cfg, with, options.fit.replay, options.jobs);
+    g.uncalibrated =
+        measured::validate_runs(mine, mine_cfg, measured::Calibration{}, options.fit.replay, options.jobs);
+    g.calibrated_score = transfer_score(g.calibrated.median_abs_error_pct);
+    g.uncalibrated_score = transfer_score(g.uncalibrated.median_abs_error_pct);
+    table.groups.push_back(std::move(g));
+  }
+  for (const auto& [key, limit] : transfer_targets()) {
+    std::vector<double> a, b;
+    for (const LogoGroup& g : table.groups) {
+      auto ia = g.calibrated.median_abs_error_pct.find(key);
+      auto ib = g.uncalibrated.median_abs_error_pct.find(key);
+      if (ia != g.calibrated.median_abs_error_pct.end()) a.push_back(ia->second);
+      if (ib != g.uncalibrated.median_abs_error_pct.end()) b.push_back(ib->second);
+    }
+    if (!a.empty()) table.median_calibrated[key] = median(a);
+    if (!b.empty()) table.median_uncalibrated[key] = median(b);
+  }
+  return table;
+}
+
+void print_logo(std::ostream& out, const LogoTable& table) {
+  out << "Leave-one-group-out: each group scored with a profile fitted on the OTHER groups of its "
+         "GPU (calibrated) and with --calibration none; median |error| over the group's runs\n";
+  out << "(targets: mean TPOT <=10%, mean E2E <=10%, mean TTFT <=15%, P99 TTFT <=25%; "
+         "each cell: calibrated / none)\n\n";
+  out << std::left << std::setw(58) << "group" << std::setw(5) << "runs";
+  for (const auto& [key, limit] : transfer_targets()) out << std::setw(18) << key;
+  out << "basis\n";
+  for (const LogoGroup& g : table.groups) {
+    out << std::setw(58) << g.group << std::setw(5) << g.runs.size();
+    for (const auto& [key, limit] : transfer_targets()) {
+      auto a = g.calibrated.median_abs_error_pct.find(key);
+      auto b = g.uncalibrated.median_abs_error_pct.find(key);
+      const double va = a == g.calibrated.median_abs_error_pct.end() ? std::nan("") : a->second;
+      const double vb = b == g.uncalibrated.median_abs_error_pct.end() ? std::nan("") : b->second;
+      std::string cell = pct(va) + " / " + pct(vb);
+      if (!std::isnan(va) && va > limit) cell += "*";
+      out << std::setw(18) << cell;
+    }
+    out << g.basis << "\n";
+  }
+  out << std::setw(63) << "median over groups";
+  for (const auto& [key, limit] : transfer_targets()) {
+    auto a = table.median_calibrated.find(key);
+    auto b = table.median_uncalibrated.find(key);
+    out << std::setw(18)
+        << (pct(a == table.median_calibrated.end() ? std::nan("") : a->second) + " / " +
+            pct(b == table.median_uncalibrated.end() ? std::nan("") : b->second));
+  }
+  out << "\n(* = calibrated misses the target)\n";
+}
+
+nlohmann::ordered_json to_json(const LogoTable& table) {
+  nlohmann::ordered_json j;
+  nlohmann::ordered_json targets = nlohmann::ordered_json::object();
+  for (const auto& [key, limit] : transfer_targets()) targets[key] = limit;
+  j["targets_pct"] = targets;
+  j["groups"] = nlohmann::ordered_json::array();
+  for (const LogoGroup& g : table.groups) {
+    nlohmann::ordered_json e;
+    e["group"] = g.group;
+    e["gpu"] = g.gpu;
+    e["runs"] = g.runs.size();
+    e["basis"] = g.basis;
+    e["fitted_groups"] = g.fitted_groups;
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [name, v] : g.profile.parameters) params[name] = v.value;
+    e["profile_parameters"] = params;
+    e["calibrated_score_pct"] = g.calibrated_score;
+    e["uncalibrated_score_pct"] = g.uncalibrated_score;
+    e["calibrated"] = measured::to_json(g.calibrated);
+    e["uncalibrated"] = measured::to_json(g.uncalibrated);
+    j["groups"].push_back(e);
+  }
+  j["median_over_groups_calibrated_pct"] = table.median_calibrated;
+  j["median_over_groups_uncalibrated_pct"] = table.median_uncalibrated;
+  return j;
+}
+
+}  // namespace servesim::calibration

@@ -1,0 +1,83 @@
+// Leave-one-group-out cross-validation of the serving calibration: how well a profile predicts
+// deployments it was NOT fitted on.
+//
+// A group is model × GPU × TP (× PP) × vLLM version (group_of). For every group g: the profile of
+// g's GPU is fitted (fit_serving) on every measured run of that GPU and vLLM version outside g
+// (host terms are per engine version), on top of the GPU's kernel terms (base_by_gpu: GEMM /
+// all-reduce fits, which use no serving run); then g's runs are scored with that profile and with
+// `--calibration none`. With fewer than two such runs nothing can be identified: g is scored with
+// the datasheet ("datasheet-only ..."), since kernel terms without host terms fitted alongside them
+// are not a consistent model.
+//
+// Scored metrics (targets, issue 7): median |error| over the group's runs of mean TPOT (≤ 10 %),
+// mean E2E (≤ 10 %), mean TTFT (≤ 15 %), P99 TTFT (≤ 25 %). A group's score is the mean of the
+// target metrics it measured; "never worse" compares those scores.
+#ifndef SERVESIM_SIM_CALIBRATION_CROSS_VALIDATION_H_
+#define SERVESIM_SIM_CALIBRATION_CROSS_VALIDATION_H_
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/calibration.h"
+#include "sim/calibration/serving_fit.h"
+#include "sim/measured/validation.h"
+
+namespace servesim::calibration {
+
+// "codellama-34b × h100-sxm × TP1 × vLLM 0.11.0" (PP shown when > 1; "vLLM ?" when unrecorded).
+std::string group_of(const measured::MeasuredRun& run);
+// The run's GPU (its deployment's "gpu" key).
+std::string gpu_of(const measured::MeasuredRun& run);
+
+// The transfer targets: key -> limit in % (mean_tpot_ms 10, mean_e2el_ms 10, mean_ttft_ms 15,
+// p99_ttft_ms 25), in report order.
+const std::vector<std::pair<std::string, double>>& transfer_targets();
+
+// Mean over the transfer-target metrics present in `median_abs_error_pct`; NaN when none is.
+double transfer_score(const std::map<std::string, double>& median_abs_error_pct);
+
+// The kernel terms of a profile: the parameters fitted on kernel or collective tables
+// (compute/memory efficiency, ramp, op latency, link bandwidth), without the serving terms.
+hardware::Calibration kernel_terms(const hardware::Calibration& profile);
+
+struct LogoOptions {
+  ServingFitOptions fit;                                  // parameters, metrics, prior, replay
+  std::map<std::string, hardware::Calibration> base_by_gpu;  // kernel terms per GPU (may be empty)
+  int jobs = 0;                                           // threads for scoring (fit.jobs for fits)
+};
+
+struct LogoGroup {
+  std::string group;
+  std::string gpu;
+  std::vector<size_t> runs;                // indices into the input
+  std::vector<std::string> fitted_groups;  // the groups the profile was fitted on
+  std::string basis;  // "fitted on N other group(s)", "kernel terms only", "datasheet-only"
+  hardware::Calibration profile;           // what g was scored with
+  measured::ValidationTable calibrated;    // g scored with `profile`
+  measured::ValidationTable uncalibrated;  // g scored with --calibration none
+  double calibrated_score = 0;             // transfer_score of each
+  double uncalibrated_score = 0;
+};
+
+struct LogoTable {
+  std::vector<LogoGroup> groups;  // sorted by group name
+  // Median over groups of each target metric's group median, calibrated and uncalibrated.
+  std::map<std::string, double> median_calibrated, median_uncalibrated;
+};
+
+// `configs[i]` = measured::simulation_config(runs[i], ...) with calibration "none" (the profile
+// under test supplies every parameter). Deterministic: same inputs ⇒ same table, whatever `jobs`.
+LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
+                              const std::vector<sim::SimulationConfig>& configs,
+                              const LogoOptions& options);
+
+void print_logo(std::ostream& out, const LogoTable& table);
+nlohmann::ordered_json to_json(const LogoTable& table);
+
+}  // namespace servesim::calibration
+
+#endif  // SERVESIM_SIM_CALIBRATION_CROSS_VALIDATION_H_
