@@ -1,5 +1,6 @@
 #include "sim/replica/engine_config.h"
 
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -29,7 +30,7 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   const BatchDefaults defaults = batch_defaults(version, gpu);
   if (c.max_num_seqs == 0) c.max_num_seqs = defaults.max_num_seqs;
   if (c.max_num_batched_tokens == 0) c.max_num_batched_tokens = defaults.max_num_batched_tokens;
-  if (c.gpu_memory_utilization == 0) c.gpu_memory_utilization = version.gpu_memory_utilization;
+  if (std::isnan(c.gpu_memory_utilization)) c.gpu_memory_utilization = version.gpu_memory_utilization;
   if (c.async_scheduling < 0) {
     c.async_scheduling = version.async_scheduling_default ? 1 : 0;
   } else if (c.async_scheduling > 0 && !version.async_scheduling_available) {

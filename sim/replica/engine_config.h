@@ -7,6 +7,7 @@
 #define SERVESIM_SIM_REPLICA_ENGINE_CONFIG_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "hardware/gpu_spec.h"
@@ -30,9 +31,10 @@ struct EngineConfig {
   int max_num_batched_tokens = 0;
   // --block-size: tokens per KV block. vLLM CUDA default 16.
   int block_size = 16;
-  // --gpu-memory-utilization: fraction of device memory vLLM may use. 0 = the version's default
-  // (0.9 in every release modelled).
-  double gpu_memory_utilization = 0;
+  // --gpu-memory-utilization: fraction of device memory vLLM may use. NaN = not given: the
+  // version's default (0.9 in every release modelled); an explicit 0 is refused like any value
+  // outside (0, 1].
+  double gpu_memory_utilization = std::numeric_limits<double>::quiet_NaN();
   // --enable-prefix-caching / --no-enable-prefix-caching. V1 default on.
   bool enable_prefix_caching = true;
   // --long-prefill-token-threshold: per-request per-step chunk cap. 0 = off.
