@@ -31,6 +31,9 @@ SimulationConfig queue_config(int replicas) {
   c.router = "least-outstanding";  // join the shortest queue (outstanding = waiting + running)
   c.engine.max_num_seqs = 1;       // batching off: a replica serves one request at a time
   c.engine.enable_prefix_caching = false;
+  // Synchronous engine: with async scheduling a finished request keeps its seat one more step,
+  // which lengthens the service time this closed form assumes (docs/semantics.md).
+  c.engine.async_scheduling = 0;
   c.calibration = "none";          // no client overhead: TTFT is queueing + the first step
   return c;
 }
