@@ -177,7 +177,7 @@ json candidate_result_to_json(const CandidateResult& r) {
       {"usd_per_million_output_tokens", r.usd_per_million_output_tokens},
       {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
       {"output_tokens_per_usd", r.output_tokens_per_usd}, {"goodput_rps", r.goodput_rps},
-      {"simulations", r.simulations}};
+      {"basis", {r.basis.label, r.basis.reason}}, {"simulations", r.simulations}};
 }
 
 CandidateResult candidate_result_from_json(const json& j) {
@@ -227,6 +227,8 @@ CandidateResult candidate_result_from_json(const json& j) {
   r.output_tokens_per_s_per_gpu = j.at("output_tokens_per_s_per_gpu").get<double>();
   r.output_tokens_per_usd = j.at("output_tokens_per_usd").get<double>();
   r.goodput_rps = j.at("goodput_rps").get<double>();
+  r.basis.label = j.at("basis").at(0).get<std::string>();
+  r.basis.reason = j.at("basis").at(1).get<std::string>();
   r.simulations = j.at("simulations").get<int64_t>();
   return r;
 }
