@@ -3,9 +3,9 @@
 # Safe to run again: it installs only what is missing and rebuilds only what changed.
 #   BUILD_DIR   build folder (default: build)
 #   BUILD_TYPE  CMake build type (default: Release)
-#   SERVESIM_WITH_TORCH=1  also install python3-torch, so that the profile_gpu_script test runs
-#               scripts/profile_gpu.py on the CPU (237 packages, ~77 MB, ~5 minutes; the test is
-#               skipped without it)
+#   SERVESIM_WITH_TORCH=0  skip python3-torch (installed by default so that the profile_gpu_script
+#               test runs scripts/profile_gpu.py on the CPU, in CI too: 237 packages, ~77 MB,
+#               ~5 minutes the first time; without it that test is reported as skipped)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +14,7 @@ packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nloh
           # The Python module, its tests, plots and notebooks (for /usr/bin/python3)
           pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest python3-matplotlib
           python3-nbconvert python3-ipykernel)
-[ "${SERVESIM_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch)
+if [ "${SERVESIM_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
