@@ -186,11 +186,9 @@ T optional_field(const nlohmann::json& j, const std::string& key, const std::str
 }
 
 // The directory that holds models/catalog and hardware/catalog: $SERVESIM_DATA_DIR if set, else
-// the source tree the binary was built from.
-inline std::filesystem::path data_dir() {
-  if (const char* env = std::getenv("SERVESIM_DATA_DIR"); env && *env) return env;
-  return SERVESIM_DATA_DIR;
-}
+// the source tree the binary was built from (defined in data_dir.cpp, the one object that carries
+// the build-time path, so every other object is identical across checkouts and ccache can share it).
+std::filesystem::path data_dir();
 
 // `path` relative to data_dir() when it lies under it (shipped files named from the repository
 // root, so outputs do not depend on where the repository lives); else `path` unchanged.

@@ -5,6 +5,7 @@
 //
 // Each case runs in a fresh folder {dir} holding the files it lists; after the run the folder must
 // hold exactly those files, unchanged (for exit 2 and exit 1 alike: no output on failure).
+#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>

@@ -1,4 +1,5 @@
 // Docs are part of the product: every run option must be documented in docs/cli.md.
+#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -1,5 +1,6 @@
 // Datasets and trace replay through the command line: a result file replayed as a trace gives
 // the same latencies; bad trace rows exit 2 naming file and line with nothing written; matrix.
+#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
 
 #include <unistd.h>

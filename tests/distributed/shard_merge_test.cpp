@@ -1,6 +1,7 @@
 // Job arrays: `--shard I/N` parts merged by `servesim merge` equal one process's output, byte for
 // byte, for every study command; missing, duplicated and foreign parts are errors that name them.
 // Also the executor contract (sim/base/executor.h) on threads and on a replay.
+#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
 
 #include <unistd.h>

@@ -5,6 +5,7 @@
 // is reproduced exactly. Across compilers and libm versions a last-bit difference in a step time
 // can move one event by a nanosecond; 1e-6 relative absorbs that and still catches any real change
 // of behaviour (which moves latencies by far more).
+#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
 
 #include <unistd.h>

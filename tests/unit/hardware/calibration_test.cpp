@@ -1,3 +1,4 @@
+#include "tests/test_paths.h"
 #include "hardware/calibration.h"
 
 #include <catch2/catch.hpp>

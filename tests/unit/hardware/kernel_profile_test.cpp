@@ -1,3 +1,4 @@
+#include "tests/test_paths.h"
 #include "hardware/kernel_profile.h"
 
 #include <catch2/catch.hpp>

@@ -6,6 +6,7 @@
 // per-request arrays are compared to 1e-9 relative (the same double arithmetic as numpy's linear
 // percentile on the same numbers; only summation order differs). README figures are rounded
 // (TTFT/ITL to 0.1 ms, req/s to 0.01), so they get half a unit of their last digit.
+#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
 
 #include <unistd.h>

@@ -1,6 +1,7 @@
 // Replaying measured runs: the trace workload, the arrival rules, the calibration hook, and the
 // round trip "simulate -> treat the result as a measurement -> validate" which must give zero
 // error (the replay is the same simulation).
+#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
 
 #include <unistd.h>

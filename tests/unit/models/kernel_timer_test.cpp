@@ -1,6 +1,7 @@
 // Tests of measured kernel tables in the step cost model (models/kernel_timer.h,
 // RooflineCostModel with Deployment::kernels) and of the kernel check (models/kernel_check.h).
 // The expected values are the measured rows themselves and closed forms of the transfer rule.
+#include "tests/test_paths.h"
 #include "models/kernel_timer.h"
 
 #include <catch2/catch.hpp>

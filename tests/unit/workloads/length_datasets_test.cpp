@@ -1,4 +1,5 @@
 // vLLM's sharegpt, custom, burstgpt, sonnet and prefix_repetition datasets.
+#include "tests/test_paths.h"
 #include "workloads/length_datasets.h"
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,6 @@
 // Trace readers on the real traces in data/realdata, bad rows, and replay timing (scale 1 exact,
 // rescaled keeps the coefficient of variation of the gaps).
+#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
 
 #include <algorithm>
