@@ -13,6 +13,7 @@
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/base/rng.h"
+#include "sim/replica/vllm_version.h"
 
 namespace servesim::measured {
 namespace {
@@ -959,8 +960,19 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
     dep.hardware = cell("gpu");
     // The file records no vLLM version; runs of one month used one recipe revision, so the month
     // of the nightly stands for the version (grouping, calibration domains), never a release.
-    dep.engine_version = "nightly-" + cell("source_run_date").substr(0, 7);
+    const std::string month = cell("source_run_date").substr(0, 7);
+    dep.engine_version = "nightly-" + month;
     dep.source["engine_version"] = at + " (source_run_date: the version itself is not recorded)";
+    // The behaviour the nightly is simulated with: the release line it was built from. v0.11.0 was
+    // tagged on 2025-10-02 and v0.11.1 in mid-November 2025, so October 2025 nightlies are the
+    // 0.11 line; a later nightly gets the newest line servesim models (it is at least that new).
+    // An earlier month is left to the sidecar (or the default version).
+    if (month >= "2025-10") {
+      const std::string line =
+          month == "2025-10" ? std::string("0.11") : sim::vllm_version_table().back().version;
+      dep.set("vllm_version", line,
+              at + " (source_run_date " + month + " -> the vLLM " + line + " release line)");
+    }
     // The catalog holds the FP8 checkpoint of Llama under its own name (its config.json differs by
     // the quantization_config); other models under their base name.
     std::string model = catalog_model_for(model_id);
