@@ -38,6 +38,15 @@ import matplotlib
 if __name__ == "__main__":
     matplotlib.use("Agg")  # files only; a notebook keeps its own backend
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import LogFormatter  # noqa: E402
+
+
+def _plain_log_labels(ax, axis="y"):
+    """Log-scale tick labels as plain numbers (60, not 6×10^1), minor ticks labelled too when the
+    axis spans less than a decade, where otherwise few labels would show."""
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+    target.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 _SLO = re.compile(r"^\s*(p\d+(?:\.\d+)?|mean|median)_(ttft|tpot|itl|e2el)_ms\s*(<=|<|>=|>)\s*([0-9.]+)\s*$")
 
@@ -87,12 +96,16 @@ def latency_vs_rate(sweep, slos=(), axes=None):
         x = [p[axis] for p in pts]
         for ax, metric in zip(axes, ("ttft", "tpot")):
             for stat, style in (("p50", "--"), ("p99", "-")):
-                y = [p.get(f"{stat}_{metric}_ms", math.nan) for p in pts]
+                y = [p.get(f"{stat}_{metric}_ms") for p in pts]
+                y = [math.nan if v is None else v for v in y]
                 ax.plot(x, y, style, color=colour, marker="o", markersize=3,
                         label=f"{_curve_label(curve)} {stat.upper()}")
-                sat = [(xi, yi) for xi, yi, p in zip(x, y, pts) if p["saturated"]]
-                if sat:
-                    ax.plot(*zip(*sat), "x", color=colour, markersize=8)
+            # A saturated point has no latencies (they grow with the run's length): an x at the
+            # top of the panel marks its rate.
+            sat = [xi for xi, p in zip(x, pts) if p["saturated"]]
+            if sat:
+                ax.plot(sat, [0.96] * len(sat), "x", color=colour, markersize=8,
+                        transform=ax.get_xaxis_transform(), clip_on=False)
             knee = curve.get("knee", {}).get("value")
             if knee is not None:
                 ax.axvline(knee, color=colour, linestyle=":", linewidth=1)
@@ -103,6 +116,7 @@ def latency_vs_rate(sweep, slos=(), axes=None):
                 ax.annotate(f"SLO {stat} {name} {value:g} ms", (0.01, value), color="red",
                             xycoords=("axes fraction", "data"), va="bottom", fontsize=8)
         ax.set_yscale("log")
+        _plain_log_labels(ax)
         ax.set_xlabel("request rate (req/s)" if axis == "request_rate" else "max concurrency")
         ax.set_ylabel(f"{name} (ms)")
         ax.grid(True, which="both", alpha=0.3)
