@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nlohmann-json3-dev
           libcli11-dev catch2 libopenmpi-dev openmpi-bin
+          # A compiler cache: rebuilds in another checkout (CI's fresh copy, worktrees) reuse
+          # objects, since no object but sim/base/data_dir.cpp's depends on the checkout's path
+          ccache
           # The Python module, its tests, plots and notebooks (for /usr/bin/python3)
           pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest python3-matplotlib
           python3-nbconvert python3-ipykernel)
