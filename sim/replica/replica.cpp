@@ -20,7 +20,9 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       observer_(observer),
       fcfs_(config.scheduling_policy != "priority"),
       block_buckets_(config.block_size),
-      async_(config.async_scheduling == 1) {}
+      async_(config.async_scheduling == 1),
+      cost_memo_(cost.make_memo()),
+      ideal_memo_(ideal_cost != nullptr ? ideal_cost->make_memo() : nullptr) {}
 
 ReplicaStats Replica::stats() const {
   ReplicaStats s = stats_;
@@ -390,7 +392,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     if (pipeline_ != nullptr) {
       duration = pipeline_->run(sim.now(), shape) - sim.now();
     } else {
-      const models::StepCost c = cost_.estimate(shape);
+      const models::StepCost c = cost_.estimate_memo(shape, cost_memo_.get());
       // Async scheduling overlaps this step's host work with the previous step's GPU work.
       const double s = async_ && chained ? std::max(c.device_s(), c.host_s) : c.total_s;
       duration = std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(s));
@@ -407,7 +409,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
     stats_.peak_running = std::max<int64_t>(stats_.peak_running, running_.size());
     stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, shape.total_tokens());
-    if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideal_cost_->estimate(shape).total_s;
+    if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideal_cost_->estimate_memo(shape, ideal_memo_.get()).total_s;
     SERVESIM_CHECK(static_cast<int64_t>(running_.size()) <= config_.max_num_seqs,
                    "max_num_seqs exceeded");
     SERVESIM_CHECK(shape.total_tokens() <= config_.max_num_batched_tokens,

@@ -43,6 +43,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -235,6 +236,9 @@ class Replica : public engine::EventHandler {
   bool async_ = false;
   int64_t ghost_seqs_ = 0;
   int64_t ghost_ctx_ = 0;  // Σ their context tokens
+  // The cost models' memos (CostModel::make_memo; null when a model keeps none).
+  std::unique_ptr<models::CostMemo> cost_memo_;
+  std::unique_ptr<models::CostMemo> ideal_memo_;
 
   metrics::StepLog step_log_;
   SimTime last_change_;  // when outstanding() last changed (for outstanding_ns)
