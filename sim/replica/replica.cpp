@@ -119,6 +119,18 @@ void Replica::on_event(engine::Simulator& sim, int64_t tag) {
   } else {
     end_step(sim);
   }
+  // A step started above ends at step_end_. While nothing else is due before it, its end is
+  // handled here (Simulator::advance_inline: the same order as through the queue); otherwise it
+  // is scheduled. start_step() is only ever called from here (directly or through end_step), so
+  // this is the last thing the event does, where the step's event used to be pushed.
+  while (step_in_flight_ && !step_end_queued_) {
+    if (sim.advance_inline(step_end_)) {
+      end_step(sim);
+    } else {
+      sim.schedule_at(step_end_, this, kStepEnd);
+      step_end_queued_ = true;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,7 +412,8 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     ghost_seqs_ = 0;
     ghost_ctx_ = 0;
     step_in_flight_ = true;
-    sim.schedule_after(duration, this, kStepEnd);
+    step_end_ = sim.now() + duration;  // queued or handled in place by on_event()
+    step_end_queued_ = false;
 
     ++stats_.steps;
     stats_.busy_ns += duration.ns();

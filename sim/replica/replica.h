@@ -225,6 +225,8 @@ class Replica : public engine::EventHandler {
   // The step in flight.
   int64_t step_index_ = 0;  // index of the next step to start (= steps run so far)
   bool step_in_flight_ = false;
+  bool step_end_queued_ = false;  // the step in flight has its kStepEnd event in the queue
+  SimTime step_end_;              // when the step in flight ends
   bool kick_pending_ = false;
   SimTime step_start_;
   std::vector<int32_t> step_prefills_;  // slots with prefill tokens in the step in flight
