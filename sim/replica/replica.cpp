@@ -339,7 +339,7 @@ void Replica::schedule_waiting() {
     kv_.allocate(fresh, r.kv);
     kv_.record_query(nt, cached);
     if (!r.admitted_before) {
-      (*records_)[r.id].cached_prompt_tokens = cached;
+      (*records_)[r.id].cached_prompt_tokens = static_cast<int32_t>(cached);
       r.admitted_before = true;
     }
     r.num_computed = static_cast<int32_t>(cached);
