@@ -6,6 +6,8 @@
 #ifndef SERVESIM_MODELS_COST_MODEL_H_
 #define SERVESIM_MODELS_COST_MODEL_H_
 
+#include <memory>
+
 #include "models/batch_shape.h"
 
 namespace servesim::models {
@@ -28,10 +30,27 @@ struct StepCost {
   double device_s() const { return total_s - host_s; }
 };
 
+// What a model may keep between estimate_memo() calls of one caller: the parts of a step's cost
+// that depend on one count only (tokens, sampled rows), which a step loop asks for again and
+// again. Owned by the caller (one per caller and model, never shared between threads), so that a
+// model shared by many simulations stays immutable.
+class CostMemo {
+ public:
+  virtual ~CostMemo() = default;
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual StepCost estimate(const BatchShape& shape) const = 0;
+  // A memo for estimate_memo(); null when the model keeps none (then estimate_memo = estimate).
+  virtual std::unique_ptr<CostMemo> make_memo() const { return nullptr; }
+  // Exactly estimate(shape), bit for bit (the same operations in the same order; the memo only
+  // holds values already computed that way). `memo` is null or made by this model's make_memo().
+  virtual StepCost estimate_memo(const BatchShape& shape, CostMemo* memo) const {
+    (void)memo;
+    return estimate(shape);
+  }
 };
 
 }  // namespace servesim::models

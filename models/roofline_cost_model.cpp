@@ -423,33 +423,12 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool 
   // Linear ops of every layer (Σ over PP stages = all layers).
   c.linear_s = num_layers_ * layer_linear_s(lin_tokens);
 
-  // Attention (one varlen kernel per layer for prefill chunks and decodes together).
-  const double attn_flops =
-      attn_flops_per_work_ *
-      (shape.prefill_attn_work + static_cast<double>(shape.decode_context_tokens));
-  const double kv_read = static_cast<double>(shape.prefill_context_tokens + shape.prefill_tokens +
-                                             shape.decode_context_tokens);
-  const double attn_bytes =
-      kv_bytes_per_token_ * (kv_read + tokens) + qo_bytes_per_token_ * tokens;
-  double attn_compute_s = attn_flops / (bf16_peak_flops_ * opts_.compute_efficiency);
-  if (table_prefill_attn_on_) {
-    // Measured causal prefill; the decode rows keep the roofline (the table's decode attention
-    // is SDPA over contiguous K/V, not vLLM's paged kernel).
-    attn_compute_s = table_prefill_attention_s(shape.prefill_attn_work) +
-                     attn_flops_per_work_ * static_cast<double>(shape.decode_context_tokens) /
-                         (bf16_peak_flops_ * opts_.compute_efficiency);
-  }
-  const double attn_layer_s =
-      std::max(attn_compute_s, attn_bytes / (bandwidth_ * opts_.memory_efficiency)) +
-      opts_.op_latency_s;
-  c.attention_s = num_layers_ * attn_layer_s;
+  c.attention_s = attention_s(shape, tokens);
 
   // LM head on the sampled rows only: vLLM computes logits outside the CUDA graph, unpadded.
   const double rows = static_cast<double>(shape.sampled_seqs);
   // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
-  c.lm_head_s = table_lm_head_on_ ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
-                                  : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes,
-                                                bf16_peak_flops_);
+  c.lm_head_s = lm_head_s(rows);
 
   // Tensor parallel, per stage on its own group's link: 2 all-reduces of [T, h] per layer (after
   // O and after down); the last stage also all-gathers the vocabulary-parallel logits.
@@ -471,6 +450,43 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool 
     c.comm_s += hop;
   }
 
+  add_overheads(shape, c);
+  return p;
+}
+
+double RooflineCostModel::attention_s(const BatchShape& shape, double tokens) const {
+  // One varlen kernel per layer for prefill chunks and decodes together.
+  const double attn_flops =
+      attn_flops_per_work_ *
+      (shape.prefill_attn_work + static_cast<double>(shape.decode_context_tokens));
+  const double kv_read = static_cast<double>(shape.prefill_context_tokens + shape.prefill_tokens +
+                                             shape.decode_context_tokens);
+  const double attn_bytes =
+      kv_bytes_per_token_ * (kv_read + tokens) + qo_bytes_per_token_ * tokens;
+  double attn_compute_s;
+  if (table_prefill_attn_on_) {
+    // Measured causal prefill; the decode rows keep the roofline (the table's decode attention
+    // is SDPA over contiguous K/V, not vLLM's paged kernel).
+    attn_compute_s = table_prefill_attention_s(shape.prefill_attn_work) +
+                     attn_flops_per_work_ * static_cast<double>(shape.decode_context_tokens) /
+                         (bf16_peak_flops_ * opts_.compute_efficiency);
+  } else {
+    attn_compute_s = attn_flops / (bf16_peak_flops_ * opts_.compute_efficiency);
+  }
+  const double attn_layer_s =
+      std::max(attn_compute_s, attn_bytes / (bandwidth_ * opts_.memory_efficiency)) +
+      opts_.op_latency_s;
+  return num_layers_ * attn_layer_s;
+}
+
+double RooflineCostModel::lm_head_s(double rows) const {
+  // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
+  return table_lm_head_on_ ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
+                           : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes,
+                                         bf16_peak_flops_);
+}
+
+void RooflineCostModel::add_overheads(const BatchShape& shape, StepCost& c) const {
   c.overhead_s = opts_.step_overhead_s +
                  opts_.per_seq_overhead_s *
                      static_cast<double>(shape.prefill_seqs + shape.decode_seqs);
@@ -479,7 +495,69 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool 
              opts_.host_per_prefill_token_s * static_cast<double>(shape.prefill_tokens) +
              opts_.host_per_sampled_token_s * static_cast<double>(shape.sampled_seqs);
   c.total_s = c.linear_s + c.attention_s + c.lm_head_s + c.comm_s + c.overhead_s + c.host_s;
-  return p;
+}
+
+namespace {
+
+// The memo of one caller (CostMemo): per total tokens, the linear time of all layers and the TP
+// all-reduces; per sampled rows, the LM head and the logits all-gather; −1 = not computed yet.
+// Grown on demand up to kMemoLimit entries; larger counts are computed each time.
+struct RooflineMemo : CostMemo {
+  static constexpr int64_t kMemoLimit = int64_t{1} << 17;
+  std::vector<double> linear, tp_comm;  // by total_tokens()
+  std::vector<double> lm_head, gather;  // by sampled_seqs
+};
+
+void grow(std::vector<double>& a, std::vector<double>& b, int64_t index) {
+  const auto n = static_cast<size_t>(std::min<int64_t>(
+      RooflineMemo::kMemoLimit, std::max<int64_t>(index + 1, 2 * static_cast<int64_t>(a.size()))));
+  a.resize(n, -1.0);
+  b.resize(n, -1.0);
+}
+
+}  // namespace
+
+std::unique_ptr<CostMemo> RooflineCostModel::make_memo() const {
+  if (pp_ != 1) return nullptr;  // pipeline steps: estimate() as it is
+  return std::make_unique<RooflineMemo>();
+}
+
+StepCost RooflineCostModel::estimate_memo(const BatchShape& shape, CostMemo* memo) const {
+  // The same operations as parts() with one stage (pp_ == 1), in the same order; only values that
+  // depend on the token count alone or the row count alone come from the memo.
+  const int64_t t = shape.total_tokens();
+  const int64_t r = shape.sampled_seqs;
+  if (memo == nullptr || t <= 0 || t >= RooflineMemo::kMemoLimit || r < 0 ||
+      r >= RooflineMemo::kMemoLimit) {
+    return estimate(shape);
+  }
+  auto& m = *static_cast<RooflineMemo*>(memo);
+  const auto ti = static_cast<size_t>(t);
+  const auto ri = static_cast<size_t>(r);
+  if (ti >= m.linear.size()) grow(m.linear, m.tp_comm, t);
+  if (ri >= m.lm_head.size()) grow(m.lm_head, m.gather, r);
+  const hardware::LinkSpec& link = stage_link_[0];
+  if (m.linear[ti] < 0) {
+    const double lin_tokens = static_cast<double>(linear_tokens(shape));
+    m.linear[ti] = num_layers_ * layer_linear_s(lin_tokens);
+    const double layer_msg = lin_tokens * hidden_act_bytes_;
+    m.tp_comm[ti] = stage_layers_[0] * 2.0 * all_reduce_s(layer_msg, tp_, link);
+  }
+  const double rows = static_cast<double>(shape.sampled_seqs);
+  if (m.lm_head[ri] < 0) {
+    m.lm_head[ri] = lm_head_s(rows);
+    m.gather[ri] = ring_all_gather_s(rows * logits_bytes_per_row_, tp_, link);
+  }
+  StepCost c;
+  c.linear_s = m.linear[ti];
+  c.attention_s = attention_s(shape, static_cast<double>(t));
+  c.lm_head_s = m.lm_head[ri];
+  double comm = m.tp_comm[ti];
+  comm += m.gather[ri];
+  c.comm_s = 0;
+  c.comm_s += comm;
+  add_overheads(shape, c);
+  return c;
 }
 
 StepCost RooflineCostModel::estimate(const BatchShape& shape) const {

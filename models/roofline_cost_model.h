@@ -144,6 +144,11 @@ class RooflineCostModel : public CostModel {
   RooflineCostModel(const Deployment& d, const RooflineOptions& opts);
 
   StepCost estimate(const BatchShape& shape) const override;
+  // Per total tokens and per sampled rows, the caller's memo keeps the linear, TP all-reduce, LM
+  // head and logits-gather times; attention and overheads are computed each time. None with
+  // pipeline stages.
+  std::unique_ptr<CostMemo> make_memo() const override;
+  StepCost estimate_memo(const BatchShape& shape, CostMemo* memo) const override;
   // The same step split into stages and hand-offs (see PipelineStepTimes).
   PipelineStepTimes estimate_pipeline(const BatchShape& shape) const;
 
@@ -194,6 +199,11 @@ class RooflineCostModel : public CostModel {
   // Causal prefill attention of one layer for the step's Σ q(c + q/2) work, from the table.
   double table_prefill_attention_s(double work) const;
   double layer_linear_s(double tokens) const;
+  // Parts of StepCost shared by parts() and estimate_memo(): attention of all layers,
+  // the LM head on `rows` sampled rows, and overhead_s, host_s and total_s (from the other parts).
+  double attention_s(const BatchShape& shape, double tokens) const;
+  double lm_head_s(double rows) const;
+  void add_overheads(const BatchShape& shape, StepCost& c) const;
   // Parts of a step shared by estimate() and estimate_pipeline().
   struct Parts {
     StepCost cost;                  // linear/attention/lm_head/overhead filled; comm_s = TP + PP

@@ -14,6 +14,9 @@ void Simulator::schedule_at(SimTime t, EventHandler* target, int64_t tag) {
 
 uint64_t Simulator::run(SimTime until) {
   stopped_ = false;
+  in_run_ = true;
+  until_ = until;
+  inline_events_ = 0;
   uint64_t processed = 0;
   while (!stopped_ && !queue_.empty() && queue_.top().time <= until) {
     Event e = queue_.pop();
@@ -22,6 +25,8 @@ uint64_t Simulator::run(SimTime until) {
     e.target->on_event(*this, e.tag);
     ++processed;
   }
+  in_run_ = false;
+  processed += inline_events_;
   events_processed_ += processed;
   return processed;
 }

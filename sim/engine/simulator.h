@@ -37,6 +37,22 @@ class Simulator {
   // Runs events until the queue is empty, stop() is called, or the next event is after `until`.
   // Returns the number of events processed.
   uint64_t run(SimTime until = SimTime::max());
+
+  // For a handler, inside run(), that would schedule an event for itself at `t` as the last thing
+  // it does: when that event would be the next one run() processes — nothing queued at or before
+  // `t`, `t` not after run()'s `until`, no stop() — makes it due now instead (now() = t, counted
+  // as a processed event) and returns true; the handler then handles it in place, without the
+  // queue. Otherwise returns false and the handler schedules it. Same order, same clock, same
+  // event count as scheduling it (an event pushed at `t` would get the largest sequence number,
+  // so it could only come next if nothing else is due by `t`). REQUIRES: t >= now().
+  bool advance_inline(SimTime t) {
+    if (!in_run_ || stopped_ || t > until_ || (!queue_.empty() && !(t < queue_.top().time))) {
+      return false;
+    }
+    now_ = t;
+    ++inline_events_;
+    return true;
+  }
   // Makes run() return after the current event.
   void stop() { stopped_ = true; }
 
@@ -47,6 +63,9 @@ class Simulator {
   EventQueue queue_;
   SimTime now_;
   bool stopped_ = false;
+  bool in_run_ = false;
+  SimTime until_;
+  uint64_t inline_events_ = 0;  // advance_inline() events of the current run()
   uint64_t events_processed_ = 0;
 };
 

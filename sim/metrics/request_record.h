@@ -8,6 +8,8 @@
 #define SERVESIM_SIM_METRICS_REQUEST_RECORD_H_
 
 #include <cstdint>
+#include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,40 @@
 
 namespace servesim::metrics {
 
-// Fields are ordered to pack (8-byte, then 4-byte, then 1-byte members): 128 bytes with libstdc++.
+// A request's error message. Nearly every request has none, so it costs one pointer in the
+// record (a std::string costs 32 bytes in each of a run's millions of records).
+class ErrorText {
+ public:
+  ErrorText() = default;
+  ErrorText(const ErrorText& o) : text_(o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr) {}
+  ErrorText(ErrorText&&) noexcept = default;
+  ErrorText& operator=(const ErrorText& o) {
+    if (this != &o) text_ = o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr;
+    return *this;
+  }
+  ErrorText& operator=(ErrorText&&) noexcept = default;
+  ErrorText& operator=(std::string text) {
+    text_ = text.empty() ? nullptr : std::make_unique<std::string>(std::move(text));
+    return *this;
+  }
+  bool empty() const { return text_ == nullptr; }
+  const std::string& str() const {
+    static const std::string kNone;
+    return text_ ? *text_ : kNone;
+  }
+  operator const std::string&() const { return str(); }  // NOLINT: reads like the string it was
+  size_t find(const std::string& s) const { return str().find(s); }
+
+ private:
+  std::unique_ptr<std::string> text_;
+};
+
+inline std::string operator+(const std::string& a, const ErrorText& b) { return a + b.str(); }
+inline std::string operator+(const char* a, const ErrorText& b) { return a + b.str(); }
+inline std::string operator+(const ErrorText& a, const std::string& b) { return a.str() + b; }
+inline std::ostream& operator<<(std::ostream& os, const ErrorText& e) { return os << e.str(); }
+
+// Fields are ordered to pack (8-byte, then 4-byte, then 1-byte members): 96 bytes with libstdc++.
 struct RequestRecord {
   int64_t id = 0;
   SimTime arrival;  // when the client sent it (after any --max-concurrency wait), t=0 at bench start
@@ -25,7 +60,7 @@ struct RequestRecord {
   SimTime client_queue_time;
   SimTime first_token;  // valid when completed
   SimTime last_token;   // valid when completed
-  int64_t cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache at first admission
+  int32_t cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache at first admission
   int32_t replica = 0;
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;  // requested = generated when completed
@@ -33,7 +68,7 @@ struct RequestRecord {
   bool completed = false;
   bool failed = false;
   bool warmup = false;  // excluded from metrics (--warmup-requests)
-  std::string error;  // why it failed (e.g. longer than --max-model-len); empty otherwise
+  ErrorText error;  // why it failed (e.g. longer than --max-model-len); empty otherwise
   // Token segments in time order; Σ tokens() == output_tokens when completed. The first one is
   // stored inline (segment_list.h), so a record needs no allocation of its own.
   SegmentList segments;

@@ -50,33 +50,72 @@ double numpy_lerp(double a, double b, double t) {
   return a + diff_b_a * t;
 }
 
-void WeightedNsSamples::add(int64_t value_ns, int64_t weight) {
-  if (weight <= 0) return;
+void WeightedNsSamples::add_wide(int64_t value_ns, int64_t weight) {
+  if (packed_mode_) {
+    packed_mode_ = false;
+    values_.reserve(packed_.size() + 1);
+    for (const uint64_t p : packed_) {
+      values_.emplace_back(static_cast<int64_t>(p >> kWeightBits),
+                           static_cast<int64_t>(p & (kMaxPackedWeight - 1)));
+    }
+    std::vector<uint64_t>().swap(packed_);
+  }
   values_.emplace_back(value_ns, weight);
-  total_ += weight;
-  merged_ = false;
 }
 
 void WeightedNsSamples::sort_and_merge() {
   if (merged_) return;
-  // By value only: equal values merge below, so the order of their weights does not matter.
-  std::vector<std::pair<int64_t, int64_t>> scratch;
-  radix_sort(values_, scratch,
-             [](const std::pair<int64_t, int64_t>& x) { return int64_order_key(x.first); });
-  std::size_t out = 0;
-  for (std::size_t i = 0; i < values_.size(); ++i) {
-    if (out > 0 && values_[out - 1].first == values_[i].first) {
-      values_[out - 1].second += values_[i].second;
-    } else {
-      values_[out++] = values_[i];
+  if (!distinct_.empty()) {
+    // add() after an earlier merge: the merged values join the new ones.
+    const std::vector<int64_t> distinct = std::move(distinct_);
+    const std::vector<int64_t> cumulative = std::move(cumulative_);
+    for (std::size_t i = 0; i < distinct.size(); ++i) {
+      push(distinct[i], cumulative[i] - (i > 0 ? cumulative[i - 1] : 0));
     }
   }
-  values_.resize(out);
-  cumulative_.resize(out);
-  int64_t running = 0;
-  for (std::size_t i = 0; i < out; ++i) {
-    running += values_[i].second;
-    cumulative_[i] = running;
+  distinct_.clear();
+  cumulative_.clear();
+  if (packed_mode_) {
+    // By value only (the high bits): equal values merge below, whatever the order of weights.
+    {
+      std::vector<uint64_t> scratch;
+      radix_sort(packed_, scratch, [](uint64_t x) { return x >> kWeightBits; });
+    }
+    std::size_t d = 0;
+    for (std::size_t i = 0; i < packed_.size(); ++i) {
+      d += i == 0 || (packed_[i] >> kWeightBits) != (packed_[i - 1] >> kWeightBits);
+    }
+    cumulative_.reserve(d);
+    distinct_.reserve(d);
+    int64_t running = 0;
+    for (std::size_t i = 0; i < packed_.size(); ++i) {
+      const auto value = static_cast<int64_t>(packed_[i] >> kWeightBits);
+      running += static_cast<int64_t>(packed_[i] & (kMaxPackedWeight - 1));
+      if (!distinct_.empty() && distinct_.back() == value) {
+        cumulative_.back() = running;
+      } else {
+        distinct_.push_back(value);
+        cumulative_.push_back(running);
+      }
+    }
+    std::vector<uint64_t>().swap(packed_);
+  } else {
+    std::vector<std::pair<int64_t, int64_t>> scratch;
+    radix_sort(values_, scratch,
+               [](const std::pair<int64_t, int64_t>& x) { return int64_order_key(x.first); });
+    std::vector<std::pair<int64_t, int64_t>>().swap(scratch);
+    int64_t running = 0;
+    for (const auto& [value, weight] : values_) {
+      running += weight;
+      if (!distinct_.empty() && distinct_.back() == value) {
+        cumulative_.back() = running;
+      } else {
+        distinct_.push_back(value);
+        cumulative_.push_back(running);
+      }
+    }
+    std::vector<std::pair<int64_t, int64_t>>().swap(values_);
+    packed_mode_ = true;  // later add()s start a new packed batch
   }
   merged_ = true;
 }
@@ -85,7 +124,7 @@ double WeightedNsSamples::at_seconds(int64_t k) const {
   // The first distinct value whose cumulative weight exceeds k holds order statistic k.
   const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), k);
   SERVESIM_CHECK(it != cumulative_.end(), "order statistic out of range");
-  const int64_t ns = values_[static_cast<std::size_t>(it - cumulative_.begin())].first;
+  const int64_t ns = distinct_[static_cast<std::size_t>(it - cumulative_.begin())];
   return static_cast<double>(ns) * 1e-9;  // the same conversion as SimTime::seconds()
 }
 
@@ -96,14 +135,20 @@ MetricSummary WeightedNsSamples::summarize(const std::vector<double>& percentile
   const auto at = [this](int64_t k) { return at_seconds(k); };
 
   // Exact Σ w·v in integer nanoseconds (no rounding until the final division).
+  const auto weight = [this](std::size_t i) {
+    return cumulative_[i] - (i > 0 ? cumulative_[i - 1] : 0);
+  };
   Int128 sum_ns = 0;
-  for (const auto& [v, w] : values_) sum_ns += static_cast<Int128>(v) * w;
+  for (std::size_t i = 0; i < distinct_.size(); ++i) {
+    sum_ns += static_cast<Int128>(distinct_[i]) * weight(i);
+  }
   const double mean_s =
       static_cast<double>(static_cast<long double>(sum_ns) / static_cast<long double>(n) * 1e-9L);
   long double sq = 0;
-  for (const auto& [v, w] : values_) {
-    const long double d = static_cast<long double>(static_cast<double>(v) * 1e-9 - mean_s);
-    sq += d * d * static_cast<long double>(w);
+  for (std::size_t i = 0; i < distinct_.size(); ++i) {
+    const long double d =
+        static_cast<long double>(static_cast<double>(distinct_[i]) * 1e-9 - mean_s);
+    sq += d * d * static_cast<long double>(weight(i));
   }
   MetricSummary s;
   s.mean_ms = mean_s * kMsPerSecond;

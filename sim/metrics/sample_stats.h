@@ -25,7 +25,14 @@ namespace servesim::metrics::detail {
 class WeightedNsSamples {
  public:
   // Adds `weight` copies of `value_ns`. Weights <= 0 are ignored.
-  void add(int64_t value_ns, int64_t weight);
+  void add(int64_t value_ns, int64_t weight) {
+    if (weight <= 0) return;
+    total_ += weight;
+    merged_ = false;
+    push(value_ns, weight);
+  }
+  // Room for `n` add() calls without growing (so that memory is n × 8 bytes, not up to twice).
+  void reserve(size_t n) { packed_.reserve(n); }
   // Total multiplicity n (the length of the expanded list).
   int64_t count() const { return total_; }
   // mean/median/std/percentiles of the expanded list of seconds (value_ns * 1e-9), in ms.
@@ -33,16 +40,34 @@ class WeightedNsSamples {
   MetricSummary summarize(const std::vector<double>& percentiles);
 
  private:
+  // Samples are kept packed in one word, value_ns << 24 | weight, while every value fits in 40
+  // bits (18 minutes) and every weight in 24; the first one that does not moves them all to
+  // (value, weight) pairs. Either way the merge gives the same distinct values and weights.
+  static constexpr int kWeightBits = 24;
+  static constexpr int64_t kMaxPackedWeight = int64_t{1} << kWeightBits;
+  static constexpr int64_t kMaxPackedValue = int64_t{1} << (64 - kWeightBits);
+  void push(int64_t value_ns, int64_t weight) {
+    if (packed_mode_ && value_ns >= 0 && value_ns < kMaxPackedValue && weight < kMaxPackedWeight) {
+      packed_.push_back((static_cast<uint64_t>(value_ns) << kWeightBits) |
+                        static_cast<uint64_t>(weight));
+      return;
+    }
+    add_wide(value_ns, weight);
+  }
+  void add_wide(int64_t value_ns, int64_t weight);
   void sort_and_merge();
   double at_seconds(int64_t k) const;  // k-th order statistic (0-based) of the expanded list
 
-  std::vector<std::pair<int64_t, int64_t>> values_;  // (value_ns, weight)
-  std::vector<int64_t> cumulative_;                  // after merge: Σ weights of values_[0..i]
+  bool packed_mode_ = true;
+  std::vector<uint64_t> packed_;
+  std::vector<std::pair<int64_t, int64_t>> values_;  // wide mode: (value_ns, weight)
+  // After the merge: the distinct values, ascending, and Σ weights of distinct[0..i].
+  std::vector<int64_t> distinct_;
+  std::vector<int64_t> cumulative_;
   int64_t total_ = 0;
   bool merged_ = true;
 };
 
-// Summary of a plain list of seconds (any order; sorted in place). Empty → all zeros.
 MetricSummary summarize_seconds(std::vector<double>& values, const std::vector<double>& percentiles);
 
 // numpy's _lerp (numpy/lib/function_base.py): a + (b−a)·t, or b − (b−a)·(1−t) when t ≥ 0.5.

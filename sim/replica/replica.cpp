@@ -20,7 +20,9 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       observer_(observer),
       fcfs_(config.scheduling_policy != "priority"),
       block_buckets_(config.block_size),
-      async_(config.async_scheduling == 1) {}
+      async_(config.async_scheduling == 1),
+      cost_memo_(cost.make_memo()),
+      ideal_memo_(ideal_cost != nullptr ? ideal_cost->make_memo() : nullptr) {}
 
 ReplicaStats Replica::stats() const {
   ReplicaStats s = stats_;
@@ -116,6 +118,18 @@ void Replica::on_event(engine::Simulator& sim, int64_t tag) {
     if (!step_in_flight_) start_step(sim, false);
   } else {
     end_step(sim);
+  }
+  // A step started above ends at step_end_. While nothing else is due before it, its end is
+  // handled here (Simulator::advance_inline: the same order as through the queue); otherwise it
+  // is scheduled. start_step() is only ever called from here (directly or through end_step), so
+  // this is the last thing the event does, where the step's event used to be pushed.
+  while (step_in_flight_ && !step_end_queued_) {
+    if (sim.advance_inline(step_end_)) {
+      end_step(sim);
+    } else {
+      sim.schedule_at(step_end_, this, kStepEnd);
+      step_end_queued_ = true;
+    }
   }
 }
 
@@ -325,7 +339,7 @@ void Replica::schedule_waiting() {
     kv_.allocate(fresh, r.kv);
     kv_.record_query(nt, cached);
     if (!r.admitted_before) {
-      (*records_)[r.id].cached_prompt_tokens = cached;
+      (*records_)[r.id].cached_prompt_tokens = static_cast<int32_t>(cached);
       r.admitted_before = true;
     }
     r.num_computed = static_cast<int32_t>(cached);
@@ -390,7 +404,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     if (pipeline_ != nullptr) {
       duration = pipeline_->run(sim.now(), shape) - sim.now();
     } else {
-      const models::StepCost c = cost_.estimate(shape);
+      const models::StepCost c = cost_.estimate_memo(shape, cost_memo_.get());
       // Async scheduling overlaps this step's host work with the previous step's GPU work.
       const double s = async_ && chained ? std::max(c.device_s(), c.host_s) : c.total_s;
       duration = std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(s));
@@ -398,7 +412,8 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     ghost_seqs_ = 0;
     ghost_ctx_ = 0;
     step_in_flight_ = true;
-    sim.schedule_after(duration, this, kStepEnd);
+    step_end_ = sim.now() + duration;  // queued or handled in place by on_event()
+    step_end_queued_ = false;
 
     ++stats_.steps;
     stats_.busy_ns += duration.ns();
@@ -407,7 +422,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
     stats_.peak_running = std::max<int64_t>(stats_.peak_running, running_.size());
     stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, shape.total_tokens());
-    if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideal_cost_->estimate(shape).total_s;
+    if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideal_cost_->estimate_memo(shape, ideal_memo_.get()).total_s;
     SERVESIM_CHECK(static_cast<int64_t>(running_.size()) <= config_.max_num_seqs,
                    "max_num_seqs exceeded");
     SERVESIM_CHECK(shape.total_tokens() <= config_.max_num_batched_tokens,

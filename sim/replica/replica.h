@@ -43,6 +43,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -224,6 +225,8 @@ class Replica : public engine::EventHandler {
   // The step in flight.
   int64_t step_index_ = 0;  // index of the next step to start (= steps run so far)
   bool step_in_flight_ = false;
+  bool step_end_queued_ = false;  // the step in flight has its kStepEnd event in the queue
+  SimTime step_end_;              // when the step in flight ends
   bool kick_pending_ = false;
   SimTime step_start_;
   std::vector<int32_t> step_prefills_;  // slots with prefill tokens in the step in flight
@@ -235,6 +238,9 @@ class Replica : public engine::EventHandler {
   bool async_ = false;
   int64_t ghost_seqs_ = 0;
   int64_t ghost_ctx_ = 0;  // Σ their context tokens
+  // The cost models' memos (CostModel::make_memo; null when a model keeps none).
+  std::unique_ptr<models::CostMemo> cost_memo_;
+  std::unique_ptr<models::CostMemo> ideal_memo_;
 
   metrics::StepLog step_log_;
   SimTime last_change_;  // when outstanding() last changed (for outstanding_ns)
