@@ -18,6 +18,7 @@
 #include "sim/base/output_file.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/plan.h"
+#include "workloads/workload_classes.h"
 #include "sim/planning/progress.h"
 #include "sim/planning/vary.h"
 
@@ -73,8 +74,9 @@ class PlanCommand : public Command {
         ->required();
     cmd_->add_option("--slo", slos_,
                      "SLO on a result-file metric, vLLM sweep notation: 'p99_ttft_ms<=500' "
-                     "(also <, >=, >); repeat for several (required)")
-        ->required()
+                     "(also <, >=, >), or on a workload class's: 'rag/p99_ttft_ms<=2000'; "
+                     "repeat for several (required unless the --workload file's classes have "
+                     "SLOs)")
         ->take_all();
     cmd_->add_option("--gpu", gpus_,
                      "candidate GPUs, comma-separated catalog names or files [h100-sxm]")
@@ -119,6 +121,17 @@ class PlanCommand : public Command {
     options.target_qps = target_qps_;
     options.headroom = headroom_;
     options.slos = planning::parse_slos(slos_);
+    {
+      // A workload file's classes bring their own SLOs (CLASS/KEY); the plan meets them all.
+      std::vector<std::string> names;
+      if (!base.workload.workload_file.empty()) {
+        const workloads::WorkloadClasses classes =
+            workloads::load_workload_classes(base.workload.workload_file);
+        names = classes.names();
+        for (planning::Slo& s : planning::class_slos(classes)) options.slos.push_back(s);
+      }
+      planning::check_slo_classes(options.slos, names);
+    }
     options.seeds = seeds_;
     options.jobs = jobs_;
     if (jobs_ < 0) {
