@@ -231,11 +231,19 @@ class PlanCommand : public Command {
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    out << "Model " << base.model << ", workload " << base.workload.dataset_name << " (";
+    out << "Model " << base.model << ", workload "
+        << (base.workload.workload_file.empty()
+                ? base.workload.dataset_name
+                : "classes of " + base.workload.workload_file)
+        << (base.workload.multi_turn
+                ? ", " + std::to_string(base.workload.num_turns) + "-turn conversations"
+                : std::string())
+        << " (";
     if (base.workload.dataset_name == "trace") {
       out << "the whole trace window per probe, rescaled to the probe's rate";
     } else {
-      out << base.workload.num_prompts << " requests per probe";
+      out << base.workload.num_prompts
+          << (base.workload.multi_turn ? " conversations" : " requests") << " per probe";
     }
     out << ")\n";
     planning::print_plan_table(out, result, options);
