@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "hardware/topology.h"
@@ -266,14 +265,6 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
   if (opts_.kernel_tables && d.kernels.profile && m.dtype_bytes == 2) {
     use_kernel_tables(d, heads_rank, kv_heads_rank, d_head);
   }
-  if (pp_ == 1) {
-    // The memos of token_terms / row_terms (header), empty.
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    token_memo_ = std::make_unique<std::atomic<double>[]>(2 * kTokenMemo);
-    rows_memo_ = std::make_unique<std::atomic<double>[]>(2 * kRowsMemo);
-    for (int64_t i = 0; i < 2 * kTokenMemo; ++i) token_memo_[i].store(nan, std::memory_order_relaxed);
-    for (int64_t i = 0; i < 2 * kRowsMemo; ++i) rows_memo_[i].store(nan, std::memory_order_relaxed);
-  }
 }
 
 void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank,
@@ -423,56 +414,14 @@ double RooflineCostModel::hop_s(int boundary, double tokens) const {
   return kPipelineTensors * (send + gather);
 }
 
-void RooflineCostModel::token_terms(int64_t tokens, double* linear_s, double* tp_comm_s) const {
-  const bool memo = token_memo_ != nullptr && tokens >= 0 && tokens < kTokenMemo;
-  if (memo) {
-    *linear_s = token_memo_[2 * tokens].load(std::memory_order_relaxed);
-    *tp_comm_s = token_memo_[2 * tokens + 1].load(std::memory_order_relaxed);
-    if (!std::isnan(*linear_s) && !std::isnan(*tp_comm_s)) return;
-  }
-  const double t = static_cast<double>(tokens);
-  *linear_s = num_layers_ * layer_linear_s(t);
-  *tp_comm_s = stage_layers_[0] * 2.0 * all_reduce_s(t * hidden_act_bytes_, tp_, stage_link_[0]);
-  if (memo) {
-    token_memo_[2 * tokens].store(*linear_s, std::memory_order_relaxed);
-    token_memo_[2 * tokens + 1].store(*tp_comm_s, std::memory_order_relaxed);
-  }
-}
-
-void RooflineCostModel::row_terms(int64_t rows, double* lm_head_s, double* gather_s) const {
-  const bool memo = rows_memo_ != nullptr && rows >= 0 && rows < kRowsMemo;
-  if (memo) {
-    *lm_head_s = rows_memo_[2 * rows].load(std::memory_order_relaxed);
-    *gather_s = rows_memo_[2 * rows + 1].load(std::memory_order_relaxed);
-    if (!std::isnan(*lm_head_s) && !std::isnan(*gather_s)) return;
-  }
-  const double r = static_cast<double>(rows);
-  *lm_head_s = table_lm_head_on_ ? (r > 0 ? table_lm_head_.at(r) : 0.0)
-                                 : linear_op_s(lm_head_op_, r, lm_head_op_.weight_bytes,
-                                               bf16_peak_flops_);
-  *gather_s = ring_all_gather_s(r * logits_bytes_per_row_, tp_, stage_link_[0]);
-  if (memo) {
-    rows_memo_[2 * rows].store(*lm_head_s, std::memory_order_relaxed);
-    rows_memo_[2 * rows + 1].store(*gather_s, std::memory_order_relaxed);
-  }
-}
-
 RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool per_stage) const {
   Parts p;
   StepCost& c = p.cost;
   const double tokens = static_cast<double>(shape.total_tokens());
-  const int64_t lin_tokens_i = linear_tokens(shape);
-  const double lin_tokens = static_cast<double>(lin_tokens_i);
-  const double rows = static_cast<double>(shape.sampled_seqs);
-  // Single stage: the token- and row-dependent terms come from the memo (same expressions).
-  double tp_comm_s = 0, gather_s = 0;
-  const bool single = pp_ == 1 && !per_stage;
-  if (single) {
-    token_terms(lin_tokens_i, &c.linear_s, &tp_comm_s);
-  } else {
-    // Linear ops of every layer (Σ over PP stages = all layers).
-    c.linear_s = num_layers_ * layer_linear_s(lin_tokens);
-  }
+  const double lin_tokens = static_cast<double>(linear_tokens(shape));
+
+  // Linear ops of every layer (Σ over PP stages = all layers).
+  c.linear_s = num_layers_ * layer_linear_s(lin_tokens);
 
   // Attention (one varlen kernel per layer for prefill chunks and decodes together).
   const double attn_flops =
@@ -496,27 +445,18 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool 
   c.attention_s = num_layers_ * attn_layer_s;
 
   // LM head on the sampled rows only: vLLM computes logits outside the CUDA graph, unpadded.
+  const double rows = static_cast<double>(shape.sampled_seqs);
   // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
-  if (single) {
-    row_terms(shape.sampled_seqs, &c.lm_head_s, &gather_s);
-  } else {
-    c.lm_head_s = table_lm_head_on_ ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
-                                    : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes,
-                                                  bf16_peak_flops_);
-  }
+  c.lm_head_s = table_lm_head_on_ ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
+                                  : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes,
+                                                bf16_peak_flops_);
 
   // Tensor parallel, per stage on its own group's link: 2 all-reduces of [T, h] per layer (after
   // O and after down); the last stage also all-gathers the vocabulary-parallel logits.
   // Pipeline: each boundary hands [T, h] hidden states and residual to the next stage.
   const double layer_msg = lin_tokens * hidden_act_bytes_;
   c.comm_s = 0;
-  if (single) {
-    // The loop below for one stage: comm = all-reduces + logits gather; comm_s = 0 + comm.
-    double comm = tp_comm_s;
-    comm += gather_s;
-    c.comm_s += comm;
-  }
-  for (int s = 0; !single && s < pp_; ++s) {
+  for (int s = 0; s < pp_; ++s) {
     const hardware::LinkSpec& link = stage_link_[static_cast<size_t>(s)];
     double comm = stage_layers_[static_cast<size_t>(s)] * 2.0 * all_reduce_s(layer_msg, tp_, link);
     if (s + 1 == pp_) {

@@ -27,9 +27,7 @@
 #ifndef SERVESIM_MODELS_ROOFLINE_COST_MODEL_H_
 #define SERVESIM_MODELS_ROOFLINE_COST_MODEL_H_
 
-#include <atomic>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "hardware/gpu_spec.h"
@@ -244,21 +242,6 @@ class RooflineCostModel : public CostModel {
   hardware::MonotoneCurve table_lm_head_;       // s vs rows
   bool table_prefill_attn_on_ = false;
   hardware::MonotoneCurve table_prefill_attn_;  // s per layer vs equivalent sequence length
-
-  // Memo of the step terms that depend on one integer alone (single-stage deployments): by linear
-  // tokens T < kTokenMemo, [2T] = num_layers · layer_linear_s(T) and [2T+1] = the TP all-reduces
-  // of one step; by sampled rows R < kRowsMemo, [2R] = the LM head and [2R+1] = the logits
-  // all-gather. NaN = not computed yet. Each entry is a pure function of its index, computed by
-  // the same expression as without the memo, so results are identical bit for bit; entries are
-  // relaxed atomics, so threads sharing the model (sweep and plan seeds) may fill them at once
-  // (two writers store the same bits). The step loop asks for a few hundred distinct values.
-  static constexpr int64_t kTokenMemo = 16384;
-  static constexpr int64_t kRowsMemo = 4096;
-  std::unique_ptr<std::atomic<double>[]> token_memo_;
-  std::unique_ptr<std::atomic<double>[]> rows_memo_;
-  // Computes (or reads from the memo) the terms above.
-  void token_terms(int64_t tokens, double* linear_s, double* tp_comm_s) const;
-  void row_terms(int64_t rows, double* lm_head_s, double* gather_s) const;
 
   // Peaks.
   double linear_peak_flops_ = 0;     // fp8 under fp8 quantization when the GPU has it, else bf16
