@@ -28,6 +28,13 @@ struct RequestSpec {
   // cache and the prefix-aware router. Shared (not copied) so that a RequestSpec stays cheap.
   std::shared_ptr<const std::vector<uint64_t>> prefix_chain;
   int32_t chain_block_tokens = 0;  // tokens per chain block (512 for Mooncake)
+  // The chain also identifies the generated tokens: the request's whole sequence (prompt, then
+  // output) is a prefix of a longer token stream, as a multi-turn session's history is, so the
+  // blocks its answer fills are cached under the chain's keys too (session_workload.h). False for
+  // a trace, whose chain covers the prompt only.
+  bool chain_covers_output = false;
+  // Workload class (index into the workload file's classes, workload_classes.h); -1 = none.
+  int32_t class_id = -1;
 };
 
 }  // namespace servesim::workloads

@@ -18,7 +18,9 @@
 #include "workloads/length_datasets.h"
 #include "workloads/random_dataset.h"
 #include "workloads/shared_prefix_dataset.h"
+#include "workloads/session_workload.h"
 #include "workloads/trace_replay.h"
+#include "workloads/workload_classes.h"
 
 namespace servesim::workloads {
 namespace {
@@ -228,8 +230,11 @@ void validate_arrivals(double rate, double burstiness, const std::string& proces
 // Pairs the i-th arrival with the dataset's i-th request; ids count up in that (arrival) order.
 class ComposedWorkload final : public Workload {
  public:
-  ComposedWorkload(std::unique_ptr<Dataset> dataset, ArrivalSequence arrivals)
-      : dataset_(std::move(dataset)), arrivals_(std::move(arrivals)) {
+  ComposedWorkload(std::unique_ptr<Dataset> dataset, ArrivalSequence arrivals,
+                   std::vector<std::string> class_names = {})
+      : dataset_(std::move(dataset)),
+        arrivals_(std::move(arrivals)),
+        class_names_(std::move(class_names)) {
     SERVESIM_CHECK(dataset_->size() == arrivals_.size(), "arrival and dataset sizes differ");
   }
 
@@ -244,17 +249,60 @@ class ComposedWorkload final : public Workload {
   }
 
   int64_t size() const override { return dataset_->size(); }
+  std::vector<std::string> class_names() const override { return class_names_; }
 
  private:
   std::unique_ptr<Dataset> dataset_;
   ArrivalSequence arrivals_;
+  std::vector<std::string> class_names_;
   int64_t next_id_ = 0;
 };
+
+// Checks --multi-turn, --num-turns, --think-time, --think-time-dist and --workload against the
+// dataset. The workload file itself is checked when it is loaded (load_workload_classes).
+void validate_sessions_and_classes(const WorkloadConfig& c) {
+  if (c.dataset_name == "trace" && (c.multi_turn || !c.workload_file.empty())) {
+    throw ConfigError(std::string(c.multi_turn ? "--multi-turn" : "--workload") +
+                      ": set with --dataset-name trace; a trace replays its recorded arrivals "
+                      "and lengths; expected another --dataset-name (or no --workload / "
+                      "--multi-turn)");
+  }
+  if (!c.workload_file.empty() && c.dataset_name != "random") {
+    throw ConfigError("--workload: set with --dataset-name " + c.dataset_name +
+                      "; a workload file's classes give the lengths; expected --dataset-name "
+                      "random (the default) or no --workload");
+  }
+  if (!c.multi_turn) return;
+  require_at_least("--num-turns", c.num_turns, 1);
+  if (!(c.think_time >= 0.0) || !std::isfinite(c.think_time) || c.think_time > kMaxSpanS) {
+    fail("--think-time", format_flag_value(c.think_time),
+         "seconds between an answer and the next turn, >= 0");
+  }
+  if (c.think_time_dist != "constant" && c.think_time_dist != "exponential") {
+    throw ConfigError("--think-time-dist: \"" + c.think_time_dist +
+                      "\" is not supported; expected constant or exponential");
+  }
+  if (c.dataset_name == "generated-shared-prefix" || c.dataset_name == "prefix_repetition" ||
+      c.dataset_name == "sonnet" || c.random_prefix_len > 0) {
+    throw ConfigError("--multi-turn: set with a shared-prefix dataset (" + c.dataset_name +
+                      (c.random_prefix_len > 0 ? " with --random-prefix-len" : "") +
+                      "); a conversation's prefix is its own history; expected --dataset-name "
+                      "random (without --random-prefix-len), sharegpt, custom or burstgpt");
+  }
+  const int64_t total = c.num_prompts * static_cast<int64_t>(c.num_turns);
+  if (c.num_prompts > kMaxTokens || total > kMaxTokens) {
+    throw ConfigError("--num-turns: " + str(c.num_turns) + " turns x " + str(c.num_prompts) +
+                      " conversations = " + str(total) + " requests; expected at most " +
+                      str(kMaxTokens));
+  }
+  check_fits_in_memory("--num-prompts x --num-turns", total, "requests", 1024);
+}
 
 }  // namespace
 
 void validate(const WorkloadConfig& config) {
   require_at_least("--num-prompts", config.num_prompts, 1);
+  validate_sessions_and_classes(config);
   const std::string& d = config.dataset_name;
   if (d == "random") {
     validate_random(config);
@@ -318,8 +366,21 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
     o.request_rate = config.request_rate;
     return std::make_unique<TraceReplayWorkload>(o);
   }
+  std::shared_ptr<const WorkloadClasses> classes;
+  std::vector<std::string> class_names;
+  if (!config.workload_file.empty()) {
+    classes = std::make_shared<WorkloadClasses>(load_workload_classes(config.workload_file));
+    class_names = classes->names();
+  }
+  // A conversation draws one body per turn from the dataset (a class mix: one per conversation,
+  // the later turns from its class).
+  const int64_t num_bodies = config.multi_turn && classes == nullptr
+                                 ? config.num_prompts * config.num_turns
+                                 : config.num_prompts;
   std::unique_ptr<Dataset> dataset;
-  if (d == "generated-shared-prefix") {
+  if (classes != nullptr) {
+    dataset = std::make_unique<ClassMixDataset>(classes, num_bodies, config.seed);
+  } else if (d == "generated-shared-prefix") {
     dataset = std::make_unique<SharedPrefixDataset>(gsp_params(config), config.seed);
   } else if (d == "prefix_repetition") {
     // vLLM: num_prefixes groups of num_requests // num_prefixes prompts, then random.shuffle.
@@ -341,7 +402,7 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
     dataset = std::make_unique<RandomDataset>(p, config.seed);
   } else if (d == "sharegpt" || d == "custom" || d == "burstgpt") {
     LengthSampling s;
-    s.num_prompts = config.num_prompts;
+    s.num_prompts = num_bodies;
     s.shuffle = !config.disable_shuffle;
     s.oversample = !config.no_oversample;
     std::vector<LengthPair> pairs;
@@ -361,11 +422,26 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
     }
     dataset = std::make_unique<SampledLengthDataset>(std::move(pairs), s, config.seed, source);
   } else {
-    dataset = std::make_unique<RandomDataset>(random_params(config), config.seed);
+    RandomDatasetParams p = random_params(config);
+    p.num_prompts = num_bodies;
+    dataset = std::make_unique<RandomDataset>(p, config.seed);
+  }
+  if (config.multi_turn) {
+    ArrivalSequence starts(config.num_prompts, config.request_rate, config.burstiness,
+                           config.arrival_process, config.seed, config.arrival_rescale != "off");
+    SessionOptions o;
+    o.num_sessions = config.num_prompts;
+    o.num_turns = config.num_turns;
+    o.think_time_s = config.think_time;
+    o.exponential_think = config.think_time_dist == "exponential";
+    o.seed = config.seed;
+    return std::make_unique<SessionWorkload>(std::move(dataset), std::move(starts), o,
+                                             std::move(class_names));
   }
   ArrivalSequence arrivals(dataset->size(), config.request_rate, config.burstiness,
                            config.arrival_process, config.seed, config.arrival_rescale != "off");
-  return std::make_unique<ComposedWorkload>(std::move(dataset), std::move(arrivals));
+  return std::make_unique<ComposedWorkload>(std::move(dataset), std::move(arrivals),
+                                            std::move(class_names));
 }
 
 std::vector<double> arrival_times_s(int64_t n, double rate, double burstiness,

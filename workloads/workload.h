@@ -81,6 +81,18 @@ struct WorkloadConfig {
   int32_t gsp_system_prompt_len = 2048; // --gsp-system-prompt-len (shared within a group)
   int32_t gsp_question_len = 128;       // --gsp-question-len (unique per request)
   int32_t gsp_output_len = 256;         // --gsp-output-len
+
+  // --- workload classes (workload_classes.h) ---
+  // --workload: a workload file mixing classes (share, lengths, priority, SLOs). "" = none. The
+  // classes replace the dataset's lengths; arrivals still come from --request-rate etc.
+  std::string workload_file;
+
+  // --- multi-turn sessions (session_workload.h) ---
+  bool multi_turn = false;       // --multi-turn: --num-prompts counts conversations
+  int32_t num_turns = 5;         // --num-turns: requests per conversation
+  double think_time = 0.0;       // --think-time: seconds between an answer and the next turn
+  // --think-time-dist: "constant" (every pause = think_time) or "exponential" (mean think_time)
+  std::string think_time_dist = "constant";
 };
 
 // Checks every field; throws ConfigError naming the flag, the value and what was expected.
@@ -93,6 +105,16 @@ class Workload {
   virtual std::optional<RequestSpec> next() = 0;
   // Total number of requests this workload will produce.
   virtual int64_t size() const = 0;
+  // Closed-loop workloads (multi-turn sessions): request `id` completed (or failed) and the client
+  // learnt it at `now`. Returns the request this releases — a conversation's next turn, with
+  // arrival >= now — or nullopt (the default: open-loop workloads, and a conversation's last
+  // turn). Called once per request, in completion order. Requests returned here are not handed
+  // out by next(); ids stay unique in [0, size()).
+  virtual std::optional<RequestSpec> on_done(int64_t /*id*/, SimTime /*now*/) {
+    return std::nullopt;
+  }
+  // Names of the workload classes that RequestSpec::class_id indexes; empty when none.
+  virtual std::vector<std::string> class_names() const { return {}; }
 };
 
 // Builds the workload described by `config`. REQUIRES: validate(config) passes (it is called).

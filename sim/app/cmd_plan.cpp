@@ -18,6 +18,7 @@
 #include "sim/base/output_file.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/plan.h"
+#include "workloads/workload_classes.h"
 #include "sim/planning/progress.h"
 #include "sim/planning/vary.h"
 
@@ -73,8 +74,9 @@ class PlanCommand : public Command {
         ->required();
     cmd_->add_option("--slo", slos_,
                      "SLO on a result-file metric, vLLM sweep notation: 'p99_ttft_ms<=500' "
-                     "(also <, >=, >); repeat for several (required)")
-        ->required()
+                     "(also <, >=, >), or on a workload class's: 'rag/p99_ttft_ms<=2000'; "
+                     "repeat for several (required unless the --workload file's classes have "
+                     "SLOs)")
         ->take_all();
     cmd_->add_option("--gpu", gpus_,
                      "candidate GPUs, comma-separated catalog names or files [h100-sxm]")
@@ -119,6 +121,17 @@ class PlanCommand : public Command {
     options.target_qps = target_qps_;
     options.headroom = headroom_;
     options.slos = planning::parse_slos(slos_);
+    {
+      // A workload file's classes bring their own SLOs (CLASS/KEY); the plan meets them all.
+      std::vector<std::string> names;
+      if (!base.workload.workload_file.empty()) {
+        const workloads::WorkloadClasses classes =
+            workloads::load_workload_classes(base.workload.workload_file);
+        names = classes.names();
+        for (planning::Slo& s : planning::class_slos(classes)) options.slos.push_back(s);
+      }
+      planning::check_slo_classes(options.slos, names);
+    }
     options.seeds = seeds_;
     options.jobs = jobs_;
     if (jobs_ < 0) {
@@ -218,11 +231,19 @@ class PlanCommand : public Command {
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    out << "Model " << base.model << ", workload " << base.workload.dataset_name << " (";
+    out << "Model " << base.model << ", workload "
+        << (base.workload.workload_file.empty()
+                ? base.workload.dataset_name
+                : "classes of " + base.workload.workload_file)
+        << (base.workload.multi_turn
+                ? ", " + std::to_string(base.workload.num_turns) + "-turn conversations"
+                : std::string())
+        << " (";
     if (base.workload.dataset_name == "trace") {
       out << "the whole trace window per probe, rescaled to the probe's rate";
     } else {
-      out << base.workload.num_prompts << " requests per probe";
+      out << base.workload.num_prompts
+          << (base.workload.multi_turn ? " conversations" : " requests") << " per probe";
     }
     out << ")\n";
     planning::print_plan_table(out, result, options);

@@ -11,6 +11,8 @@
 #include "sim/cluster/saturation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/planning/slo.h"
+#include "workloads/workload_classes.h"
 
 namespace servesim::app {
 namespace {
@@ -91,6 +93,70 @@ void print_extras(std::ostream& out, const json& s) {
   out << std::string(50, '=') << "\n";
 }
 
+// Adds each class's SLO verdicts to servesim.classes[c]: "slo": [{"slo", "value", "met"}] and
+// "slo_met" (all met; true when the class has no SLO).
+void add_class_slos(json& s, const std::vector<planning::Slo>& slos,
+                    const metrics::BenchmarkMetrics& m) {
+  if (!s.contains("classes")) return;
+  for (json& c : s["classes"]) {
+    const std::string prefix = c["name"].get<std::string>() + "/";
+    json list = json::array();
+    bool all = true;
+    for (const planning::Slo& slo : slos) {
+      if (slo.key.rfind(prefix, 0) != 0) continue;
+      const std::optional<double> v = planning::metric_value(m, slo.key);
+      const bool met = v && slo.holds(*v);
+      all = all && met;
+      list.push_back({{"slo", slo.text().substr(prefix.size())},
+                      {"value", v ? json(*v) : json(nullptr)},
+                      {"met", met}});
+    }
+    c["slo"] = std::move(list);
+    c["slo_met"] = all;
+  }
+}
+
+// One line per workload class, then the pooled line: requests, throughput, TTFT and TPOT (mean
+// and the highest --metric-percentiles percentile), and the class's SLO verdict.
+void print_classes(std::ostream& out, const json& s, const json& pooled,
+                   const metrics::MetricsOptions& options) {
+  if (!s.contains("classes")) return;
+  const std::string p = options.metric_percentiles.empty()
+                            ? std::string("99")
+                            : metrics::percentile_word(options.metric_percentiles.back());
+  char line[200];
+  out << std::string(17, '-') << "per class" << std::string(24, '-') << "\n";
+  std::snprintf(line, sizeof line, "%-12s %6s %9s %8s %9s %9s %9s %9s %5s\n", "class", "share",
+                "completed", "req/s", "TTFT mean", ("TTFT p" + p).c_str(), "TPOT mean",
+                ("TPOT p" + p).c_str(), "SLO");
+  out << line;
+  auto ms = [](const json& j, const std::string& key) {
+    if (!j.contains(key) || !j[key].is_number()) return std::string("-");
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", j[key].get<double>());
+    return std::string(b);
+  };
+  auto put = [&](const std::string& name, const std::string& share, const json& j,
+                 const std::string& slo) {
+    std::snprintf(line, sizeof line, "%-12s %6s %9lld %8.2f %9s %9s %9s %9s %5s\n",
+                  name.substr(0, 12).c_str(), share.c_str(),
+                  static_cast<long long>(j["completed"].get<int64_t>()),
+                  j["request_throughput"].get<double>(), ms(j, "mean_ttft_ms").c_str(),
+                  ms(j, "p" + p + "_ttft_ms").c_str(), ms(j, "mean_tpot_ms").c_str(),
+                  ms(j, "p" + p + "_tpot_ms").c_str(), slo.c_str());
+    out << line;
+  };
+  for (const json& c : s["classes"]) {
+    char share[16];
+    std::snprintf(share, sizeof share, "%.3f", c["share"].get<double>());
+    const std::string slo = !c.contains("slo") || c["slo"].empty() ? "-"
+                            : c["slo_met"].get<bool>()             ? "met"
+                                                                    : "MISS";
+    put(c["name"].get<std::string>(), share, c, slo);
+  }
+  put("(pooled)", "1.000", pooled, "");
+}
+
 class SimulateCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
@@ -107,7 +173,14 @@ class SimulateCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& err) override {
-    const sim::SimulationConfig config = build_config(*cmd_, opts_);
+    sim::SimulationConfig config = build_config(*cmd_, opts_);
+    std::vector<planning::Slo> class_slos;
+    if (!config.workload.workload_file.empty()) {
+      // The classes' SLOs decide which percentiles must be computed (they are reported too).
+      class_slos =
+          planning::class_slos(workloads::load_workload_classes(config.workload.workload_file));
+      planning::require_slo_metrics(config.metrics, class_slos);
+    }
     const std::string result_path = result_file_path(config);
     check_outputs("--result-filename", result_path, false, run_input_paths(opts_, config));
     const auto t0 = std::chrono::steady_clock::now();
@@ -129,6 +202,7 @@ class SimulateCommand : public Command {
         config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
     ctx.save_detailed = save_detailed_;
     ctx.servesim = sim::servesim_summary(config, prepared, result);
+    add_class_slos(ctx.servesim, class_slos, result.metrics);
     const sim::SaturationCheck saturation = sim::check_saturation(config, result);
     if (saturation.saturated) {
       // Recorded only when it fires, so that result files of healthy runs keep their schema.
@@ -137,6 +211,11 @@ class SimulateCommand : public Command {
 
     metrics::print_summary_table(out, result.metrics, config.metrics, ctx);
     print_extras(out, ctx.servesim);
+    if (ctx.servesim.contains("classes")) {
+      print_classes(out, ctx.servesim,
+                    json(metrics::metrics_summary_json(result.metrics, config.metrics)),
+                    config.metrics);
+    }
 
     if (result.metrics.completed == 0) {
       // A run with no successful request is not a result: say why, write nothing, exit 1.

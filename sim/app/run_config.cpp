@@ -285,7 +285,25 @@ std::vector<ConfigField> build_fields() {
   f.push_back(workload_field("trace_duration", K::kDouble,
                              "trace: seconds of the trace to replay, 0 = to the end [0]",
                              &W::trace_duration));
-  f.push_back(field("max_concurrency", K::kInt, "client-side cap on outstanding requests, 0 = none [0]",
+  f.push_back(workload_field("workload", K::kString,
+                             "workload file mixing request classes (share, lengths, priority, "
+                             "SLOs; docs/workloads.md) [none]",
+                             &W::workload_file));
+  f.push_back(workload_field("multi_turn", K::kBool,
+                             "multi-turn conversations: each turn resends the history; "
+                             "--num-prompts counts conversations [false]",
+                             &W::multi_turn));
+  f.push_back(workload_field("num_turns", K::kPositiveInt,
+                             "multi-turn: requests per conversation [5]", &W::num_turns));
+  f.push_back(workload_field("think_time", K::kDouble,
+                             "multi-turn: seconds from an answer to the next turn [0]",
+                             &W::think_time));
+  f.push_back(workload_field("think_time_dist", K::kString,
+                             "multi-turn: constant | exponential (mean --think-time) [constant]",
+                             &W::think_time_dist));
+  f.push_back(field("max_concurrency", K::kInt,
+                    "client-side cap on outstanding requests (with --multi-turn: on active "
+                    "conversations), 0 = none [0]",
                     &SimulationConfig::max_concurrency));
   f.push_back(field("warmup_requests", K::kInt, "first N requests excluded from metrics [0]",
                     &SimulationConfig::warmup_requests));

@@ -144,7 +144,8 @@ bool is_load_key(const std::string& key) {
                                 "num_prompts",    "seed",               "dataset_name",
                                 "max_concurrency", "warmup_requests",   "percentile_metrics",
                                 "metric_percentiles", "goodput",        "num_replicas",
-                                "router"};
+                                "router",         "workload",           "multi_turn",
+                                "num_turns",      "think_time",         "think_time_dist"};
   for (const char* k : kKeys) {
     if (key == k) return true;
   }

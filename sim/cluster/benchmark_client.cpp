@@ -23,8 +23,15 @@ void BenchmarkClient::schedule_next_arrival(engine::Simulator& sim) {
 }
 
 void BenchmarkClient::on_event(engine::Simulator& sim, int64_t tag) {
-  if (tag == kRelease) {
-    release(sim);
+  if (tag >= kReleaseBase) {
+    release(sim, tag - kReleaseBase);
+    return;
+  }
+  if (tag == kFollowUp) {
+    // One event per follow-up, at its arrival: the heap's top is due now.
+    const workloads::RequestSpec spec = follow_ups_.top();
+    follow_ups_.pop();
+    send_now(sim, spec, /*acquire=*/false);
     return;
   }
   // Deliver every request due now before anything else runs at this instant, so that requests
@@ -41,7 +48,8 @@ void BenchmarkClient::on_event(engine::Simulator& sim, int64_t tag) {
   schedule_next_arrival(sim);
 }
 
-void BenchmarkClient::send_now(engine::Simulator& sim, const workloads::RequestSpec& spec) {
+void BenchmarkClient::send_now(engine::Simulator& sim, const workloads::RequestSpec& spec,
+                               bool acquire) {
   metrics::RequestRecord& rec = (*records_)[spec.id];
   rec.id = spec.id;
   rec.arrival = sim.now();
@@ -49,23 +57,31 @@ void BenchmarkClient::send_now(engine::Simulator& sim, const workloads::RequestS
   rec.prompt_tokens = spec.prompt_tokens;
   rec.output_tokens = spec.output_tokens;
   rec.warmup = spec.id < warmup_requests_;
-  ++outstanding_;
+  rec.class_id = spec.class_id;
+  if (acquire) ++outstanding_;
   ++sent_;
   peak_outstanding_ = std::max(peak_outstanding_, outstanding_);
   sink_.send(sim, spec);
 }
 
-void BenchmarkClient::on_request_done(engine::Simulator& sim, int64_t /*request_id*/) {
+void BenchmarkClient::on_request_done(engine::Simulator& sim, int64_t request_id) {
   if (completion_delay_ > SimTime::zero()) {
-    sim.schedule_after(completion_delay_, this, kRelease);
+    sim.schedule_after(completion_delay_, this, kReleaseBase + request_id);
   } else {
-    release(sim);
+    release(sim, request_id);
   }
 }
 
-void BenchmarkClient::release(engine::Simulator& sim) {
-  --outstanding_;
+void BenchmarkClient::release(engine::Simulator& sim, int64_t request_id) {
   ++done_;
+  if (std::optional<workloads::RequestSpec> next = workload_.on_done(request_id, sim.now())) {
+    // A conversation's next turn: it keeps the conversation's slot.
+    const SimTime at = std::max(next->arrival, sim.now());
+    follow_ups_.push(std::move(*next));
+    sim.schedule_at(at, this, kFollowUp);
+    return;
+  }
+  --outstanding_;
   if (!blocked_.empty() && (max_concurrency_ == 0 || outstanding_ < max_concurrency_)) {
     const workloads::RequestSpec spec = blocked_.front();
     blocked_.pop_front();

@@ -6,12 +6,19 @@
 // come while all slots are busy waits, and waiting requests are sent first-come first-served as
 // slots free. The send time (after any wait) is the request's start for TTFT and E2E, as in vLLM,
 // where the timer starts inside the request function after the semaphore is acquired.
+//
+// Closed-loop workloads (multi-turn sessions, workloads/session_workload.h): when the client
+// learns that a request finished, it asks the workload for the request this releases
+// (Workload::on_done) and sends it at its arrival time (the answer's time plus a think time).
+// A conversation keeps its --max-concurrency slot from its first turn to its last answer, so
+// with sessions --max-concurrency counts users, not requests.
 #ifndef SERVESIM_SIM_CLUSTER_BENCHMARK_CLIENT_H_
 #define SERVESIM_SIM_CLUSTER_BENCHMARK_CLIENT_H_
 
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <queue>
 #include <vector>
 
 #include "sim/engine/simulator.h"
@@ -51,9 +58,18 @@ class BenchmarkClient : public engine::EventHandler, public RequestObserver {
   int64_t peak_outstanding() const { return peak_outstanding_; }
 
  private:
-  enum EventTag : int64_t { kArrival = 0, kRelease = 1 };
-  void send_now(engine::Simulator& sim, const workloads::RequestSpec& spec);
-  void release(engine::Simulator& sim);
+  // Event tags: kArrival (the workload's next request), kFollowUp (the earliest pending
+  // follow-up), and kReleaseBase + id (request id's completion reaches the client).
+  enum EventTag : int64_t { kFollowUp = -1, kArrival = 0, kReleaseBase = 1 };
+  struct LaterFirst {  // min-heap order of pending follow-ups: (arrival, id)
+    bool operator()(const workloads::RequestSpec& a, const workloads::RequestSpec& b) const {
+      return a.arrival != b.arrival ? a.arrival > b.arrival : a.id > b.id;
+    }
+  };
+  // `acquire`: the request takes a concurrency slot (false for a conversation's later turns,
+  // whose conversation already holds one).
+  void send_now(engine::Simulator& sim, const workloads::RequestSpec& spec, bool acquire = true);
+  void release(engine::Simulator& sim, int64_t request_id);
   void schedule_next_arrival(engine::Simulator& sim);
 
   workloads::Workload& workload_;
@@ -63,6 +79,8 @@ class BenchmarkClient : public engine::EventHandler, public RequestObserver {
   std::vector<metrics::RequestRecord>* records_;
   std::optional<workloads::RequestSpec> next_;  // the next request not yet arrived
   std::deque<workloads::RequestSpec> blocked_;  // arrived, waiting for a concurrency slot
+  std::priority_queue<workloads::RequestSpec, std::vector<workloads::RequestSpec>, LaterFirst>
+      follow_ups_;  // later turns released by a completion, not yet sent
   SimTime completion_delay_;
   int64_t outstanding_ = 0;
   int64_t peak_outstanding_ = 0;

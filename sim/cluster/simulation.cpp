@@ -16,7 +16,9 @@
 #include "sim/cluster/benchmark_client.h"
 #include "sim/cluster/router.h"
 #include "sim/metrics/benchmark_metrics.h"
+#include "sim/metrics/result_writer.h"
 #include "sim/engine/simulator.h"
+#include "workloads/workload_classes.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/vllm_version.h"
 
@@ -353,6 +355,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   }
   metrics::MetricsOptions metrics_options = config.metrics;
   metrics_options.ttft_offset_s += prepared.client_ttft_overhead_s;
+  metrics_options.class_names = workload.class_names();
   result.metrics = metrics::compute_metrics(result.records, result.step_logs, metrics_options);
   return result;
 }
@@ -492,12 +495,37 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"num_replicas", r.replica_stats.size()},
       {"prediction", prediction_basis_json(p)},
   };
-  if (w.dataset_name != "random" && w.dataset_name != "generated-shared-prefix") {
+  if ((w.dataset_name != "random" && w.dataset_name != "generated-shared-prefix") ||
+      w.multi_turn || !w.workload_file.empty()) {
     // Prefix-cache counters in tokens and blocks (not echoed for the two original datasets, to
     // keep their result files byte-identical).
     out["prefix_cache"] = {{"queried_tokens", total.prefix_queried_tokens},
                            {"hit_tokens", total.prefix_hit_tokens},
                            {"evicted_blocks", total.prefix_evicted_blocks}};
+  }
+  if (w.multi_turn) {
+    out["config"]["multi_turn"] = true;
+    out["config"]["num_turns"] = w.num_turns;
+    out["config"]["think_time"] = w.think_time;
+    out["config"]["think_time_dist"] = w.think_time_dist;
+  }
+  if (!w.workload_file.empty()) {
+    // Each class: its definition, then its metrics under vLLM's key names (the pooled ones are
+    // the result file's top-level keys). SLO verdicts are added by the command (sim/app).
+    out["config"]["workload"] = relative_to_data_dir(w.workload_file);
+    const workloads::WorkloadClasses classes = workloads::load_workload_classes(w.workload_file);
+    metrics::MetricsOptions options = config.metrics;
+    json list = json::array();
+    for (size_t c = 0; c < r.metrics.classes.size() && c < classes.classes.size(); ++c) {
+      const workloads::WorkloadClass& k = classes.classes[c];
+      json item = json(metrics::metrics_summary_json(r.metrics.classes[c].metrics, options));
+      item["name"] = k.name;
+      item["share"] = k.share;
+      item["priority"] = k.priority;
+      if (!k.empirical_source.empty()) item["lengths_source"] = k.empirical_source;
+      list.push_back(std::move(item));
+    }
+    out["classes"] = std::move(list);
   }
   if (r.replica_stats.size() > 1) {
     out["config"]["num_replicas"] = config.num_replicas;

@@ -177,7 +177,10 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   const double offset_s = options.ttft_offset_s;
   const auto offset_ns = static_cast<int64_t>(std::llround(offset_s * 1e9));
   const auto& percentiles = options.metric_percentiles;
-  const auto is_measured = [](const RequestRecord& r) { return !r.warmup; };
+  const int32_t only_class = options.only_class;
+  const auto is_measured = [only_class](const RequestRecord& r) {
+    return !r.warmup && (only_class < 0 || r.class_id == only_class);
+  };
   const auto is_ok = [](const RequestRecord& r) { return r.completed && !r.failed; };
 
   // Pass 1: time origins.
@@ -407,6 +410,24 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
       per_s(static_cast<double>(m.total_input_tokens + m.total_output_tokens));
 
   m.summaries["itl"] = itls.summarize(percentiles);
+
+  if (only_class < 0) {
+    for (size_t c = 0; c < options.class_names.size(); ++c) {
+      MetricsOptions o = options;
+      o.class_names.clear();
+      o.only_class = static_cast<int32_t>(c);
+      ClassMetrics cm{options.class_names[c], compute_metrics(records, step_logs, o)};
+      BenchmarkMetrics& k = cm.metrics;
+      const double own = k.duration_s;
+      k.duration_s = m.duration_s;
+      k.request_throughput = per_s(static_cast<double>(k.completed));
+      if (k.request_goodput) *k.request_goodput = per_s(std::round(*k.request_goodput * own));
+      k.output_throughput = per_s(static_cast<double>(k.total_output_tokens));
+      k.total_token_throughput =
+          per_s(static_cast<double>(k.total_input_tokens + k.total_output_tokens));
+      m.classes.push_back(std::move(cm));
+    }
+  }
   return m;
 }
 

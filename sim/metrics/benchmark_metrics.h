@@ -27,6 +27,11 @@ struct MetricsOptions {
   std::map<std::string, double> goodput_slo_ms;
   // Added to every TTFT (and so E2E): client-side overhead from calibration, seconds.
   double ttft_offset_s = 0;
+  // Workload classes (RequestRecord::class_id indexes them). When not empty, compute_metrics also
+  // computes every class's metrics (BenchmarkMetrics::classes). Not a flag: set from the workload.
+  std::vector<std::string> class_names;
+  // Internal: when >= 0, only records of this class count (-1 = all).
+  int32_t only_class = -1;
 };
 
 // Parses vLLM's "--goodput ttft:500 tpot:50" items. Throws ConfigError on a bad key or value.
@@ -36,6 +41,8 @@ struct MetricSummary {
   double mean_ms = 0, median_ms = 0, std_ms = 0;
   std::vector<std::pair<double, double>> percentiles_ms;  // (p, value)
 };
+
+struct ClassMetrics;
 
 struct BenchmarkMetrics {
   int64_t completed = 0;
@@ -54,6 +61,16 @@ struct BenchmarkMetrics {
   // RequestRecord::client_queue_time), computed only when listed in percentile_metrics; as vLLM
   // does, the writer emits those two only when --max-concurrency is set.
   std::map<std::string, MetricSummary> summaries;
+  // Per workload class, in MetricsOptions::class_names order (empty without classes): the same
+  // metrics over that class's requests alone, except that the throughputs (request, goodput,
+  // output, total token) divide by the pooled duration, so the classes' throughputs add up to the
+  // pooled ones, as their completed, failed and token counts do.
+  std::vector<ClassMetrics> classes;
+};
+
+struct ClassMetrics {
+  std::string name;
+  BenchmarkMetrics metrics;
 };
 
 // `step_logs[r]` is replica r's StepLog; records refer to it through `replica` and segments.

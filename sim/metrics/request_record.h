@@ -65,6 +65,7 @@ struct RequestRecord {
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;  // requested = generated when completed
   int32_t preemptions = 0;
+  int32_t class_id = -1;  // workload class (RequestSpec::class_id), -1 = none
   bool completed = false;
   bool failed = false;
   bool warmup = false;  // excluded from metrics (--warmup-requests)

@@ -332,6 +332,35 @@ void stream_array(std::ostream& out, const std::string& name, const MetricsOptio
 
 }  // namespace
 
+nlohmann::ordered_json metrics_summary_json(const BenchmarkMetrics& m,
+                                            const MetricsOptions& options) {
+  ordered_json j;
+  j["completed"] = m.completed;
+  j["failed"] = m.failed;
+  j["total_input_tokens"] = m.total_input_tokens;
+  j["total_output_tokens"] = m.total_output_tokens;
+  j["request_throughput"] = m.request_throughput;
+  j["request_goodput"] = m.request_goodput ? ordered_json(*m.request_goodput) : ordered_json(nullptr);
+  j["output_throughput"] = m.output_throughput;
+  j["total_token_throughput"] = m.total_token_throughput;
+  for (const char* key : {"ttft", "tpot", "itl", "e2el"}) {
+    if (!selected(options, key)) continue;
+    const auto it = m.summaries.find(key);
+    const MetricSummary empty;
+    const MetricSummary& s = it == m.summaries.end() ? empty : it->second;
+    const std::string k = key;
+    j["mean_" + k + "_ms"] = s.mean_ms;
+    j["median_" + k + "_ms"] = s.median_ms;
+    j["std_" + k + "_ms"] = s.std_ms;
+    for (const auto& [p, value] : s.percentiles_ms) {
+      std::string name = "p";
+      name.append(percentile_word(p)).append("_").append(k).append("_ms");
+      j[name] = value;
+    }
+  }
+  return j;
+}
+
 nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const MetricsOptions& options,
                                          const ResultContext& ctx,
                                          const std::vector<RequestRecord>& records,

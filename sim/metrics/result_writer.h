@@ -39,6 +39,12 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
                                          const std::vector<RequestRecord>& records,
                                          const std::vector<StepLog>& step_logs);
 
+// The summary of one set of metrics with vLLM's key names (completed, failed, token totals,
+// throughputs, then mean/median/std/p{P} in ms of the selected ttft, tpot, itl, e2el): what the
+// result file holds for each workload class (servesim.classes).
+nlohmann::ordered_json metrics_summary_json(const BenchmarkMetrics& m,
+                                            const MetricsOptions& options);
+
 // Writes the result file that build_result_json() describes, byte for byte the same as
 // write_json_atomically(path, build_result_json(...)), without building the per-request arrays
 // of --save-detailed in memory: they are streamed to the file (constant memory per request).

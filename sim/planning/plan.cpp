@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <set>
 #include <numeric>
 #include <sstream>
 
@@ -58,7 +59,16 @@ const std::vector<std::string>& report_keys() {
 std::map<std::string, SeedStat> stats_at(const std::vector<metrics::BenchmarkMetrics>& runs,
                                          const std::vector<Slo>& slos) {
   std::vector<std::string> keys = report_keys();
-  for (const Slo& s : slos) keys.push_back(s.key);
+  // Each workload class's p50/p99 TTFT, TPOT and E2E too, so the plan reports every class.
+  if (!runs.empty()) {
+    const std::vector<std::string> pooled = report_keys();
+    for (const metrics::ClassMetrics& c : runs.front().classes) {
+      for (const std::string& k : pooled) keys.push_back(c.name + "/" + k);
+    }
+  }
+  for (const Slo& s : slos) {
+    if (std::find(keys.begin(), keys.end(), s.key) == keys.end()) keys.push_back(s.key);
+  }
   for (const char* k : {"request_throughput", "output_throughput", "total_token_throughput",
                         "request_goodput"}) {
     keys.push_back(k);
@@ -738,6 +748,30 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
   }
   out << "GPUs: verified minimum (range over seeds, each seed searched alone). Latencies in ms at "
       << short_num(options.target_qps) << " req/s, mean over seeds.\n";
+  // Workload classes: each class's latencies at the answer, next to its SLOs.
+  if (result.found()) {
+    const CandidateResult& best = result.candidates.front();
+    std::set<std::string> classes;
+    for (const auto& [k, st] : best.at_target) {
+      const auto slash = k.find('/');
+      if (slash != std::string::npos) classes.insert(k.substr(0, slash));
+    }
+    for (const std::string& c : classes) {
+      const auto get = [&](const std::string& k) {
+        const auto it = best.at_target.find(c + "/" + k);
+        return it == best.at_target.end() ? std::string("-")
+                                          : fixed(it->second.mean, it->second.mean < 100 ? 1 : 0);
+      };
+      out << "Class " << c << " at the answer: TTFT p50/p99 " << get("p50_ttft_ms") << "/"
+          << get("p99_ttft_ms") << ", TPOT p50/p99 " << get("p50_tpot_ms") << "/"
+          << get("p99_tpot_ms") << ", E2E p99 " << get("p99_e2el_ms");
+      std::string slos;
+      for (const Slo& s : options.slos) {
+        if (s.key.rfind(c + "/", 0) == 0) slos += (slos.empty() ? "" : ", ") + s.text();
+      }
+      out << (slos.empty() ? "" : "; SLOs " + slos) << "\n";
+    }
+  }
   out << plan_answer(result, options) << "\n";
 }
 

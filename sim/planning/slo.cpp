@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/json_file.h"
 #include "sim/metrics/result_writer.h"
 
 namespace servesim::planning {
@@ -66,6 +67,20 @@ std::optional<LatencyKey> parse_latency_key(const std::string& key) {
   return k;
 }
 
+// "chat/p99_ttft_ms" → ("chat", "p99_ttft_ms"); an unqualified key has an empty class.
+std::pair<std::string, std::string> split_class(const std::string& key) {
+  const auto slash = key.find('/');
+  if (slash == std::string::npos) return {"", key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+bool valid_class_name(const std::string& s) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
 std::string op_text(SloOp op) {
   switch (op) {
     case SloOp::kLe: return "<=";
@@ -102,7 +117,9 @@ double Slo::violation(double value) const {
 
 std::string Slo::text() const { return key + op_text(op) + number_text(threshold); }
 
-bool is_slo_metric(const std::string& key) {
+bool is_slo_metric(const std::string& qualified) {
+  const auto [cls, key] = split_class(qualified);
+  if (!cls.empty() && !valid_class_name(cls)) return false;
   if (std::find(std::begin(kScalarKeys), std::end(kScalarKeys), key) != std::end(kScalarKeys)) {
     return true;
   }
@@ -130,6 +147,11 @@ Slo parse_slo(const std::string& raw) {
   if (slo.key == "request_goodput:") slo.key = "request_goodput";
   const std::string value = trim(text.substr(pos + op_len));
   if (slo.key.empty()) throw bad("has no metric; expected METRIC<=VALUE, e.g. p99_ttft_ms<=500");
+  if (const auto [cls, metric] = split_class(slo.key);
+      slo.key.find('/') != std::string::npos && !valid_class_name(cls)) {
+    throw bad("names the class '" + cls + "'; expected CLASS/METRIC with a class name of "
+              "letters, digits, '_', '-' or '.', e.g. chat/p99_ttft_ms<=500");
+  }
   if (!is_slo_metric(slo.key)) {
     throw bad("names an unknown metric '" + slo.key +
               "'; expected a result-file key: {mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms "
@@ -153,7 +175,18 @@ std::vector<Slo> parse_slos(const std::vector<std::string>& texts) {
   return out;
 }
 
-std::optional<double> metric_value(const metrics::BenchmarkMetrics& m, const std::string& key) {
+std::optional<double> metric_value(const metrics::BenchmarkMetrics& pooled,
+                                   const std::string& qualified) {
+  const auto [cls, key] = split_class(qualified);
+  const metrics::BenchmarkMetrics* found = &pooled;
+  if (!cls.empty()) {
+    found = nullptr;
+    for (const metrics::ClassMetrics& c : pooled.classes) {
+      if (c.name == cls) found = &c.metrics;
+    }
+    if (found == nullptr) return std::nullopt;
+  }
+  const metrics::BenchmarkMetrics& m = *found;
   if (key == "request_throughput") return m.request_throughput;
   if (key == "request_goodput") return m.request_goodput;
   if (key == "output_throughput") return m.output_throughput;
@@ -188,7 +221,7 @@ void require_slo_metrics(metrics::MetricsOptions& options, const std::vector<Slo
     }
   }
   for (const Slo& slo : slos) {
-    const auto k = parse_latency_key(slo.key);
+    const auto k = parse_latency_key(split_class(slo.key).second);
     if (!k || k->percentile < 0) continue;
     auto& ps = options.metric_percentiles;
     if (std::find(ps.begin(), ps.end(), k->percentile) == ps.end()) ps.push_back(k->percentile);
@@ -198,12 +231,50 @@ void require_slo_metrics(metrics::MetricsOptions& options, const std::vector<Slo
 std::map<std::string, double> goodput_from_slos(const std::vector<Slo>& slos) {
   std::map<std::string, double> out;
   for (const Slo& slo : slos) {
+    if (!split_class(slo.key).first.empty()) continue;  // a class's SLO: not vLLM's goodput
     const auto k = parse_latency_key(slo.key);
     if (!k || !slo.is_upper_bound() || k->metric == "itl") continue;
     auto it = out.find(k->metric);
     if (it == out.end() || slo.threshold < it->second) out[k->metric] = slo.threshold;
   }
   return out;
+}
+
+std::vector<Slo> class_slos(const workloads::WorkloadClasses& classes) {
+  std::vector<Slo> out;
+  for (size_t i = 0; i < classes.classes.size(); ++i) {
+    const workloads::WorkloadClass& c = classes.classes[i];
+    for (size_t j = 0; j < c.slo.size(); ++j) {
+      if (c.slo[j].find('/') != std::string::npos) {
+        throw ConfigError(classes.path + ": classes[" + std::to_string(i) + "].slo[" +
+                          std::to_string(j) + "]: value \"" + c.slo[j] +
+                          "\"; expected an SLO without a class prefix (the class is " + c.name +
+                          "), e.g. \"p99_ttft_ms<=500\"");
+      }
+      try {
+        Slo slo = parse_slo(c.slo[j]);
+        slo.key = c.name + "/" + slo.key;
+        out.push_back(slo);
+      } catch (const ConfigError& e) {
+        std::string why = e.what();
+        const std::string prefix = "--slo: ";
+        if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+        throw ConfigError(classes.path + ": classes[" + std::to_string(i) + "].slo[" +
+                          std::to_string(j) + "]: " + why);
+      }
+    }
+  }
+  return out;
+}
+
+void check_slo_classes(const std::vector<Slo>& slos, const std::vector<std::string>& names) {
+  for (const Slo& slo : slos) {
+    const std::string cls = split_class(slo.key).first;
+    if (cls.empty() || std::find(names.begin(), names.end(), cls) != names.end()) continue;
+    throw ConfigError("--slo: '" + slo.text() + "' names the class '" + cls + "'; expected " +
+                      (names.empty() ? std::string("a --workload file that defines it")
+                                     : "one of the workload file's classes: " + join_names(names)));
+  }
 }
 
 std::string slos_text(const std::vector<Slo>& slos) {

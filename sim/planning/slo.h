@@ -16,6 +16,10 @@
 //    not computed — call require_slo_metrics() first).
 //  - require_slo_metrics() adds to MetricsOptions every percentile the SLOs name (and all four
 //    latency metrics), so metric_value() finds them.
+//  - A key may name a workload class: CLASS/KEY (e.g. "rag/p99_ttft_ms<=3000") reads KEY from
+//    that class's metrics (BenchmarkMetrics::classes); metric_value() is nullopt when the run has
+//    no such class (check_slo_classes() catches that up front). class_slos() turns a workload
+//    file's per-class SLOs into such keys; errors name the file and classes[i].slo[j].
 //  - goodput_from_slos(): vLLM's per-request goodput SLOs ("ttft", "tpot", "e2el" in ms) implied
 //    by the upper-bound SLOs on those metrics: the smallest threshold given for each metric.
 #ifndef SERVESIM_SIM_PLANNING_SLO_H_
@@ -27,6 +31,7 @@
 #include <vector>
 
 #include "sim/metrics/benchmark_metrics.h"
+#include "workloads/workload_classes.h"
 
 namespace servesim::planning {
 
@@ -58,6 +63,12 @@ std::optional<double> metric_value(const metrics::BenchmarkMetrics& m, const std
 void require_slo_metrics(metrics::MetricsOptions& options, const std::vector<Slo>& slos);
 
 std::map<std::string, double> goodput_from_slos(const std::vector<Slo>& slos);
+
+// Every class's SLOs of a workload file, as CLASS/KEY SLOs, in file order.
+std::vector<Slo> class_slos(const workloads::WorkloadClasses& classes);
+
+// Throws ConfigError when an SLO names a class that is not in `names`.
+void check_slo_classes(const std::vector<Slo>& slos, const std::vector<std::string>& names);
 
 // "p99_ttft_ms<=500, p99_tpot_ms<=50".
 std::string slos_text(const std::vector<Slo>& slos);

@@ -1,5 +1,7 @@
 #include "sim/planning/sweep.h"
 
+#include "workloads/workload_classes.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -71,6 +73,28 @@ SweepPoint make_point(double value, const sim::SimulationConfig& config,
     v["std_" + n + "_ms"] = s.std_ms;
     for (const auto& [pct, ms] : s.percentiles_ms) {
       v["p" + metrics::percentile_word(pct) + "_" + n + "_ms"] = ms;
+    }
+  }
+  // Workload classes: the same counts, throughputs and latency summaries per class, as
+  // CLASS/<column> (slo.h's class-qualified keys).
+  for (const metrics::ClassMetrics& k : m.classes) {
+    const metrics::BenchmarkMetrics& cm = k.metrics;
+    const std::string c = k.name + "/";
+    v[c + "completed"] = double(cm.completed);
+    v[c + "failed"] = double(cm.failed);
+    v[c + "request_throughput"] = cm.request_throughput;
+    v[c + "output_throughput"] = cm.output_throughput;
+    for (const char* name : kLatencyMetrics) {
+      const auto it = cm.summaries.find(name);
+      if (it == cm.summaries.end() || cm.completed == 0) continue;
+      const metrics::MetricSummary& s = it->second;
+      const std::string n = name;
+      v[c + "mean_" + n + "_ms"] = s.mean_ms;
+      v[c + "median_" + n + "_ms"] = s.median_ms;
+      v[c + "std_" + n + "_ms"] = s.std_ms;
+      for (const auto& [pct, ms] : s.percentiles_ms) {
+        v[c + "p" + metrics::percentile_word(pct) + "_" + n + "_ms"] = ms;
+      }
     }
   }
   const json summary = sim::servesim_summary(config, prepared, result);
@@ -216,7 +240,8 @@ const char* axis_key(SweepAxis axis) {
   return axis == SweepAxis::kRequestRate ? "request_rate" : "max_concurrency";
 }
 
-std::vector<std::string> point_columns(const metrics::MetricsOptions& metrics) {
+std::vector<std::string> point_columns(const metrics::MetricsOptions& metrics,
+                                       const std::vector<std::string>& class_names) {
   std::vector<std::string> c = {"completed", "failed", "duration", "request_throughput"};
   if (!metrics.goodput_slo_ms.empty()) c.push_back("request_goodput");
   c.push_back("output_throughput");
@@ -237,10 +262,27 @@ std::vector<std::string> point_columns(const metrics::MetricsOptions& metrics) {
         "offered_rate", "throughput_ratio", "latency_growth"}) {
     c.push_back(s);
   }
+  for (const std::string& k : class_names) {
+    for (const char* s : {"completed", "failed", "request_throughput", "output_throughput"}) {
+      c.push_back(k + "/" + s);
+    }
+    for (const char* name : kLatencyMetrics) {
+      c.push_back(k + "/" + join3("mean_", name, "_ms"));
+      c.push_back(k + "/" + join3("median_", name, "_ms"));
+      c.push_back(k + "/" + join3("std_", name, "_ms"));
+      for (double p : metrics.metric_percentiles) {
+        const std::string col =
+            k + "/" + join3("p", metrics::percentile_word(p), join3("_", name, "_ms"));
+        if (std::find(c.begin(), c.end(), col) == c.end()) c.push_back(col);
+      }
+    }
+  }
   return c;
 }
 
-bool is_latency_column(const std::string& column) {
+bool is_latency_column(const std::string& qualified) {
+  const auto slash = qualified.find('/');
+  const std::string column = slash == std::string::npos ? qualified : qualified.substr(slash + 1);
   if (column.size() < 4 || column.compare(column.size() - 3, 3, "_ms") != 0) return false;
   return column.rfind("mean_", 0) == 0 || column.rfind("median_", 0) == 0 ||
          column.rfind("std_", 0) == 0 || column.rfind("p", 0) == 0;
@@ -296,7 +338,12 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
   if (options.values.empty()) throw ConfigError("sweep: no values to sweep");
   SweepResult result;
   result.axis = options.axis;
-  result.columns = point_columns(specs.front().config.metrics);
+  {
+    const std::string& file = specs.front().config.workload.workload_file;
+    result.columns = point_columns(
+        specs.front().config.metrics,
+        file.empty() ? std::vector<std::string>{} : workloads::load_workload_classes(file).names());
+  }
   if (!column_index(result.columns, options.knee_metric)) {
     std::string list;
     for (const std::string& c : result.columns) list += (list.empty() ? "" : ", ") + c;

@@ -72,9 +72,12 @@ struct SweepOptions {
 // usd_per_million_output_tokens, offered_rate, throughput_ratio, latency_growth.
 // Cost views: tokens/s per GPU = output_throughput / (TP·PP·replicas); tokens per USD =
 // output_throughput · 3600 / (price per GPU-hour · GPUs) (null when the catalog has no price).
-std::vector<std::string> point_columns(const metrics::MetricsOptions& metrics);
+// With workload classes (class_names from the --workload file), then per class CLASS/completed,
+// CLASS/failed, CLASS/request_throughput, CLASS/output_throughput and CLASS/<latency column>.
+std::vector<std::string> point_columns(const metrics::MetricsOptions& metrics,
+                                       const std::vector<std::string>& class_names = {});
 
-// True for the latency summary columns that are null at saturated points.
+// True for the latency summary columns (a class's too) that are null at saturated points.
 bool is_latency_column(const std::string& column);
 
 struct SweepPoint {

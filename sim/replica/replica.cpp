@@ -149,7 +149,10 @@ void Replica::set_chain_keys(Req& r, const workloads::RequestSpec& spec) const {
   const int64_t bs = config_.block_size;
   const int64_t cbt = spec.chain_block_tokens;
   const std::vector<uint64_t>& chain = *spec.prefix_chain;
-  const int64_t full = std::min<int64_t>(spec.prompt_tokens / bs,
+  // A session's chain also covers the answer (RequestSpec::chain_covers_output).
+  const int64_t tokens =
+      int64_t{spec.prompt_tokens} + (spec.chain_covers_output ? spec.output_tokens : 0);
+  const int64_t full = std::min<int64_t>(tokens / bs,
                                          static_cast<int64_t>(chain.size()) * cbt / bs);
   for (int64_t i = 0; i < full; ++i) {
     uint64_t h = chain[static_cast<size_t>(((i + 1) * bs - 1) / cbt)] ^
@@ -168,6 +171,21 @@ void Replica::after_allocation(int32_t slot, int32_t q) {
   const int64_t covered = std::min<int64_t>((static_cast<int64_t>(r.num_computed) + q) /
                                                 config_.block_size,
                                             r.shared_blocks);
+  if (covered > r.shared_registered) {
+    kv_.register_shared(r.group, r.kv, r.shared_registered, covered, chain_keys_of(r));
+    r.shared_registered = static_cast<int32_t>(covered);
+  }
+}
+
+void Replica::register_computed(Req& r) {
+  // Blocks filled by generated tokens inside the shared range (a session's answer): decoders
+  // advance implicitly, so their full blocks are registered here, once computed, before the
+  // blocks are freed. For every other request the shared range ends inside the prompt and
+  // after_allocation has registered all of it already (a no-op here).
+  if (r.group < 0 || r.shared_registered >= r.shared_blocks) return;
+  const int64_t covered = std::min<int64_t>(
+      {static_cast<int64_t>(r.num_computed) / config_.block_size, int64_t{r.shared_blocks},
+       static_cast<int64_t>(r.kv.ids.size())});
   if (covered > r.shared_registered) {
     kv_.register_shared(r.group, r.kv, r.shared_registered, covered, chain_keys_of(r));
     r.shared_registered = static_cast<int32_t>(covered);
@@ -509,6 +527,7 @@ void Replica::preempt(int32_t slot, int64_t step) {
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
   }
   r.seg_start = -1;
+  register_computed(r);
   kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/true);
   r.num_computed = 0;
   r.scheduled = 0;
@@ -536,6 +555,7 @@ void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
   rec.last_token = sim.now();
   rec.completed = true;
   close_segment(r, step);
+  register_computed(r);
   kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/false);
   remove_running(slot);
   if (r.phase == Phase::kDecode) remove_decoder(r);

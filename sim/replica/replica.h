@@ -182,6 +182,8 @@ class Replica : public engine::EventHandler {
   void add_decoder(int32_t slot, int64_t base_step);
   void remove_decoder(Req& r);
   void after_allocation(int32_t slot, int32_t q);
+  // Registers the request's computed full blocks of its shared range not yet registered.
+  void register_computed(Req& r);
   int64_t new_blocks_for(const Req& r, int32_t q) const;
   void preempt(int32_t slot, int64_t step);
   void finish(engine::Simulator& sim, int32_t slot, int64_t step);
