@@ -157,5 +157,19 @@ TEST_CASE("kernel table reader: errors name the file, the line and the column", 
   REQUIRE_THROWS_WITH(read_kernel_csv(zero), Catch::Contains("expected a time > 0"));
 }
 
+// Found by fuzz_kernel_tables: a "linear" or "attention_prefill" that is an object or a number was
+// indexed by position, and nlohmann's type_error escaped as an internal error (exit 1, not 2).
+TEST_CASE("kernel profile JSON: shape lists that are not lists", "[kernels][fuzz]") {
+  for (const char* text : {R"({"linear": {"dtype": "bf16"}})", R"({"linear": 3})",
+                           R"({"attention_prefill": {"q_heads": 1}})",
+                           R"({"attention_prefill": "x"})"}) {
+    CAPTURE(text);
+    REQUIRE_THROWS_AS(KernelProfile::from_json(nlohmann::json::parse(text), "k.json"), ConfigError);
+    REQUIRE_THROWS_WITH(KernelProfile::from_json(nlohmann::json::parse(text), "k.json"),
+                        Catch::StartsWith("k.json: kernels.") &&
+                            Catch::Contains("expected a list of shapes"));
+  }
+}
+
 }  // namespace
 }  // namespace servesim::hardware
