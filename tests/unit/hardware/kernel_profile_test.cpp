@@ -155,6 +155,13 @@ TEST_CASE("kernel table reader: errors name the file, the line and the column", 
   const std::string zero =
       write_temp("servesim_kt_zero.csv", header + "x,linear,bf16,m,1,qkv,1,64,64,,,,,,,0,,\n");
   REQUIRE_THROWS_WITH(read_kernel_csv(zero), Catch::Contains("expected a time > 0"));
+  // Found by fuzz_kernel_tables: an integer cell of 5.6e83 was cast to long long (UB) before the
+  // integrality check.
+  const std::string huge =
+      write_temp("servesim_kt_huge.csv", header + "x,linear,bf16,m,1,qkv,5.6e83,64,64,,,,,,,1.0,,\n");
+  REQUIRE_THROWS_WITH(read_kernel_csv(huge), Catch::Contains("servesim_kt_huge.csv:2") &&
+                                                 Catch::Contains("column 'm_tokens' has '5.6e83'; "
+                                                                 "expected a non-negative integer"));
 }
 
 // Found by fuzz_kernel_tables: a "linear" or "attention_prefill" that is an object or a number was
