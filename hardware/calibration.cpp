@@ -106,7 +106,7 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& wh
       c.parameters[name] = f;
     }
   }
-  if (j.contains("fit_set")) c.fit_set = j.at("fit_set").get<std::vector<std::string>>();
+  c.fit_set = optional_field<std::vector<std::string>>(j, "fit_set", where, {});
   if (j.contains("residuals")) c.residuals = j.at("residuals");
   if (j.contains("domain")) c.domain = domain_from_json(j.at("domain"), where + ": domain");
   if (j.contains("fit_info")) c.fit_info = j.at("fit_info");
@@ -131,19 +131,29 @@ nlohmann::ordered_json to_json(const CalibrationDomain& d) {
 
 CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected an object");
+  // Each field through the input contract (json_value_fits): a count beyond int, or 1e300 where
+  // an integer belongs, is refused rather than converted (a double -> int cast out of range is
+  // undefined behaviour).
   CalibrationDomain d;
-  try {
-    d.models = j.value("models", std::vector<std::string>{});
-    d.tensor_parallel_sizes = j.value("tensor_parallel_sizes", std::vector<int>{});
-    d.pipeline_parallel_sizes = j.value("pipeline_parallel_sizes", std::vector<int>{});
-    d.engine_versions = j.value("engine_versions", std::vector<std::string>{});
-    d.dtypes = j.value("dtypes", std::vector<std::string>{});
-    d.max_request_rate = j.value("max_request_rate", 0.0);
-    d.max_concurrency = j.value("max_concurrency", int64_t{0});
-    d.has_unbounded_load = j.value("has_unbounded_load", false);
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(where + ": " + e.what());
+  d.models = optional_field<std::vector<std::string>>(j, "models", where, {});
+  for (const char* key : {"tensor_parallel_sizes", "pipeline_parallel_sizes"}) {
+    const auto v = optional_field<nlohmann::json>(j, key, where, nlohmann::json::array());
+    if (!v.is_array()) {
+      throw ConfigError(where + ": field '" + key + "' has the wrong type; expected a list of integers");
+    }
+    std::vector<int> sizes;
+    for (size_t i = 0; i < v.size(); ++i) {
+      sizes.push_back(
+          json_value_as<int>(v[i], where + ": field '" + key + "[" + std::to_string(i) + "]'"));
+    }
+    (std::string(key) == "tensor_parallel_sizes" ? d.tensor_parallel_sizes
+                                                 : d.pipeline_parallel_sizes) = sizes;
   }
+  d.engine_versions = optional_field<std::vector<std::string>>(j, "engine_versions", where, {});
+  d.dtypes = optional_field<std::vector<std::string>>(j, "dtypes", where, {});
+  d.max_request_rate = optional_field<double>(j, "max_request_rate", where, 0.0);
+  d.max_concurrency = optional_field<int64_t>(j, "max_concurrency", where, 0);
+  d.has_unbounded_load = optional_field<bool>(j, "has_unbounded_load", where, false);
   return d;
 }
 

@@ -220,7 +220,19 @@ KernelProfile KernelProfile::from_json(const nlohmann::json& j, const std::strin
   if (!j.is_object()) throw ConfigError(where + ": 'kernels' must be an object");
   KernelProfile p;
   p.gpu_ = optional_field<std::string>(j, "gpu", where, "");
-  const auto lin = optional_field<nlohmann::json>(j, "linear", where, nlohmann::json::array());
+  // A list each, or absent: indexing another JSON value by position would throw nlohmann's
+  // type_error, which is not a ConfigError.
+  auto list = [&](const char* key) {
+    auto v = optional_field<nlohmann::json>(j, key, where, nlohmann::json::array());
+    if (!v.is_array()) {
+      throw ConfigError(where + ": kernels." + key + " has value " +
+                        v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                            .substr(0, 60) +
+                        "; expected a list of shapes");
+    }
+    return v;
+  };
+  const auto lin = list("linear");
   for (size_t i = 0; i < lin.size(); ++i) {
     const std::string w = where + ": kernels.linear[" + std::to_string(i) + "]";
     LinearShape s{require_field<std::string>(lin[i], "dtype", w),
@@ -231,8 +243,7 @@ KernelProfile KernelProfile::from_json(const nlohmann::json& j, const std::strin
     if (s.n <= 0 || s.k <= 0) throw ConfigError(w + ": fields 'n' and 'k' must be > 0");
     p.linear_[s] = curve_from_json(lin[i], "tokens", w);
   }
-  const auto pre =
-      optional_field<nlohmann::json>(j, "attention_prefill", where, nlohmann::json::array());
+  const auto pre = list("attention_prefill");
   for (size_t i = 0; i < pre.size(); ++i) {
     const std::string w = where + ": kernels.attention_prefill[" + std::to_string(i) + "]";
     AttentionShape s{require_field<long long>(pre[i], "q_heads", w),

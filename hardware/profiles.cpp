@@ -214,7 +214,9 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
   auto integer = [&](size_t i, const char* column) -> long long {
     if (!t.has(column) || t.text(i, column).empty()) return 0;
     const double v = t.number(i, column);
-    if (v < 0 || v != static_cast<double>(static_cast<long long>(v))) {
+    // Range first: casting 5.6e83 to long long is undefined behaviour (found by
+    // fuzz_kernel_tables). 2^53 keeps every accepted value exact.
+    if (!(v >= 0 && v <= 9007199254740992.0) || v != std::floor(v)) {
       throw ConfigError(t.where(i) + ": column '" + column + "' has '" + t.text(i, column) +
                         "'; expected a non-negative integer");
     }

@@ -31,7 +31,7 @@ launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+    -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DSERVESIM_SANITIZE="address,undefined,fuzzer-no-link" \
     -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined" \
     -DSERVESIM_FUZZ=ON -DSERVESIM_BUILD_BENCH=OFF -DSERVESIM_MPI=OFF -DSERVESIM_BUILD_PYTHON=OFF \
@@ -48,16 +48,20 @@ fi
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
   status=0
-  for target in config catalog_json measured csv_tables; do
+  for src in tests/fuzz/fuzz_*.cpp; do
+    target=$(basename "$src" .cpp)
+    target=${target#fuzz_}
+    [ "$target" = common ] && continue
     work=$(mktemp -d)
     cp tests/fuzz/corpus/"$target"/* "$work"/  # grow a copy; the checked-in seeds stay as they are
     echo "== fuzz_$target for ${FUZZ_SECONDS}s"
-    if ! ASAN_OPTIONS=detect_leaks=1 "$BUILD_DIR"/tests/fuzz/fuzz_"$target" "$work" \
+    if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "$BUILD_DIR"/tests/fuzz/fuzz_"$target" "$work" \
         -max_total_time="$FUZZ_SECONDS" -max_len=16384 -timeout=20 -rss_limit_mb=4096 \
         -artifact_prefix="$BUILD_DIR/fuzz_${target}_" -print_final_stats=1 \
         > "$BUILD_DIR/fuzz_$target.log" 2>&1; then
       status=1
-      tail -40 "$BUILD_DIR/fuzz_$target.log"
+      tail -60 "$BUILD_DIR/fuzz_$target.log"
       echo "fuzz_$target FOUND A CRASH: reproducer in $BUILD_DIR/fuzz_${target}_*; make it a regression test"
     fi
     grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units" "$BUILD_DIR/fuzz_$target.log" || true

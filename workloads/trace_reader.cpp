@@ -62,6 +62,12 @@ int64_t parse_datetime_ns(const LineReader& r, std::string_view text) {
   const int64_t y = num(0, 4), mo = num(5, 2), d = num(8, 2);
   const int64_t h = num(11, 2), mi = num(14, 2), s = num(17, 2);
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) bad();
+  // Nanoseconds since 1970 fit an int64 until April 2262; from 1970 on they are >= 0, so the
+  // differences the replay takes cannot overflow either. (Year 1011 overflowed the product below.)
+  if (y < 1970 || y > 2261) {
+    r.fail("column 'TIMESTAMP' has value '" + std::string(text) +
+           "'; expected a year in [1970, 2261] (times are kept as int64 nanoseconds)");
+  }
   int64_t frac_ns = 0;
   if (text.size() > 19) {
     if (text[19] != '.' || text.size() == 20 || text.size() > 29) bad();
@@ -231,7 +237,15 @@ class VllmResultTrace final : public TraceReader {
       TraceRow r;
       r.prompt_tokens = count(in[i], "input_lens");
       r.output_tokens = count(out[i], "output_lens");
-      r.arrival_ns = std::llround((start[i].get<double>() - t0) * 1e9);
+      // Same bound as the CSV readers' seconds (line_reader.h): the offset must convert to int64
+      // nanoseconds (llround of 1e300 s has no defined value).
+      const double offset_s = start[i].get<double>() - t0;
+      if (!(offset_s <= 9.0e9)) {
+        throw ConfigError(path + ": start_times[" + std::to_string(i) + "] is " + start[i].dump() +
+                          ", more than 9e9 s after the earliest start time; expected start times "
+                          "within 9e9 s of each other");
+      }
+      r.arrival_ns = std::llround(offset_s * 1e9);
       rows_.push_back(std::move(r));
     }
     std::stable_sort(rows_.begin(), rows_.end(),

@@ -404,7 +404,11 @@ const std::vector<ConfigField>& config_fields() {
 
 void apply_config_json(SimulationConfig& config, const json& j, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object of run settings");
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named copies, not structured bindings: a lambda below captures them, which clang before 16
+    // rejects for bindings (the sanitizer build uses clang 14).
+    const std::string key = item.key();
+    const json& value = item.value();
     const ConfigField* match = nullptr;
     for (const ConfigField& f : config_fields()) {
       if (f.key == key) match = &f;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "sim/base/error.h"
@@ -15,8 +16,15 @@
 namespace servesim {
 
 // Half the machine's physical memory: what one run may plan to use (the rest is for the OS and
-// for what a guard does not count). 16 GiB when the OS does not say.
+// for what a guard does not count). 16 GiB when the OS does not say. $SERVESIM_MEMORY_BUDGET_MB
+// (a positive integer) replaces it: for a container or job whose memory limit is below the
+// machine's, and for the fuzzers, whose RSS limit is far below it (tests/fuzz).
 inline uint64_t memory_budget_bytes() {
+  if (const char* env = std::getenv("SERVESIM_MEMORY_BUDGET_MB"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(env, &end, 10);
+    if (*end == '\0' && mb > 0 && mb < (uint64_t{1} << 40)) return mb << 20;
+  }
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return uint64_t{16} << 30;

@@ -12,6 +12,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/resource_limits.h"
 #include "sim/base/rng.h"
 #include "sim/replica/vllm_version.h"
 
@@ -61,6 +62,18 @@ double to_double(const std::string& text, const std::string& where) {
     throw ConfigError(where + ": '" + text + "' is not a finite number");
   }
   return v;
+}
+
+// An integer setting read as a number (a client flag, a YAML value, a CSV cell): a whole number
+// in [lo, hi], so the cast is defined (a double beyond int64's range cast to it is undefined
+// behaviour, and 1e300 or -1 read as a concurrency or a seed is not what the file meant).
+int64_t whole_number(double v, int64_t lo, int64_t hi, const std::string& where) {
+  if (!(v >= static_cast<double>(lo) && v <= static_cast<double>(hi) && v == std::floor(v))) {
+    std::ostringstream os;
+    os << where << ": " << v << " is invalid; expected an integer in [" << lo << ", " << hi << "]";
+    throw ConfigError(os.str());
+  }
+  return static_cast<int64_t>(v);
 }
 
 // A token count or index read as a number: an integer in [0, 2^31 - 1], so the cast is defined.
@@ -263,13 +276,17 @@ void read_commands_file(MeasuredRun& run, const fs::path& json_path) {
   if (auto it = j.find("client_command"); it != j.end() && it->is_string()) {
     const auto flags = command_flags(it->get<std::string>());
     if (auto f = flags.find("--seed"); f != flags.end()) {
-      run.seed = static_cast<uint64_t>(to_double(f->second, where + ": --seed"));
+      // Exactly representable integers only (2^53): a seed is an identity, not a magnitude.
+      run.seed = static_cast<uint64_t>(
+          whole_number(to_double(f->second, where + ": --seed"), 0, int64_t{1} << 53, where + ": --seed"));
     }
     if (auto f = flags.find("--dataset-name"); f != flags.end()) {
       run.notes.push_back("client dataset: " + f->second + " (" + where + ")");
     }
     if (auto f = flags.find("--max-concurrency"); f != flags.end() && run.max_concurrency == 0) {
-      run.max_concurrency = static_cast<int64_t>(to_double(f->second, where));
+      run.max_concurrency = whole_number(to_double(f->second, where + ": --max-concurrency"), 0,
+                                         std::numeric_limits<int32_t>::max(),
+                                         where + ": --max-concurrency");
     }
   }
 }
@@ -393,7 +410,9 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
     run.burstiness = number_of(j, "burstiness", path);
   }
   if (auto it = j.find("max_concurrency"); it != j.end() && !it->is_null()) {
-    run.max_concurrency = static_cast<int64_t>(number_of(j, "max_concurrency", path));
+    run.max_concurrency = whole_number(number_of(j, "max_concurrency", path), 0,
+                                       std::numeric_limits<int32_t>::max(),
+                                       path + ": field 'max_concurrency'");
   }
   read_request_arrays(j, run, path);
   if (run.num_prompts == 0) {
@@ -798,7 +817,10 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
         {"max_num_seqs", "max_num_seqs"}};
     for (const auto& [from, to] : kKeys) {
       if (auto it = y.find(from); it != y.end()) {
-        dep.set(to, static_cast<int64_t>(to_double(it->second, w + ": " + from)), w);
+        dep.set(to,
+                whole_number(to_double(it->second, w + ": " + from), 0,
+                             std::numeric_limits<int32_t>::max(), w + ": " + from),
+                w);
       }
     }
   }
@@ -807,7 +829,8 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
   if (fs::is_regular_file(profile)) {
     const auto y = flat_yaml(profile);
     if (auto it = y.find("prefix_tokens"); it != y.end()) {
-      prefix_tokens = static_cast<int32_t>(to_double(it->second, profile.string() + ": prefix_tokens"));
+      prefix_tokens = token_count(to_double(it->second, profile.string() + ": prefix_tokens"),
+                                  profile.string() + ": prefix_tokens");
     }
   }
   const fs::path log = folder / "vllm.log";
@@ -943,9 +966,14 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
     }
     const int32_t isl = tokens_of(label.substr(0, k + 1), at);
     const int32_t osl = tokens_of(label.substr(k + 1), at);
-    const auto conc = static_cast<int64_t>(to_double(cell("concurrency"), at + ": concurrency"));
-    const auto tp = static_cast<int64_t>(to_double(cell("tp"), at + ": tp"));
-    if (conc < 1 || tp < 1) throw ConfigError(at + ": concurrency and tp must be >= 1");
+    // 10 x concurrency requests are replayed: concurrency is bounded so that they fit in memory
+    // (replay_requests' guard would refuse them only after this loop had drawn them).
+    const int64_t conc = whole_number(to_double(cell("concurrency"), at + ": concurrency"), 1,
+                                      std::numeric_limits<int32_t>::max() / 10,
+                                      at + ": concurrency");
+    check_fits_in_memory(at + ": concurrency", 10 * conc, "requests", 1024);
+    const int64_t tp = whole_number(to_double(cell("tp"), at + ": tp"), 1,
+                                    std::numeric_limits<int32_t>::max(), at + ": tp");
 
     MeasuredRun run;
     run.id = join_index(path, static_cast<int64_t>(li));

@@ -155,6 +155,27 @@ TEST_CASE("kernel table reader: errors name the file, the line and the column", 
   const std::string zero =
       write_temp("servesim_kt_zero.csv", header + "x,linear,bf16,m,1,qkv,1,64,64,,,,,,,0,,\n");
   REQUIRE_THROWS_WITH(read_kernel_csv(zero), Catch::Contains("expected a time > 0"));
+  // Found by fuzz_kernel_tables: an integer cell of 5.6e83 was cast to long long (UB) before the
+  // integrality check.
+  const std::string huge =
+      write_temp("servesim_kt_huge.csv", header + "x,linear,bf16,m,1,qkv,5.6e83,64,64,,,,,,,1.0,,\n");
+  REQUIRE_THROWS_WITH(read_kernel_csv(huge), Catch::Contains("servesim_kt_huge.csv:2") &&
+                                                 Catch::Contains("column 'm_tokens' has '5.6e83'; "
+                                                                 "expected a non-negative integer"));
+}
+
+// Found by fuzz_kernel_tables: a "linear" or "attention_prefill" that is an object or a number was
+// indexed by position, and nlohmann's type_error escaped as an internal error (exit 1, not 2).
+TEST_CASE("kernel profile JSON: shape lists that are not lists", "[kernels][fuzz]") {
+  for (const char* text : {R"({"linear": {"dtype": "bf16"}})", R"({"linear": 3})",
+                           R"({"attention_prefill": {"q_heads": 1}})",
+                           R"({"attention_prefill": "x"})"}) {
+    CAPTURE(text);
+    REQUIRE_THROWS_AS(KernelProfile::from_json(nlohmann::json::parse(text), "k.json"), ConfigError);
+    REQUIRE_THROWS_WITH(KernelProfile::from_json(nlohmann::json::parse(text), "k.json"),
+                        Catch::StartsWith("k.json: kernels.") &&
+                            Catch::Contains("expected a list of shapes"));
+  }
 }
 
 }  // namespace

@@ -439,6 +439,53 @@ TEST_CASE("catalog names from the ids files give", "[measured]") {
   CHECK(catalog_gpu_for("mystery accelerator") == "");
 }
 
+// Integer settings read as numbers (CSV cells, client flags, JSON numbers) used to be cast from
+// double unchecked: 1e300 is undefined behaviour (UBSan: float-cast-overflow), and a huge
+// concurrency drew 10 x CONC requests until memory ran out.
+TEST_CASE("measured integer settings: beyond range, fractional or negative", "[measured][fuzz]") {
+  const fs::path dir = fs::temp_directory_path() / ("servesim_ints_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string header =
+      "model,gpu,precision,framework,tp,isl_osl_label,source_run_date,concurrency,"
+      "mean_tpot_us,mean_ttft_us\n";
+  struct Case {
+    const char* row;
+    const char* expected;
+  };
+  for (const Case& c : {Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,1e300,1,2\n",
+                             "concurrency: 1e+300 is invalid; expected an integer in [1, 214748364]"},
+                        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,2.5,1,2\n",
+                             "concurrency: 2.5 is invalid"},
+                        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,-1e30,1k8k,2025-10-23,4,1,2\n",
+                             "tp: -1e+30 is invalid; expected an integer in [1, 2147483647]"},
+                        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,200000000,1,2\n",
+                             "concurrency: 2000000000 requests would need about"}}) {
+    CAPTURE(c.row);
+    const fs::path f = dir / "ix.csv";
+    std::ofstream(f) << header << c.row;
+    const std::string m = error_of([&] { read_inferencex_csv(f.string()); });
+    CHECK(m.find("ix.csv:2: ") != std::string::npos);
+    CHECK(m.find(c.expected) != std::string::npos);
+  }
+  // A vllm bench serve result whose max_concurrency is not an integer.
+  const fs::path v = dir / "run.json";
+  std::ofstream(v) << R"({"completed": 1, "mean_ttft_ms": 1, "max_concurrency": 1e300})";
+  CHECK(error_of([&] { read_vllm_bench_json(v.string()); })
+            .find("field 'max_concurrency': 1e+300 is invalid; expected an integer in [0, "
+                  "2147483647]") != std::string::npos);
+  // The llm-k8s .commands sidecar's client flags: --seed and --max-concurrency.
+  std::ofstream(v) << R"({"completed": 1, "mean_ttft_ms": 1})";
+  std::ofstream(dir / "run.commands")
+      << R"({"client_command": "vllm bench serve --seed -3 --max-concurrency 8", "gpu_type": "A100"})";
+  CHECK(error_of([&] { read_vllm_bench_json(v.string()); }).find("--seed: -3 is invalid") !=
+        std::string::npos);
+  std::ofstream(dir / "run.commands")
+      << R"({"client_command": "vllm bench serve --max-concurrency 1e19", "gpu_type": "A100"})";
+  CHECK(error_of([&] { read_vllm_bench_json(v.string()); }).find("--max-concurrency: 1e+19 is invalid") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace servesim::measured
 

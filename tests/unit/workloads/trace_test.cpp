@@ -137,6 +137,16 @@ TEST_CASE("trace readers reject bad rows naming the file and line", "[trace]") {
                "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16T18:15:46,374,44\n");
     CHECK(error_of(f.path, "azure").find(f.path + ":2:") != std::string::npos);
   }
+  SECTION("azure: a timestamp outside int64 nanoseconds (found by fuzz_trace: year 1011)") {
+    for (const char* ts : {"1011-11-16 18:15:46.6805900", "1969-12-31 23:59:59", "2262-01-01 00:00:00"}) {
+      CAPTURE(ts);
+      TempFile f("servesim_azure_year.csv",
+                 std::string("TIMESTAMP,ContextTokens,GeneratedTokens\r\n") + ts + ",374,44\r\n");
+      const std::string e = error_of(f.path, "azure");
+      CHECK(e.find(f.path + ":2: column 'TIMESTAMP' has value '" + ts +
+                   "'; expected a year in [1970, 2261]") != std::string::npos);
+    }
+  }
   SECTION("csv: going back in time on line 4") {
     TempFile f("servesim_bad_order.csv",
                "arrival_s,prompt_tokens,output_tokens\n0.5,10,5\n1.0,10,5\n0.9,10,5\n");
@@ -187,6 +197,12 @@ TEST_CASE("trace readers reject bad rows naming the file and line", "[trace]") {
     CHECK(vr[1].arrival_ns == 250'000'000);
     TempFile w("servesim_vllm_nostart.json", "{\"input_lens\": [10], \"output_lens\": [3]}");
     CHECK_THROWS_WITH(read_all(w.path, "vllm-result"), Catch::Contains("start_times"));
+    // Start times 2e300 s apart: the offset has no int64 nanosecond value (llround of it is
+    // unspecified); refused like a CSV trace's seconds beyond 9e9.
+    TempFile far("servesim_vllm_far.json",
+                 "{\"input_lens\": [10, 20], \"output_lens\": [3, 4], \"start_times\": [-1e300, 1e300]}");
+    CHECK_THROWS_WITH(read_all(far.path, "vllm-result"),
+                      Catch::Contains("start_times[1] is 1e+300, more than 9e9 s after the earliest"));
   }
   CHECK_THROWS_WITH(open_trace(kAzureConv, "parquet"), Catch::Contains("--trace-format"));
   CHECK_THROWS_WITH(open_trace("/no/such/file.csv", "csv"), Catch::Contains("--trace"));
