@@ -7,13 +7,28 @@
 
 namespace servesim::models {
 
-int Deployment::weight_bytes_per_param() const {
+std::string Deployment::weight_format() const {
+  return quantization.empty() ? model.checkpoint_quantization : quantization;
+}
+
+double Deployment::weight_bytes_per_param() const {
   // --quantization fp8: linear weights are stored in 1 byte (embeddings and LM head stay 16-bit;
-  // the memory planner accounts for that separately).
-  if (quantization == "fp8") {
+  // the memory planner accounts for that separately). MXFP4 quantizes the experts only.
+  if (weight_format() == "fp8") {
     return 1;
   }
   return model.dtype_bytes;
+}
+
+double Deployment::expert_weight_bytes_per_param() const {
+  const std::string f = weight_format();
+  if (f == "fp8") return 1;
+  if (f == "mxfp4") return kMxfp4BytesPerWeight;
+  return model.dtype_bytes;
+}
+
+std::string Deployment::linear_compute_dtype() const {
+  return weight_format() == "fp8" ? "fp8" : "bf16";
 }
 
 int Deployment::kv_dtype_bytes() const {

@@ -21,7 +21,10 @@ struct Deployment {
   hardware::GpuSpec gpu;
   int tensor_parallel_size = 1;    // --tensor-parallel-size / -tp
   int pipeline_parallel_size = 1;  // --pipeline-parallel-size / -pp
-  std::string quantization;        // --quantization: "" (model dtype) or "fp8"
+  // --quantization: "" (the checkpoint's own format: model dtype, or ModelSpec::
+  // checkpoint_quantization), "fp8" (every linear weight in 1 byte) or "mxfp4" (MoE experts in
+  // MXFP4, the rest in the model dtype; what vLLM auto-detects for gpt-oss).
+  std::string quantization;
   std::string kv_cache_dtype = "auto";  // --kv-cache-dtype: auto (= model dtype) | fp8
   bool enforce_eager = false;      // --enforce-eager: no CUDA graphs (no padding)
   // Decode batch sizes with a captured CUDA graph (ascending). Empty = vLLM's default for
@@ -41,7 +44,17 @@ struct Deployment {
   int gpus_per_node = hardware::kDefaultGpusPerNode;
   hardware::NetworkLinkSpec inter_node;
 
-  int weight_bytes_per_param() const;  // 1 under fp8 quantization, else model dtype bytes
+  // The weight format in effect: quantization when set, else the checkpoint's ("" = model dtype).
+  std::string weight_format() const;
+  // Bytes per weight of the linear layers outside the MoE experts (attention, dense MLP, shared
+  // expert): 1 under fp8, else the model dtype (MXFP4 leaves them unquantized).
+  double weight_bytes_per_param() const;
+  // Bytes per weight of the routed MoE experts: 1 under fp8, kMxfp4BytesPerWeight under mxfp4,
+  // else the model dtype.
+  double expert_weight_bytes_per_param() const;
+  // The dtype whose GEMM peak and kernel tables time the linear layers: "fp8" under fp8 (w8a8),
+  // else "bf16" (MXFP4 experts run as w4a16 on Hopper: dequantized to bf16 in the kernel).
+  std::string linear_compute_dtype() const;
   int kv_dtype_bytes() const;          // 1 for fp8, else model dtype bytes
   int num_gpus() const { return tensor_parallel_size * pipeline_parallel_size; }
 };

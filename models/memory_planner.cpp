@@ -31,7 +31,8 @@
 //   0.542 GiB — 2.5× the H100/0.11 value; recent vLLM also reserves CUDA-graph memory before
 //   sizing the KV cache (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS), which plausibly explains it.
 //
-// Weights per rank: linear layers at weight_bytes_per_param, embeddings/LM head at the model dtype,
+// Weights per rank: linear layers at weight_bytes_per_param (routed experts at
+// expert_weight_bytes_per_param), embeddings/LM head at the model dtype,
 // both sharded over TP (KV projections replicated once TP > num_kv_heads); norms and the RoPE cache
 // replicated. Pipeline parallel: the planner sizes the most loaded stage, ceil(L/PP) layers plus
 // one of the embedding / LM head (both when PP = 1), and its KV holds those layers only.
@@ -81,6 +82,7 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
     attn += (heads_rank + 2 * kv_heads_rank) * hd;
   }
   double mlp = 0;
+  double expert_params = 0;  // the routed experts' share of mlp (MXFP4 stores them in 4.25 bits)
   double i_eff = 0;  // MLP width per token for the activation peak
   if (m.is_moe()) {
     const double moe_i = static_cast<double>(
@@ -88,6 +90,7 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
     const double shared_i = static_cast<double>(m.shared_expert_intermediate_size);
     mlp = static_cast<double>(m.num_experts) * 3 * h * moe_i / tp + 3 * h * shared_i / tp +
           h * static_cast<double>(m.num_experts);
+    expert_params = static_cast<double>(m.num_experts) * 3 * h * moe_i / tp;
     i_eff = static_cast<double>(m.experts_per_token) * moe_i + shared_i;
   } else {
     mlp = 3 * h * static_cast<double>(m.intermediate_size) / tp;
@@ -105,7 +108,12 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   const double rope_cache = static_cast<double>(m.max_position_embeddings) * hd * m.dtype_bytes;
 
   Sizes s;
-  s.weights = static_cast<double>(layers_stage) * layer_params * d.weight_bytes_per_param() +
+  // Experts at their own bytes per weight; the correction term is exactly 0 when the experts are
+  // stored like the other linear weights (bf16, fp8).
+  const double expert_extra_bytes =
+      expert_params * (d.expert_weight_bytes_per_param() - d.weight_bytes_per_param());
+  s.weights = static_cast<double>(layers_stage) *
+                  (layer_params * d.weight_bytes_per_param() + expert_extra_bytes) +
               (embedding_params + h) * m.dtype_bytes + rope_cache;
 
   const double mbt = opts.max_num_batched_tokens;

@@ -85,6 +85,17 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
                       "; expected an integer in [1, 2147483647]");
   }
   m.dtype_bytes = dtype_bytes_of(j, where);
+  // quantization_config.quant_method "mxfp4" (openai/gpt-oss-120b and -20b config.json): vLLM's
+  // Mxfp4Config quantizes only the FusedMoE layers (get_quant_method returns
+  // UnquantizedLinearMethod for linear layers; modules_to_not_convert lists self_attn, the router,
+  // embed_tokens and lm_head), so attention, router, embeddings and LM head stay in torch_dtype.
+  if (j.contains("quantization_config") && j["quantization_config"].is_object()) {
+    const auto& q = j["quantization_config"];
+    if (q.contains("quant_method") && q["quant_method"].is_string() &&
+        q["quant_method"].get<std::string>() == "mxfp4") {
+      m.checkpoint_quantization = "mxfp4";
+    }
+  }
 
   // QKV bias: explicit attention_bias, or Qwen2-family models, which always carry it.
   const auto model_type = optional_field<std::string>(j, "model_type", where, "");

@@ -11,6 +11,10 @@
 
 namespace servesim::models {
 
+// Bytes per weight of OCP Microscaling MXFP4 (OCP MX spec v1.0 §5.3): blocks of 32 E2M1 values
+// (4 bits each) sharing one E8M0 scale (8 bits) = (32·4 + 8) / 32 = 4.25 bits = 0.53125 bytes.
+inline constexpr double kMxfp4BytesPerWeight = (32.0 * 4.0 + 8.0) / 32.0 / 8.0;
+
 struct ModelSpec {
   std::string name;  // catalog name or the config file's path
   int64_t hidden_size = 0;
@@ -24,6 +28,10 @@ struct ModelSpec {
   bool qkv_bias = false;
   int64_t max_position_embeddings = 0;  // the default --max-model-len
   int dtype_bytes = 2;                  // torch_dtype bf16/fp16 -> 2, float32 -> 4
+  // The checkpoint's own weight format, from config.json quantization_config.quant_method: "" (all
+  // weights in torch_dtype) or "mxfp4" (gpt-oss: the MoE experts in MXFP4, every other weight in
+  // torch_dtype; see kMxfp4BytesPerWeight). Other quant_methods are not read: give --quantization.
+  std::string checkpoint_quantization;
 
   // MoE (0 experts = dense).
   int64_t num_experts = 0;

@@ -226,7 +226,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
                                                         : m.intermediate_size) / t;
     // One routed expert: gate_up [h, 2·I_e/t] and down [I_e/t, h] (TP shards every expert).
     expert_op_.flops_per_token = 2.0 * 3.0 * h * moe_i;
-    expert_op_.weight_bytes = 3.0 * h * moe_i * wb;
+    expert_op_.weight_bytes = 3.0 * h * moe_i * d.expert_weight_bytes_per_param();
     expert_op_.act_bytes_per_token = (h + 2 * moe_i + moe_i + h) * ab;
     // Router (replicated, tiny) and the shared expert (always active).
     LinearOp router = gemm(h, num_experts_);
@@ -259,7 +259,8 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
 
   hidden_act_bytes_ = h * ab;
   bf16_peak_flops_ = g.bf16_flops;
-  linear_peak_flops_ = (d.quantization == "fp8" && g.fp8_flops > 0) ? g.fp8_flops : g.bf16_flops;
+  linear_peak_flops_ =
+      (d.linear_compute_dtype() == "fp8" && g.fp8_flops > 0) ? g.fp8_flops : g.bf16_flops;
   bandwidth_ = g.hbm_bandwidth_bytes_per_s;
 
   if (opts_.kernel_tables && d.kernels.profile && m.dtype_bytes == 2) {
@@ -271,7 +272,7 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
                                           double kv_heads_rank, double head_dim) {
   const KernelTimer timer(d.gpu, d.kernels);
   const hardware::KernelProfile& prof = *d.kernels.profile;
-  const std::string dtype = d.quantization == "fp8" ? "fp8" : "bf16";
+  const std::string dtype = d.linear_compute_dtype();
   // The token grid: every token count measured for a GEMM of this dtype.
   std::vector<double> grid;
   for (const auto& [shape, curve] : prof.linear()) {

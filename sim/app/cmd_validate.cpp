@@ -16,6 +16,7 @@
 
 #include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
+#include "models/kernel_timer.h"
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
@@ -62,8 +63,9 @@ class ValidateCommand : public Command {
     cmd_->add_option("--output", output_, "write the table as JSON to this file");
     auto* logo = cmd_->add_flag(
         "--leave-one-group-out", logo_,
-        "cross-validate the calibration: for every group (model x GPU x TP x vLLM version) fit a "
-        "profile on the GPU's other groups and score the group with it and with --calibration none");
+        "cross-validate the calibration: for every group (model x GPU x TP x vLLM version) fit "
+        "host terms on the other groups of its vLLM release line (any GPU, each with its own "
+        "GPU's kernel terms) and score the group with them and with --calibration none");
     logo->excludes(holdout)->excludes(score_on);
     cmd_->add_option("--logo-fit", logo_fit_,
                      "with --leave-one-group-out: serving parameters to fit "
@@ -192,8 +194,8 @@ class ValidateCommand : public Command {
   }
 
  private:
-  // --leave-one-group-out: profiles fitted per left-out group on the GPU's other groups, from the
-  // kernel terms of the profile shipped for the GPU (which use no serving run).
+  // --leave-one-group-out: host terms fitted per left-out group on the other groups of its release
+  // line, each run from the kernel terms of the profile shipped for its GPU (no serving run).
   int run_logo(const std::vector<measured::MeasuredRun>& runs, std::ostream& out) {
     if (!calibration_file_.empty()) {
       throw ConfigError("--leave-one-group-out fits its own profiles; drop --calibration " +
@@ -216,6 +218,10 @@ class ValidateCommand : public Command {
           o.base_by_gpu[gpu] = calibration::kernel_terms(hardware::load_calibration(*p));
         } else {
           o.base_by_gpu[gpu] = hardware::Calibration{};
+        }
+        const models::KernelSource table = models::find_kernel_source(hardware::load_gpu(gpu));
+        if (!o.base_by_gpu[gpu].parameters.empty() || (table.profile && !table.transferred)) {
+          o.measured_kernel_gpus.insert(gpu);
         }
       } catch (const ConfigError&) {
         o.base_by_gpu[gpu] = hardware::Calibration{};  // reported per run by the scoring

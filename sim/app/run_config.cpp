@@ -109,7 +109,7 @@ std::vector<ConfigField> build_fields() {
                     "network between nodes: infiniband-hdr | infiniband-ndr | ethernet-tcp or a "
                     "link JSON file [HDR for A100, else NDR]",
                     &SimulationConfig::inter_node_link));
-  f.push_back(field("quantization", K::kString, "weight quantization: fp8, or unset for the model dtype",
+  f.push_back(field("quantization", K::kString, "weight quantization: fp8 or mxfp4 (MoE experts), or unset for the checkpoint's format",
                     &SimulationConfig::quantization));
   f.push_back(field("kv_cache_dtype", K::kString, "KV cache dtype: auto | fp8 [auto]",
                     &SimulationConfig::kv_cache_dtype));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/replica/vllm_version.h"
 
 namespace servesim::calibration {
 namespace {
@@ -47,6 +48,21 @@ std::string group_of(const measured::MeasuredRun& run) {
   if (pp > 1) g += "×PP" + std::to_string(pp);
   g += " × vLLM " + version_of(run);
   return g;
+}
+
+std::string host_line_of(const measured::MeasuredRun& run, const sim::SimulationConfig& config) {
+  // The release line the run is simulated with (the sidecar's or reader's vllm_version, else
+  // the recorded engine version), then what changes the host path within a line.
+  std::string line = sim::vllm_minor_version(config.engine.vllm_version);
+  if (line.empty()) line = sim::vllm_minor_version(run.deployment.engine_version);
+  if (line.empty()) return "?";
+  const bool v0 = run.deployment.engine_version.find("V0") != std::string::npos ||
+                  sim::vllm_version(line).engine == sim::EngineGeneration::kV0;
+  if (v0) return line + " V0";
+  const bool async = config.engine.async_scheduling < 0
+                         ? sim::vllm_version(line).async_scheduling_default
+                         : config.engine.async_scheduling == 1;
+  return line + (async ? " async" : " sync");
 }
 
 const std::vector<std::pair<std::string, double>>& transfer_targets() {
@@ -102,31 +118,85 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     g.group = group;
     g.gpu = gpu_of(runs[members.front()]);
     g.runs = members;
-    // Training set: the GPU's runs in other groups of the same vLLM version (host terms are per
-    // engine version: a step overhead fitted on another release does not transfer).
+    // Training set, most specific first. Host terms belong to the engine release (the host line:
+    // release line × engine generation × async scheduling), but the runs show that they do not
+    // transfer across GPUs as well as within one (the host CPU differs, and so does what the
+    // kernel terms leave unexplained: docs/validation.md §6), so:
+    //   1. the other groups of g's GPU on g's host line, when they hold >= kMinFitRuns runs;
+    //   2. else, when g's GPU has measured kernel terms, the other groups on g's host line of
+    //      every GPU with measured kernel terms: a joint fit, each run from its own GPU's kernel
+    //      terms (base_by_gpu), the host terms shared;
+    //   3. else the datasheet. Host terms fitted against measured kernels, applied over a GPU's
+    //      unmeasured datasheet efficiencies, are not a consistent model (the datasheet's error is
+    //      of either sign and as large as the host terms), nor the other way round.
+    const std::string line = host_line_of(runs[members.front()], configs[members.front()]);
+    g.host_line = line;
+    auto select = [&](bool same_gpu_only) {
+      std::vector<size_t> picked;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (group_of(runs[i]) == group) continue;
+        if (line == "?" || host_line_of(runs[i], configs[i]) != line) continue;
+        const std::string gpu = gpu_of(runs[i]);
+        if (same_gpu_only ? gpu != g.gpu : !options.measured_kernel_gpus.count(gpu)) continue;
+        picked.push_back(i);
+      }
+      return picked;
+    };
+    std::vector<size_t> picked = select(true);
+    bool joint = false;
+    if (picked.size() < kMinFitRuns && options.measured_kernel_gpus.count(g.gpu)) {
+      picked = select(false);
+      joint = true;
+    }
     std::vector<measured::MeasuredRun> train;
     std::vector<sim::SimulationConfig> train_cfg;
-    std::set<std::string> fitted;
-    const std::string version = version_of(runs[members.front()]);
-    for (size_t i = 0; i < runs.size(); ++i) {
-      if (gpu_of(runs[i]) != g.gpu || group_of(runs[i]) == group) continue;
-      if (version_of(runs[i]) != version) continue;
+    std::set<std::string> fitted, gpus;
+    for (size_t i : picked) {
       train.push_back(runs[i]);
       train_cfg.push_back(configs[i]);
       fitted.insert(group_of(runs[i]));
+      gpus.insert(gpu_of(runs[i]));
     }
     g.fitted_groups.assign(fitted.begin(), fitted.end());
     hardware::Calibration base;
     if (auto it = options.base_by_gpu.find(g.gpu); it != options.base_by_gpu.end()) base = it->second;
     base.gpu = g.gpu;
+    // Runs the simulator sends into preemption at the starting parameters are left out of the
+    // fit (ServingFitOptions::skip_preempting_runs); at least kMinFitRuns must remain.
+    ServingFitOptions fit_options = options.fit;
+    fit_options.base_by_gpu = options.base_by_gpu;
+    fit_options.skip_preempting_runs = true;
+    ServingFit fit;
+    bool fitted_ok = false;
     if (train.size() >= kMinFitRuns) {
-      g.profile = fit_serving(train, train_cfg, base, options.fit).calibration;
-      g.basis = "fitted on " + std::to_string(fitted.size()) + " other group(s)";
+      try {
+        fit = fit_serving(train, train_cfg, base, fit_options);
+        fitted_ok = fit.calibration.fit_set.size() >= kMinFitRuns;
+      } catch (const ConfigError&) {
+        fitted_ok = false;  // every training run preempts: nothing left to fit on
+      }
+    }
+    if (fitted_ok) {
+      // g's profile: its own GPU's kernel terms + the host terms fitted on the training runs.
+      g.profile = base;
+      for (const std::string& name : fit_options.parameters) {
+        g.profile.parameters[name] = fit.calibration.parameters.at(name);
+      }
+      g.profile.fit_set = fit.calibration.fit_set;
+      g.profile.domain = fit.calibration.domain;
+      g.profile.fit_info = fit.calibration.fit_info;
+      g.fit_rms_pct = 100 * fit.final_rms;
+      g.fit_runs = fit.calibration.fit_set.size();
+      g.fit_skipped_runs = train.size() - g.fit_runs;
+      g.basis = "fitted on " + std::to_string(fitted.size()) + " other group(s)" +
+                (joint ? " of " + std::to_string(gpus.size()) + " other GPU(s) (joint)"
+                       : std::string(" of this GPU"));
     } else {
-      // Kernel terms without host terms fitted with them would not be a consistent model (the
-      // catalog's step overhead was measured against the catalog's efficiencies): datasheet.
       g.profile = hardware::Calibration{};
-      g.basis = "datasheet-only (no other group of this GPU and vLLM version)";
+      g.basis = options.measured_kernel_gpus.count(g.gpu)
+                    ? "datasheet-only (no other group on vLLM " + line + ")"
+                    : "datasheet-only (no other group of this GPU on vLLM " + line +
+                          "; no measured kernel terms)";
       g.fitted_groups.clear();
     }
 
@@ -160,8 +230,9 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
 }
 
 void print_logo(std::ostream& out, const LogoTable& table) {
-  out << "Leave-one-group-out: each group scored with a profile fitted on the OTHER groups of its "
-         "GPU (calibrated) and with --calibration none; median |error| over the group's runs\n";
+  out << "Leave-one-group-out: each group scored with host terms fitted on the OTHER groups of its "
+         "vLLM release line (any GPU; its own GPU's kernel terms) and with --calibration none; "
+         "median |error| over the group's runs\n";
   out << "(targets: mean TPOT <=10%, mean E2E <=10%, mean TTFT <=15%, P99 TTFT <=25%; "
          "each cell: calibrated / none)\n\n";
   out << std::left << std::setw(58) << "group" << std::setw(5) << "runs";
@@ -203,10 +274,21 @@ nlohmann::ordered_json to_json(const LogoTable& table) {
     e["gpu"] = g.gpu;
     e["runs"] = g.runs.size();
     e["basis"] = g.basis;
+    e["host_line"] = g.host_line;
     e["fitted_groups"] = g.fitted_groups;
     nlohmann::ordered_json params = nlohmann::ordered_json::object();
-    for (const auto& [name, v] : g.profile.parameters) params[name] = v.value;
+    nlohmann::ordered_json errors = nlohmann::ordered_json::object();
+    for (const auto& [name, v] : g.profile.parameters) {
+      params[name] = v.value;
+      errors[name] = v.std_error;
+    }
     e["profile_parameters"] = params;
+    e["profile_std_errors"] = errors;
+    if (!std::isnan(g.fit_rms_pct)) {
+      e["fit_rms_pct"] = g.fit_rms_pct;
+      e["fit_runs"] = g.fit_runs;
+      e["fit_skipped_preempting_runs"] = g.fit_skipped_runs;
+    }
     e["calibrated_score_pct"] = g.calibrated_score;
     e["uncalibrated_score_pct"] = g.uncalibrated_score;
     e["calibrated"] = measured::to_json(g.calibrated);

@@ -1,13 +1,19 @@
 // Leave-one-group-out cross-validation of the serving calibration: how well a profile predicts
 // deployments it was NOT fitted on.
 //
-// A group is model × GPU × TP (× PP) × vLLM version (group_of). For every group g: the profile of
-// g's GPU is fitted (fit_serving) on every measured run of that GPU and vLLM version outside g
-// (host terms are per engine version), on top of the GPU's kernel terms (base_by_gpu: GEMM /
-// all-reduce fits, which use no serving run); then g's runs are scored with that profile and with
-// `--calibration none`. With fewer than two such runs nothing can be identified: g is scored with
-// the datasheet ("datasheet-only ..."), since kernel terms without host terms fitted alongside them
-// are not a consistent model.
+// A group is model × GPU × TP (× PP) × vLLM version (group_of). Host terms belong to the engine
+// release, kernel terms to the GPU (issue 7). For every group g, the host terms (fit.parameters)
+// are fitted (fit_serving) on the runs of other groups on g's host line (host_line_of: release
+// line × engine generation × async scheduling): those of g's GPU when there are at least two;
+// else, if g's GPU has measured kernel terms (measured_kernel_gpus), jointly on the line's runs of
+// every GPU with measured kernel terms, each run starting from its own GPU's kernel terms
+// (base_by_gpu: GEMM / all-reduce fits, which use no serving run). g is then scored with its GPU's
+// kernel terms + those host terms, and with `--calibration none`. Training runs whose replay
+// preempts at the starting parameters are left out of the fit (skip_preempting_runs: the
+// simulated KV cache overflows, and the preemption dynamics, not the host terms, set the
+// prediction); g itself is scored on all its runs. With fewer than two such runs
+// nothing can be identified: g is scored with the datasheet ("datasheet-only ..."), since kernel
+// terms without host terms fitted alongside them are not a consistent model.
 //
 // Scored metrics (targets, issue 7): median |error| over the group's runs of mean TPOT (≤ 10 %),
 // mean E2E (≤ 10 %), mean TTFT (≤ 15 %), P99 TTFT (≤ 25 %). A group's score is the mean of the
@@ -15,8 +21,10 @@
 #ifndef SERVESIM_SIM_CALIBRATION_CROSS_VALIDATION_H_
 #define SERVESIM_SIM_CALIBRATION_CROSS_VALIDATION_H_
 
+#include <limits>
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +40,10 @@ namespace servesim::calibration {
 std::string group_of(const measured::MeasuredRun& run);
 // The run's GPU (its deployment's "gpu" key).
 std::string gpu_of(const measured::MeasuredRun& run);
+// The engine whose host path the run exercised: "0.11 sync", "0.19 async", "0.8 V0" (the vLLM
+// release line it is simulated with, from `config` — set from the run's version by the readers
+// and sidecars —, then V0 engine, else async scheduling on or off); "?" when no version is known.
+std::string host_line_of(const measured::MeasuredRun& run, const sim::SimulationConfig& config);
 
 // The transfer targets: key -> limit in % (mean_tpot_ms 10, mean_e2el_ms 10, mean_ttft_ms 15,
 // p99_ttft_ms 25), in report order.
@@ -47,6 +59,9 @@ hardware::Calibration kernel_terms(const hardware::Calibration& profile);
 struct LogoOptions {
   ServingFitOptions fit;                                  // parameters, metrics, prior, replay
   std::map<std::string, hardware::Calibration> base_by_gpu;  // kernel terms per GPU (may be empty)
+  // GPUs whose kernels are measured (a shipped profile with kernel terms, or a kernel table of
+  // their own): the only ones a joint fit across GPUs uses or serves.
+  std::set<std::string> measured_kernel_gpus;
   int jobs = 0;                                           // threads for scoring (fit.jobs for fits)
 };
 
@@ -55,12 +70,17 @@ struct LogoGroup {
   std::string gpu;
   std::vector<size_t> runs;                // indices into the input
   std::vector<std::string> fitted_groups;  // the groups the profile was fitted on
-  std::string basis;  // "fitted on N other group(s)", "kernel terms only", "datasheet-only"
+  std::string host_line;                   // host_line_of the group's runs
+  std::string basis;  // "fitted on N other group(s) of this GPU", "... of M other GPU(s) (joint)",
+                      // "datasheet-only (...)"
   hardware::Calibration profile;           // what g was scored with
   measured::ValidationTable calibrated;    // g scored with `profile`
   measured::ValidationTable uncalibrated;  // g scored with --calibration none
   double calibrated_score = 0;             // transfer_score of each
   double uncalibrated_score = 0;
+  double fit_rms_pct = std::numeric_limits<double>::quiet_NaN();  // the fit's rms error on its runs
+  size_t fit_runs = 0;          // training runs the fit used
+  size_t fit_skipped_runs = 0;  // training runs left out because they preempt (see below)
 };
 
 struct LogoTable {

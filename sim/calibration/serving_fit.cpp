@@ -51,10 +51,11 @@ void add_unique(std::vector<T>& v, const T& x) {
 
 std::string dtype_of(const measured::MeasuredRun& run) {
   const auto& c = run.deployment.config;
-  return c.contains("quantization") && c["quantization"].is_string() &&
-                 c["quantization"].get<std::string>() == "fp8"
-             ? "fp8"
-             : "bf16";
+  if (c.contains("quantization") && c["quantization"].is_string() &&
+      !c["quantization"].get<std::string>().empty()) {
+    return c["quantization"].get<std::string>();
+  }
+  return "bf16";
 }
 
 hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs) {
@@ -128,6 +129,46 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
       skipped.push_back({{"run", runs[i].id}, {"reason", e.what()}});
     }
   }
+  if (options.skip_preempting_runs) {
+    // One replay per run at the starting parameters (the base's values, else the specs' starts).
+    hardware::Calibration start = base;
+    for (const std::string& name : options.parameters) {
+      if (!start.get(name)) start.parameters[name] = {param_specs().at(name).start, 0};
+    }
+    std::vector<int64_t> preempted(runs.size(), 0);
+    JobLoop loop;
+    loop.n = static_cast<int64_t>(runs.size());
+    loop.skip = [&](int64_t i) { return !usable[static_cast<size_t>(i)]; };
+    loop.compute = [&](int64_t i) {
+      const auto k = static_cast<size_t>(i);
+      hardware::Calibration c = start;
+      const std::string gpu = runs[k].deployment.config.value("gpu", std::string());
+      if (auto it = options.base_by_gpu.find(gpu); it != options.base_by_gpu.end()) {
+        c = it->second;
+        for (const auto& [name, v] : start.parameters) {
+          if (std::count(options.parameters.begin(), options.parameters.end(), name)) {
+            c.parameters[name] = v;
+          }
+        }
+      }
+      const auto pred = measured::simulate_measured_run(runs[k], configs[k], prepared[k],
+                                                        replay_calibration(c, "fit start"),
+                                                        options.replay);
+      return to_job_bytes(nlohmann::json(pred.preemptions));
+    };
+    loop.accept = [&](int64_t i, std::string&& bytes) {
+      preempted[static_cast<size_t>(i)] = from_job_bytes(bytes).get<int64_t>();
+    };
+    run_jobs(options.executor, options.jobs, loop, nullptr);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (usable[i] && preempted[i] > 0) {
+        usable[i] = false;
+        skipped.push_back({{"run", runs[i].id},
+                           {"reason", "preempts at the starting parameters (" +
+                                          std::to_string(preempted[i]) + " preemptions)"}});
+      }
+    }
+  }
   // The residual slots: (run, metric) pairs with a measured value.
   struct Slot {
     size_t run;
@@ -150,17 +191,29 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   }
 
   const size_t p = options.parameters.size();
-  auto calibration_for = [&](const Eigen::VectorXd& x) {
-    hardware::Calibration c = base;
+  auto with_parameters = [&](hardware::Calibration c, const Eigen::VectorXd& x) {
     for (size_t k = 0; k < p; ++k) {
       const auto& spec = param_specs().at(options.parameters[k]);
       c.parameters[options.parameters[k]] = {x[static_cast<Eigen::Index>(k)] * spec.scale, 0};
     }
     return c;
   };
+  auto calibration_for = [&](const Eigen::VectorXd& x) { return with_parameters(base, x); };
+  // The starting profile of each run: its GPU's kernel terms in a joint fit, else `base`.
+  std::vector<const hardware::Calibration*> run_base(runs.size(), &base);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string gpu = runs[i].deployment.config.value("gpu", std::string());
+    if (auto it = options.base_by_gpu.find(gpu); it != options.base_by_gpu.end()) {
+      run_base[i] = &it->second;
+    }
+  }
   std::vector<std::map<std::string, double>> last(runs.size());
   auto predict = [&](const Eigen::VectorXd& x) {
-    const measured::Calibration mc = replay_calibration(calibration_for(x), "fit");
+    // One replay hook per distinct starting profile (one per GPU in a joint fit).
+    std::map<const hardware::Calibration*, measured::Calibration> hooks;
+    for (const hardware::Calibration* b : run_base) {
+      if (!hooks.count(b)) hooks.emplace(b, replay_calibration(with_parameters(*b, x), "fit"));
+    }
     std::vector<std::map<std::string, double>> out(runs.size());
     // One job per run; every process of a distributed executor gets every run's metrics back,
     // so the Levenberg–Marquardt steps are computed identically everywhere (executor.h).
@@ -170,7 +223,8 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
     loop.compute = [&](int64_t i) {
       const auto k = static_cast<size_t>(i);
       return to_job_bytes(
-          measured::simulate_measured_run(runs[k], configs[k], prepared[k], mc, options.replay)
+          measured::simulate_measured_run(runs[k], configs[k], prepared[k],
+                                          hooks.at(run_base[k]), options.replay)
               .metrics);
     };
     loop.accept = [&](int64_t i, std::string&& bytes) {

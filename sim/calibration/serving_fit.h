@@ -37,6 +37,15 @@ struct ServingFitOptions {
   // a term that the runs cannot identify at its datasheet value instead of letting it wander.
   double prior_weight = 0;
   std::map<std::string, double> prior;  // θ_prior per parameter (absent: the starting value)
+  // A joint fit over several GPUs: kernel terms per GPU (the run deployment's "gpu" key). A run on
+  // a GPU listed here is simulated from that profile, with the fitted parameters (shared by every
+  // run: host terms of one engine release) on top, instead of from `base`. Empty = `base` for all.
+  std::map<std::string, hardware::Calibration> base_by_gpu;
+  // Leave out of the fit every run whose replay at the starting parameters preempts (the
+  // simulated KV cache overflows): there the prediction is set by the preemption dynamics, not by
+  // the per-step and per-request terms being fitted, and a run the simulator gets several times
+  // wrong in that regime would set the host terms of all the others (docs/validation.md §6).
+  bool skip_preempting_runs = false;
 };
 
 struct ServingFit {
@@ -67,7 +76,7 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
 // version, weight format, highest open-loop rate and closed-loop concurrency.
 hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs);
 
-// The weight format of a run's deployment: "fp8" under --quantization fp8, else "bf16".
+// The weight format of a run's deployment: its --quantization ("fp8", "mxfp4"), else "bf16".
 std::string dtype_of(const measured::MeasuredRun& run);
 
 // A measured::Calibration (the replay hook) that simulates with `c` applied to the deployment.

@@ -130,9 +130,15 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
                       std::to_string(config.pipeline_parallel_size) + " exceeds the " +
                       std::to_string(d.model.num_layers) + " layers of " + d.model.name);
   }
-  if (!config.quantization.empty() && config.quantization != "fp8") {
+  if (!config.quantization.empty() && config.quantization != "fp8" &&
+      config.quantization != "mxfp4") {
     throw ConfigError("--quantization: '" + config.quantization +
-                      "' is not supported; expected 'fp8' (or leave it unset for the model dtype)");
+                      "' is not supported; expected 'fp8' or 'mxfp4' (or leave it unset for the "
+                      "checkpoint's own format)");
+  }
+  if (config.quantization == "mxfp4" && !d.model.is_moe()) {
+    throw ConfigError("--quantization mxfp4: " + d.model.name +
+                      " has no MoE experts (vLLM's MXFP4 quantizes the FusedMoE layers only)");
   }
   static const char* kKvDtypes[] = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"};
   if (std::find(std::begin(kKvDtypes), std::end(kKvDtypes), config.kv_cache_dtype) ==
@@ -176,7 +182,7 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
     q.model = config.model;
     q.tensor_parallel_size = d.tensor_parallel_size;
     q.pipeline_parallel_size = d.pipeline_parallel_size;
-    q.dtype = d.quantization == "fp8" ? "fp8" : "bf16";
+    q.dtype = d.weight_format().empty() ? "bf16" : d.weight_format();
     q.request_rate = config.workload.request_rate;
     q.max_concurrency = config.max_concurrency;
     p.basis = hardware::classify_prediction(p.calibration_source.empty() ? nullptr : &d.calibration,

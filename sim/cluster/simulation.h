@@ -40,7 +40,7 @@ struct SimulationConfig {
   int gpus_per_node = 8;               // --gpus-per-node: GPUs per node for the placement
   std::string inter_node_link;         // --inter-node-link: network catalog name or JSON path
                                        //   ("" = the GPU's usual network, hardware/topology.h)
-  std::string quantization;            // --quantization: "" or "fp8"
+  std::string quantization;            // --quantization: "", "fp8" or "mxfp4"
   std::string kv_cache_dtype = "auto"; // --kv-cache-dtype: auto | fp8
   bool enforce_eager = false;          // --enforce-eager
   EngineConfig engine;                 // scheduler and cache flags

@@ -1012,9 +1012,10 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
     const std::string gpu = cell("gpu") == "h100" ? "h100-sxm" : cell("gpu") == "h200" ? "h200" : "";
     if (!gpu.empty()) dep.set("gpu", gpu, at + " (gpu)");
     dep.set("tensor_parallel_size", tp, at + " (tp)");
-    // FP8 weights; gpt-oss's MXFP4 experts are approximated by fp8 (one byte per weight): the
-    // simulator has no 4-bit format (docs/validation.md).
-    if (precision == "fp8" || precision == "fp4") dep.set("quantization", "fp8", at + " (precision)");
+    // FP8 weights; "fp4" is gpt-oss's own checkpoint format, MXFP4 experts (its config.json
+    // quantization_config, models/catalog/gpt-oss-120b.json), which vLLM detects by itself.
+    if (precision == "fp8") dep.set("quantization", "fp8", at + " (precision)");
+    if (precision == "fp4") dep.set("quantization", "mxfp4", at + " (precision: MXFP4 checkpoint)");
     // The recipe's "≈ --max-num-seqs = CONC" and max-model-len (README): the client never has
     // more than CONC requests outstanding, so a larger value would not change the schedule.
     dep.set("max_num_seqs", conc, path + " README (max-num-seqs = CONC)");

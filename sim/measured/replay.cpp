@@ -217,7 +217,8 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
     q.model = config.model;
     q.tensor_parallel_size = prepared.deployment.tensor_parallel_size;
     q.pipeline_parallel_size = prepared.deployment.pipeline_parallel_size;
-    q.dtype = prepared.deployment.quantization == "fp8" ? "fp8" : "bf16";
+    q.dtype = prepared.deployment.weight_format().empty() ? "bf16"
+                                                           : prepared.deployment.weight_format();
     q.engine_version = run.deployment.engine_version.empty() ? std::string("unrecorded")
                                                              : run.deployment.engine_version;
     q.request_rate = run.request_rate;

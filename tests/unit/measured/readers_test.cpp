@@ -508,7 +508,9 @@ TEST_CASE("inferencex: the summary CSV gives 85 closed-loop runs with the recipe
     REQUIRE(!r.has_start_times);
     REQUIRE(r.num_prompts == 10 * r.max_concurrency);
     REQUIRE(r.requests.size() == static_cast<size_t>(r.num_prompts));
-    REQUIRE(r.deployment.config["quantization"] == "fp8");
+    // FP8 Llama; gpt-oss ("fp4") is its MXFP4 checkpoint.
+    REQUIRE(r.deployment.config["quantization"] ==
+            (r.label.rfind("gpt-oss", 0) == 0 ? "mxfp4" : "fp8"));
     REQUIRE(r.deployment.config["max_num_batched_tokens"] == 8192);
     REQUIRE(r.deployment.config["enable_prefix_caching"] == false);
     REQUIRE(r.metrics.count("mean_tpot_ms") == 1);

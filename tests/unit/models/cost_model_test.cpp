@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/deployment.h"
+#include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "tests/unit/models/hand_specs.h"
 
@@ -359,6 +360,37 @@ TEST_CASE("fp8 weights halve a memory-bound decode's linear time", "[models][cos
   const double b = IdealCostModel(dp).estimate(prefill(8192)).linear_s;
   dp.quantization = "fp8";
   CHECK_THAT(IdealCostModel(dp).estimate(prefill(8192)).linear_s, WithinRel(b * 989 / 1979, 1e-3));
+}
+
+TEST_CASE("MXFP4 experts: a decode streams 4.25 bits per expert weight", "[models][cost]") {
+  // In details: gpt-oss-120b's config.json says quantization_config.quant_method = "mxfp4"; vLLM
+  // then stores the routed experts in MXFP4 (32 E2M1 values + one E8M0 scale: 4.25 bits) and every
+  // other weight in bf16. At batch 1 a decode touches exactly top-k = 4 experts per layer.
+  // Expectations: against the same model with all weights in bf16, the ideal linear time of a
+  // batch-1 decode at TP2 drops by exactly 36 layers · 4 experts · 3·2880·1440 weights ·
+  // (2 − 0.53125) bytes / 3.35 TB/s; attention stays bf16 (linear time of fp8 is lower); the
+  // linear layers run at the bf16 peak (w4a16 on Hopper).
+  Deployment d = deploy(load_model("gpt-oss-120b"), 2);
+  REQUIRE(d.model.checkpoint_quantization == "mxfp4");
+  CHECK(d.weight_format() == "mxfp4");
+  CHECK(kMxfp4BytesPerWeight == 0.53125);
+  CHECK(d.expert_weight_bytes_per_param() == 0.53125);
+  CHECK(d.weight_bytes_per_param() == 2);
+  CHECK(d.linear_compute_dtype() == "bf16");
+  const StepCost mx = IdealCostModel(d).estimate(decode(1, 100));
+  Deployment bf = d;
+  bf.model.checkpoint_quantization.clear();
+  CHECK(bf.weight_format().empty());
+  const StepCost b = IdealCostModel(bf).estimate(decode(1, 100));
+  const double saved = 36.0 * 4 * 3 * 2880 * 1440 * (2 - 0.53125) / 3.35e12;
+  CHECK_THAT(b.linear_s - mx.linear_s, WithinRel(saved, 1e-6));
+  CHECK(mx.lm_head_s == b.lm_head_s);
+  // --quantization fp8 overrides the checkpoint: every linear weight in one byte.
+  Deployment f = d;
+  f.quantization = "fp8";
+  CHECK(f.weight_format() == "fp8");
+  CHECK(f.expert_weight_bytes_per_param() == 1);
+  CHECK(f.weight_bytes_per_param() == 1);
 }
 
 TEST_CASE("pipeline parallel: stages summed plus (PP−1) send/recv", "[models][cost]") {

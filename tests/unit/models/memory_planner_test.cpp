@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "tests/unit/models/hand_specs.h"
 
@@ -212,6 +213,22 @@ TEST_CASE("memory plan: bad options are ConfigErrors", "[models][memory]") {
   o = options(8192, 256);
   o.block_size = 0;
   CHECK_THROWS_AS(plan_memory(d, o), ConfigError);
+}
+
+TEST_CASE("MXFP4 experts: weights per rank at 4.25 bits per expert weight", "[models][memory]") {
+  // Expectations: gpt-oss-120b (MXFP4 checkpoint) holds exactly 36 · 128 · 3·2880·2880/TP expert
+  // weights per rank × (2 − 0.53125) bytes fewer than the same model in bf16; nothing else changes.
+  // (At TP4: in bf16 the model does not fit on two H100s.)
+  Deployment d = deploy(load_model("gpt-oss-120b"), testing::h100_sxm(), 4);
+  Deployment bf = d;
+  bf.model.checkpoint_quantization.clear();
+  const double experts = 36.0 * 128 * 3 * 2880 * 2880 / 4;
+  CHECK_THAT(plan_memory(bf, options(8192, 64)).weight_bytes -
+                 plan_memory(d, options(8192, 64)).weight_bytes,
+             WithinRel(experts * (2 - 0.53125), 1e-9));
+  // About 30 GiB per rank at TP2 (in bf16 it would be about 109 GiB: more than an H100 has).
+  d.tensor_parallel_size = 2;
+  CHECK(plan_memory(d, options(8192, 64)).weight_bytes / kGiB == Approx(30.4).margin(0.5));
 }
 
 }  // namespace
