@@ -11,7 +11,7 @@ SaturationCheck check_saturation(const SimulationConfig& config, const Simulatio
   SaturationCheck s;
   s.offered_rps = config.workload.request_rate;
   s.achieved_rps = result.metrics.request_throughput;
-  if (!std::isfinite(s.offered_rps) || config.max_concurrency > 0) return s;
+  if (config.max_concurrency > 0) return s;  // closed loop: the client waits, no queue can grow
   // (send time, TTFT) of the measured completed requests, in send order.
   std::vector<std::pair<int64_t, double>> sent;
   for (const auto& r : result.records) {
@@ -20,6 +20,13 @@ SaturationCheck check_saturation(const SimulationConfig& config, const Simulatio
   }
   if (sent.size() < 8) return s;
   std::sort(sent.begin(), sent.end());
+  if (!std::isfinite(s.offered_rps)) {
+    // No rate was asked for: a trace replayed at its recorded times (or every request at t=0).
+    // The offered rate is the one its send times carry.
+    const double span_s = double(sent.back().first - sent.front().first) * 1e-9;
+    if (span_s <= 0) return s;
+    s.offered_rps = double(sent.size() - 1) / span_s;
+  }
   const size_t q = sent.size() / 4;
   double early = 0, late = 0;
   for (size_t i = 0; i < q; ++i) {

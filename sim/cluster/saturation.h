@@ -18,9 +18,9 @@
 namespace servesim::sim {
 
 struct SaturationCheck {
-  bool applicable = false;  // open loop with a finite rate and >= 8 measured completions
+  bool applicable = false;  // open loop (a rate, or a trace's recorded times), >= 8 completions
   bool saturated = false;
-  double offered_rps = 0;   // --request-rate
+  double offered_rps = 0;   // --request-rate; without one, (n - 1) / the measured send-time span
   double achieved_rps = 0;  // completed / duration (vLLM's request_throughput)
   double early_ttft_ms = 0; // mean TTFT of the first quarter of measured requests
   double late_ttft_ms = 0;  // ... of the last quarter

@@ -3,10 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
 
+#include "sim/cluster/saturation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/planning/knee.h"
 
@@ -162,6 +164,25 @@ TEST_CASE("saturation rule on synthetic FIFO runs", "[planning][saturation]") {
     CHECK_FALSE(c.applicable);
     CHECK_FALSE(c.saturated);
   }
+}
+
+TEST_CASE("simulate's overload warning covers a trace replayed at its recorded times", "[planning][saturation]") {
+  // No --request-rate (a trace): the offered rate is (n - 1) / send span = 10/s from the records.
+  sim::SimulationConfig cfg;
+  cfg.workload.request_rate = std::numeric_limits<double>::infinity();
+  sim::SimulationResult overloaded;
+  overloaded.records = fifo_run(400, 10, 0.2);  // mu = 5/s: the queue grows by 5 requests/s
+  overloaded.metrics.request_throughput = 5;
+  const sim::SaturationCheck c = sim::check_saturation(cfg, overloaded);
+  CHECK(c.applicable);
+  CHECK(c.saturated);
+  CHECK_THAT(c.offered_rps, Catch::Matchers::WithinRel(10.0, 1e-6));
+  sim::SimulationResult stable;
+  stable.records = fifo_run(400, 10, 0.09);
+  CHECK_FALSE(sim::check_saturation(cfg, stable).saturated);
+  // Every request at t = 0 (--request-rate inf): no send span, no verdict.
+  for (auto& r : overloaded.records) r.arrival = SimTime::from_ns(0);
+  CHECK_FALSE(sim::check_saturation(cfg, overloaded).applicable);
 }
 
 TEST_CASE("saturation rule on real runs far below and far above capacity", "[planning][saturation]") {
