@@ -131,10 +131,12 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     //      of either sign and as large as the host terms), nor the other way round.
     const std::string line = host_line_of(runs[members.front()], configs[members.front()]);
     g.host_line = line;
+    // A named copy: clang < 16 cannot capture a structured binding in a lambda.
+    const auto& left_out = group;
     auto select = [&](bool same_gpu_only) {
       std::vector<size_t> picked;
       for (size_t i = 0; i < runs.size(); ++i) {
-        if (group_of(runs[i]) == group) continue;
+        if (group_of(runs[i]) == left_out) continue;
         if (line == "?" || host_line_of(runs[i], configs[i]) != line) continue;
         const std::string gpu = gpu_of(runs[i]);
         if (same_gpu_only ? gpu != g.gpu : !options.measured_kernel_gpus.count(gpu)) continue;
