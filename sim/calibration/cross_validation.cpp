@@ -1,6 +1,8 @@
 #include "sim/calibration/cross_validation.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -35,6 +37,43 @@ constexpr size_t kMinFitRuns = 2;
 std::string version_of(const measured::MeasuredRun& run) {
   return run.deployment.engine_version.empty() ? std::string("?") : run.deployment.engine_version;
 }
+
+namespace {
+
+// "0.11 async" -> "async"; "0.8 V0" -> "V0".
+std::string engine_path_of(const std::string& line) {
+  const size_t sp = line.find(' ');
+  return sp == std::string::npos ? line : line.substr(sp + 1);
+}
+
+// "0.11 async" -> 0.11 as minor number 11 (major·1000 + minor), for the distance between lines.
+double line_number(const std::string& line) {
+  const size_t dot = line.find('.');
+  if (dot == std::string::npos) return 0;
+  return 1000.0 * std::atof(line.substr(0, dot).c_str()) + std::atof(line.c_str() + dot + 1);
+}
+
+// The other host line on `line`'s engine path nearest to it in release (|Δ minor|, ties by
+// name) among the runs `eligible` accepts; "" when there is none.
+std::string nearest_line(const std::vector<measured::MeasuredRun>& runs,
+                         const std::vector<sim::SimulationConfig>& configs, const std::string& line,
+                         const std::function<bool(size_t)>& eligible) {
+  std::string best;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (!eligible(i)) continue;
+    const std::string other = host_line_of(runs[i], configs[i]);
+    if (other == line || other == "?" || engine_path_of(other) != engine_path_of(line)) continue;
+    const double d = std::abs(line_number(other) - line_number(line));
+    if (d < best_distance || (d == best_distance && other < best)) {
+      best_distance = d;
+      best = other;
+    }
+  }
+  return best;
+}
+
+}  // namespace
 
 std::string gpu_of(const measured::MeasuredRun& run) {
   return run.deployment.config.value("gpu", std::string("?"));
@@ -126,29 +165,54 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     //   2. else, when g's GPU has measured kernel terms, the other groups on g's host line of
     //      every GPU with measured kernel terms: a joint fit, each run from its own GPU's kernel
     //      terms (base_by_gpu), the host terms shared;
-    //   3. else the datasheet. Host terms fitted against measured kernels, applied over a GPU's
+    //   3. else the nearest other release line on the same engine path (V0, V1 sync, V1 async:
+    //      engine_path_of), chosen by 1 and 2 as if it were g's line — a transfer across
+    //      releases, labelled so. The engine path changes the host loop (V0's scheduler, async
+    //      overlap) far more than a release does within a path (§6: V0 host terms on a V1
+    //      group were 2-3x worse than none);
+    //   4. else, when g's GPU has measured kernel terms, those with the catalog's host terms
+    //      ("kernel terms only");
+    //   5. else the datasheet. Host terms fitted against measured kernels, applied over a GPU's
     //      unmeasured datasheet efficiencies, are not a consistent model (the datasheet's error is
     //      of either sign and as large as the host terms), nor the other way round.
     const std::string line = host_line_of(runs[members.front()], configs[members.front()]);
     g.host_line = line;
     // A named copy: clang < 16 cannot capture a structured binding in a lambda.
     const auto& left_out = group;
-    auto select = [&](bool same_gpu_only) {
-      std::vector<size_t> picked;
-      for (size_t i = 0; i < runs.size(); ++i) {
-        if (group_of(runs[i]) == left_out) continue;
-        if (line == "?" || host_line_of(runs[i], configs[i]) != line) continue;
-        const std::string gpu = gpu_of(runs[i]);
-        if (same_gpu_only ? gpu != g.gpu : !options.measured_kernel_gpus.count(gpu)) continue;
-        picked.push_back(i);
+    const bool measured_gpu = options.measured_kernel_gpus.count(g.gpu) > 0;
+    // Rules 1 and 2 on host line `on`: the runs of other groups on it.
+    bool joint = false;
+    auto pick_on = [&](const std::string& on) {
+      auto select = [&](bool same_gpu_only) {
+        std::vector<size_t> picked;
+        for (size_t i = 0; i < runs.size(); ++i) {
+          if (group_of(runs[i]) == left_out || on == "?" ||
+              host_line_of(runs[i], configs[i]) != on) {
+            continue;
+          }
+          const std::string gpu = gpu_of(runs[i]);
+          if (same_gpu_only ? gpu != g.gpu : !options.measured_kernel_gpus.count(gpu)) continue;
+          picked.push_back(i);
+        }
+        return picked;
+      };
+      std::vector<size_t> picked = select(true);
+      joint = false;
+      if (picked.size() < kMinFitRuns && measured_gpu) {
+        picked = select(false);
+        joint = true;
       }
       return picked;
     };
-    std::vector<size_t> picked = select(true);
-    bool joint = false;
-    if (picked.size() < kMinFitRuns && options.measured_kernel_gpus.count(g.gpu)) {
-      picked = select(false);
-      joint = true;
+    std::vector<size_t> picked = pick_on(line);
+    std::string other_line;  // rule 3: the release line the host terms were transferred from
+    if (picked.size() < kMinFitRuns && line != "?") {
+      other_line = nearest_line(runs, configs, line, [&](size_t i) {
+        const std::string gpu = gpu_of(runs[i]);
+        return group_of(runs[i]) != left_out &&
+               (gpu == g.gpu || (measured_gpu && options.measured_kernel_gpus.count(gpu)));
+      });
+      if (!other_line.empty()) picked = pick_on(other_line);
     }
     std::vector<measured::MeasuredRun> train;
     std::vector<sim::SimulationConfig> train_cfg;
@@ -193,6 +257,14 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
       g.basis = "fitted on " + std::to_string(fitted.size()) + " other group(s)" +
                 (joint ? " of " + std::to_string(gpus.size()) + " other GPU(s) (joint)"
                        : std::string(" of this GPU"));
+      if (!other_line.empty()) {
+        g.basis = "transferred from vLLM " + other_line + ": " + g.basis + " (no other group on vLLM " +
+                  line + ")";
+      }
+    } else if (measured_gpu && !base.parameters.empty()) {
+      g.profile = base;  // rule 4: the measured kernel terms, the catalog's host terms
+      g.basis = "kernel terms only (no other group on vLLM " + line + ")";
+      g.fitted_groups.clear();
     } else {
       g.profile = hardware::Calibration{};
       g.basis = options.measured_kernel_gpus.count(g.gpu)
@@ -233,7 +305,8 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
 
 void print_logo(std::ostream& out, const LogoTable& table) {
   out << "Leave-one-group-out: each group scored with host terms fitted on the OTHER groups of its "
-         "vLLM release line (any GPU; its own GPU's kernel terms) and with --calibration none; "
+         "vLLM release line (else the nearest line of its engine path; its own GPU's kernel terms) "
+         "and with --calibration none; "
          "median |error| over the group's runs\n";
   out << "(targets: mean TPOT <=10%, mean E2E <=10%, mean TTFT <=15%, P99 TTFT <=25%; "
          "each cell: calibrated / none)\n\n";

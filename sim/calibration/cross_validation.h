@@ -7,13 +7,16 @@
 // line × engine generation × async scheduling): those of g's GPU when there are at least two;
 // else, if g's GPU has measured kernel terms (measured_kernel_gpus), jointly on the line's runs of
 // every GPU with measured kernel terms, each run starting from its own GPU's kernel terms
-// (base_by_gpu: GEMM / all-reduce fits, which use no serving run). g is then scored with its GPU's
-// kernel terms + those host terms, and with `--calibration none`. Training runs whose replay
-// preempts at the starting parameters are left out of the fit (skip_preempting_runs: the
+// (base_by_gpu: GEMM / all-reduce fits, which use no serving run). When g's host line has no
+// such runs, the same two rules pick them on the nearest other release line of g's engine path
+// (V0, V1 sync or V1 async; "transferred from vLLM 0.11 sync: ..."). g is then scored with its
+// GPU's kernel terms + those host terms, and with `--calibration none`. Training runs whose
+// replay preempts at the starting parameters are left out of the fit (skip_preempting_runs: the
 // simulated KV cache overflows, and the preemption dynamics, not the host terms, set the
-// prediction); g itself is scored on all its runs. With fewer than two such runs
-// nothing can be identified: g is scored with the datasheet ("datasheet-only ..."), since kernel
-// terms without host terms fitted alongside them are not a consistent model.
+// prediction); g itself is scored on all its runs. With fewer than two such runs nothing can be
+// identified: g is scored with its GPU's measured kernel terms and the catalog's host terms
+// ("kernel terms only") when it has them, else with the datasheet ("datasheet-only ..."): host
+// terms fitted over measured kernels are not a consistent model over datasheet efficiencies.
 //
 // Scored metrics (targets, issue 7): median |error| over the group's runs of mean TPOT (≤ 10 %),
 // mean E2E (≤ 10 %), mean TTFT (≤ 15 %), P99 TTFT (≤ 25 %). A group's score is the mean of the
@@ -72,6 +75,7 @@ struct LogoGroup {
   std::vector<std::string> fitted_groups;  // the groups the profile was fitted on
   std::string host_line;                   // host_line_of the group's runs
   std::string basis;  // "fitted on N other group(s) of this GPU", "... of M other GPU(s) (joint)",
+                      // "transferred from vLLM <line>: fitted on ...", "kernel terms only (...)",
                       // "datasheet-only (...)"
   hardware::Calibration profile;           // what g was scored with
   measured::ValidationTable calibrated;    // g scored with `profile`
