@@ -143,6 +143,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
           "memory_efficiency must be in (0, 1], got " + std::to_string(opts_.memory_efficiency));
   require(opts_.compute_ramp_tokens >= 0 && opts_.op_latency_s >= 0 &&
               opts_.step_overhead_s >= 0 && opts_.per_seq_overhead_s >= 0 &&
+                  opts_.per_prefill_token_overhead_s >= 0 &&
               opts_.host_step_s >= 0 && opts_.host_per_seq_s >= 0 &&
               opts_.host_per_prefill_token_s >= 0 && opts_.host_per_sampled_token_s >= 0,
           "ramp, latency and overheads must be >= 0");
@@ -490,7 +491,8 @@ double RooflineCostModel::lm_head_s(double rows) const {
 void RooflineCostModel::add_overheads(const BatchShape& shape, StepCost& c) const {
   c.overhead_s = opts_.step_overhead_s +
                  opts_.per_seq_overhead_s *
-                     static_cast<double>(shape.prefill_seqs + shape.decode_seqs);
+                     static_cast<double>(shape.prefill_seqs + shape.decode_seqs) +
+                 opts_.per_prefill_token_overhead_s * static_cast<double>(shape.prefill_tokens);
   c.host_s = opts_.host_step_s +
              opts_.host_per_seq_s * static_cast<double>(shape.prefill_seqs + shape.decode_seqs) +
              opts_.host_per_prefill_token_s * static_cast<double>(shape.prefill_tokens) +

@@ -58,6 +58,10 @@ struct RooflineOptions {
   // step whatever the scheduling mode, so an old profile keeps its meaning.
   double step_overhead_s = 0;        // per step (scheduler, launch, sampling), s
   double per_seq_overhead_s = 0;     // per scheduled sequence per step, s
+  // per prompt token computed in the step, s: the prefill work no kernel table times (RMSNorm,
+  // RoPE, SiLU·mul, residual adds, activation quantisation, KV-cache writes scale with tokens and
+  // are charged only op_latency_s each; docs/validation.md §4a). 0 unless calibrated.
+  double per_prefill_token_overhead_s = 0;
   // Host terms (StepCost::host_s), each with a cause; overlapped with the GPU under async
   // scheduling:
   double host_step_s = 0;              // per step: schedule(), update_from_output(), launch

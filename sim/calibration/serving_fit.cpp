@@ -23,6 +23,7 @@ const std::map<std::string, ParamSpec>& param_specs() {
   static const std::map<std::string, ParamSpec> s = {
       {"step_overhead_s", {1e-3, 0, 0.05, 1e-3}},
       {"per_seq_overhead_s", {1e-3, 0, 1e-3, 1e-5}},
+      {"per_prefill_token_overhead_s", {1e-6, 0, 1e-4, 1e-6}},
       {"client_ttft_overhead_s", {1e-3, 0, 2.0, 5e-3}},
       {"op_latency_s", {1e-3, 0, 1e-4, 6e-6}},
       {"link_latency_s", {1e-3, 0, 1e-4, 5e-6}},
@@ -109,7 +110,8 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   for (const std::string& p : options.parameters) {
     if (!param_specs().count(p)) {
       throw ConfigError("--fit: '" + p + "' cannot be fitted to serving runs; expected some of " +
-                        "step_overhead_s, per_seq_overhead_s, client_ttft_overhead_s, " +
+                        "step_overhead_s, per_seq_overhead_s, per_prefill_token_overhead_s, " +
+                        "client_ttft_overhead_s, " +
                         "op_latency_s, link_latency_s, compute_efficiency, memory_efficiency, " +
                         "compute_ramp_tokens, host_step_s, host_per_seq_s, " +
                         "host_per_prefill_token_s, host_per_sampled_token_s, " +

@@ -427,6 +427,16 @@ TEST_CASE("overheads: per step plus per scheduled sequence", "[models][cost]") {
   CHECK(make_cost_model(d)->estimate(s).total_s == c.total_s);
   d.ideal = true;
   CHECK(make_cost_model(d)->estimate(s).overhead_s == 0);
+  // A calibrated per-prefill-token term adds 100 prompt tokens x 6 us = 0.6 ms, serially, and
+  // leaves a decode-only step as it was.
+  d.ideal = false;
+  d.calibration.parameters["per_prefill_token_overhead_s"] = {6e-6, 0};
+  const StepCost p = make_cost_model(d)->estimate(s);
+  CHECK_THAT(p.overhead_s, WithinRel(3e-3 + 12 * 1e-5 + 100 * 6e-6, 1e-12));
+  CHECK_THAT(p.total_s - c.total_s, WithinRel(100 * 6e-6, 1e-9));
+  const BatchShape decode_only = decode(10, 100);
+  CHECK_THAT(make_cost_model(d)->estimate(decode_only).overhead_s,
+             WithinRel(3e-3 + 10 * 1e-5, 1e-12));
 }
 
 TEST_CASE("cost model: bad options are ConfigErrors", "[models][cost]") {
