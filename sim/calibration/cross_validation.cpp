@@ -236,7 +236,32 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     bool fitted_ok = false;
     if (train.size() >= kMinFitRuns) {
       try {
-        fit = fit_serving(train, train_cfg, base, fit_options);
+        // Fit; while a term is not identified by the training runs (below min_t_stat standard
+        // errors from 0, or a singular Jacobian), drop the least identified one (it keeps its
+        // base / catalog value) and fit the rest again.
+        for (;;) {
+          fit = fit_serving(train, train_cfg, base, fit_options);
+          double worst = 0;
+          size_t worst_k = 0;
+          for (size_t k = 0; k < fit_options.parameters.size(); ++k) {
+            const auto& v = fit.calibration.parameters.at(fit_options.parameters[k]);
+            if (!(v.value > 0)) continue;  // at its lower bound 0: adds nothing
+            const double ratio = std::isfinite(v.std_error)
+                                     ? v.std_error / v.value
+                                     : std::numeric_limits<double>::infinity();
+            if (ratio > worst) {
+              worst = ratio;
+              worst_k = k;
+            }
+          }
+          if (options.min_t_stat <= 0 || fit_options.parameters.size() <= 1 ||
+              worst * options.min_t_stat <= 1) {
+            break;
+          }
+          g.dropped_parameters.push_back(fit_options.parameters[worst_k]);
+          fit_options.parameters.erase(fit_options.parameters.begin() +
+                                       static_cast<std::ptrdiff_t>(worst_k));
+        }
         fitted_ok = fit.calibration.fit_set.size() >= kMinFitRuns;
       } catch (const ConfigError&) {
         fitted_ok = false;  // every training run preempts: nothing left to fit on
@@ -360,6 +385,7 @@ nlohmann::ordered_json to_json(const LogoTable& table) {
     e["profile_parameters"] = params;
     e["profile_std_errors"] = errors;
     if (!std::isnan(g.fit_rms_pct)) {
+      e["dropped_unidentified_parameters"] = g.dropped_parameters;
       e["fit_rms_pct"] = g.fit_rms_pct;
       e["fit_runs"] = g.fit_runs;
       e["fit_skipped_preempting_runs"] = g.fit_skipped_runs;

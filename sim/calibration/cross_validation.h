@@ -66,6 +66,10 @@ struct LogoOptions {
   // their own): the only ones a joint fit across GPUs uses or serves.
   std::set<std::string> measured_kernel_gpus;
   int jobs = 0;                                           // threads for scoring (fit.jobs for fits)
+  // A fitted term must lie at least this many standard errors above 0 (t statistic) to be kept:
+  // otherwise the training runs do not identify it, and it is dropped (left at its base or
+  // catalog value) and the others are fitted again, least identified first. 0 = keep every term.
+  double min_t_stat = 2.0;
 };
 
 struct LogoGroup {
@@ -85,6 +89,7 @@ struct LogoGroup {
   double fit_rms_pct = std::numeric_limits<double>::quiet_NaN();  // the fit's rms error on its runs
   size_t fit_runs = 0;          // training runs the fit used
   size_t fit_skipped_runs = 0;  // training runs left out because they preempt (see below)
+  std::vector<std::string> dropped_parameters;  // terms the training runs did not identify
 };
 
 struct LogoTable {

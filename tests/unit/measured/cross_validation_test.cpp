@@ -254,6 +254,17 @@ TEST_CASE("leave-one-group-out on every measured run: a fitted profile is never 
     INFO(g["group"].get<std::string>() << ": calibrated " << g["calibrated_score_pct"] << "%, none "
                                        << g["uncalibrated_score_pct"] << "%");
     CHECK(g["calibrated_score_pct"].get<double>() <= g["uncalibrated_score_pct"].get<double>());
+    // Every fitted term kept lies at least LogoOptions::min_t_stat (2) standard errors above 0;
+    // the others were dropped and refitted without (listed in dropped_unidentified_parameters).
+    if (g.contains("dropped_unidentified_parameters")) {
+      for (const auto& [name, value] : g["profile_parameters"].items()) {
+        const double se = g["profile_std_errors"][name].get<double>();
+        const bool host_term = name.find("overhead_s") != std::string::npos;
+        if (!host_term || value.get<double>() <= 0) continue;
+        INFO(name << " = " << value << " +- " << se);
+        CHECK(value.get<double>() >= 2.0 * se);
+      }
+    }
   }
   // Every measured run in data/realdata with a deployment: 29 (docs/validation.md §3) + 85
   // InferenceX rows.
