@@ -221,7 +221,14 @@ std::optional<std::string> default_kernel_table_path(const std::string& gpu_name
   return std::nullopt;
 }
 
-std::optional<std::string> default_calibration_path(const std::string& gpu_name) {
+std::optional<std::string> default_calibration_path(const std::string& gpu_name,
+                                                    const std::string& host_line) {
+  if (!host_line.empty()) {
+    std::string dir = "vllm-" + host_line;
+    std::replace(dir.begin(), dir.end(), ' ', '-');
+    const auto line_profile = data_dir() / "hardware" / "calibration" / dir / (gpu_name + ".json");
+    if (std::filesystem::exists(line_profile)) return line_profile.string();
+  }
   const auto p = data_dir() / "hardware" / "calibration" / (gpu_name + ".json");
   if (std::filesystem::exists(p)) return p.string();
   return std::nullopt;

@@ -105,7 +105,11 @@ nlohmann::ordered_json to_json(const CalibrationDomain& d);
 CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& where);
 
 // The calibration shipped for a GPU (hardware/calibration/<gpu>.json), if any.
-std::optional<std::string> default_calibration_path(const std::string& gpu_name);
+// The profile shipped for a GPU: hardware/calibration/vllm-<line>/<gpu>.json for the engine's host
+// line ("0.11 async" -> vllm-0.11-async; host terms fitted on that line, docs/calibration.md) when
+// there is one, else hardware/calibration/<gpu>.json; nullopt when neither exists.
+std::optional<std::string> default_calibration_path(const std::string& gpu_name,
+                                                    const std::string& host_line = "");
 // The measured kernel table shipped for a GPU (hardware/kernels/<gpu>.json: a profile with only
 // "kernels"), if any.
 std::optional<std::string> default_kernel_table_path(const std::string& gpu_name);

@@ -8,6 +8,7 @@
 // runs whose path matches.
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -76,6 +77,10 @@ class ValidateCommand : public Command {
     cmd_->add_option("--logo-prior-weight", logo_prior_weight_,
                      "with --leave-one-group-out: weight of the pull toward the datasheet value per "
                      "ms of deviation (0 = none) [0]");
+    cmd_->add_option("--write-line-profiles", line_profiles_dir_,
+                     "with --leave-one-group-out: also fit the host terms of every host line on "
+                     "every GPU on all its runs and write them as DIR/vllm-<line>/<gpu>.json "
+                     "(profiles to ship in hardware/calibration; docs/calibration.md)");
     cmd_->add_option("--seeds", seeds_,
                      "Poisson replays (runs without send times): seeds averaged [3]");
     cmd_->add_option("--jobs", jobs_, "threads, 0 = all cores [0]");
@@ -143,7 +148,8 @@ class ValidateCommand : public Command {
       std::set<std::string> shipped;
       for (const auto& c : configs) {
         try {
-          if (auto p = hardware::default_calibration_path(hardware::load_gpu(c.gpu).name)) {
+          if (auto p = hardware::default_calibration_path(hardware::load_gpu(c.gpu).name,
+                                                          sim::host_line(c.engine))) {
             shipped.insert(*p);
           }
         } catch (const ConfigError&) {
@@ -250,6 +256,20 @@ class ValidateCommand : public Command {
       metrics::write_json_atomically(output_, calibration::to_json(table));
       out << "Table written to " << output_ << "\n";
     }
+    if (!line_profiles_dir_.empty()) {
+      for (const calibration::LineProfile& lp : calibration::line_profiles(runs, configs, o)) {
+        std::string dir = "vllm-" + lp.host_line;
+        std::replace(dir.begin(), dir.end(), ' ', '-');
+        const fs::path file = fs::path(line_profiles_dir_) / dir / (lp.gpu + ".json");
+        fs::create_directories(file.parent_path());
+        hardware::Calibration c = lp.profile;
+        c.fit_info["serving_fit"]["dropped_unidentified_parameters"] = lp.dropped_parameters;
+        metrics::write_json_atomically(file.string(), hardware::to_json(c));
+        out << "Host terms of vLLM " << lp.host_line << " on " << lp.gpu << " ("
+            << c.fit_set.size() << " runs) written to " << file.string()
+            << (lp.problems.empty() ? std::string() : " (degenerate fit: see fit_info)") << "\n";
+      }
+    }
     return 0;
   }
 
@@ -276,6 +296,7 @@ class ValidateCommand : public Command {
   std::vector<std::string> logo_fit_;
   double logo_prior_weight_ = 0;
   int logo_iterations_ = 8;
+  std::string line_profiles_dir_;
 };
 
 }  // namespace

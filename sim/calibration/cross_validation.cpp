@@ -22,6 +22,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 std::string pct(double v) {
   if (std::isnan(v)) return "–";
   std::ostringstream os;
@@ -91,17 +97,15 @@ std::string group_of(const measured::MeasuredRun& run) {
 
 std::string host_line_of(const measured::MeasuredRun& run, const sim::SimulationConfig& config) {
   // The release line the run is simulated with (the sidecar's or reader's vllm_version, else
-  // the recorded engine version), then what changes the host path within a line.
-  std::string line = sim::vllm_minor_version(config.engine.vllm_version);
-  if (line.empty()) line = sim::vllm_minor_version(run.deployment.engine_version);
+  // the recorded engine version), then what changes the host path within a line (sim::host_line).
+  sim::EngineConfig engine = config.engine;
+  if (sim::vllm_minor_version(engine.vllm_version).empty()) {
+    engine.vllm_version = run.deployment.engine_version;
+  }
+  const std::string line = sim::vllm_minor_version(engine.vllm_version);
   if (line.empty()) return "?";
-  const bool v0 = run.deployment.engine_version.find("V0") != std::string::npos ||
-                  sim::vllm_version(line).engine == sim::EngineGeneration::kV0;
-  if (v0) return line + " V0";
-  const bool async = config.engine.async_scheduling < 0
-                         ? sim::vllm_version(line).async_scheduling_default
-                         : config.engine.async_scheduling == 1;
-  return line + (async ? " async" : " sync");
+  if (run.deployment.engine_version.find("V0") != std::string::npos) return line + " V0";
+  return sim::host_line(engine);
 }
 
 const std::vector<std::pair<std::string, double>>& transfer_targets() {
@@ -142,6 +146,85 @@ hardware::Calibration kernel_terms(const hardware::Calibration& profile) {
     }
   }
   return k;
+}
+
+ServingFit fit_identified(const std::vector<measured::MeasuredRun>& runs,
+                          const std::vector<sim::SimulationConfig>& configs,
+                          const hardware::Calibration& base, ServingFitOptions& options,
+                          double min_t_stat, std::vector<std::string>& dropped) {
+  // While a term is not identified by the runs (below min_t_stat standard errors from 0, or a
+  // singular Jacobian), drop the least identified one (it keeps its base / catalog value) and
+  // fit the rest again.
+  for (;;) {
+    ServingFit fit = fit_serving(runs, configs, base, options);
+    double worst = 0;
+    size_t worst_k = 0;
+    for (size_t k = 0; k < options.parameters.size(); ++k) {
+      const auto& v = fit.calibration.parameters.at(options.parameters[k]);
+      if (!(v.value > 0)) continue;  // at its lower bound 0: adds nothing
+      const double ratio = std::isfinite(v.std_error) ? v.std_error / v.value
+                                                      : std::numeric_limits<double>::infinity();
+      if (ratio > worst) {
+        worst = ratio;
+        worst_k = k;
+      }
+    }
+    if (min_t_stat <= 0 || options.parameters.size() <= 1 || worst * min_t_stat <= 1) return fit;
+    dropped.push_back(options.parameters[worst_k]);
+    options.parameters.erase(options.parameters.begin() + static_cast<std::ptrdiff_t>(worst_k));
+  }
+}
+
+std::vector<LineProfile> line_profiles(const std::vector<measured::MeasuredRun>& runs,
+                                       const std::vector<sim::SimulationConfig>& configs,
+                                       const LogoOptions& options) {
+  SERVESIM_CHECK(runs.size() == configs.size(), "one config per run");
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> by_line;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string line = host_line_of(runs[i], configs[i]);
+    if (line != "?") by_line[{gpu_of(runs[i]), line}].push_back(i);
+  }
+  std::vector<LineProfile> out;
+  for (const auto& [key, members] : by_line) {
+    if (members.size() < kMinFitRuns) continue;
+    std::vector<measured::MeasuredRun> train;
+    std::vector<sim::SimulationConfig> train_cfg;
+    for (size_t i : members) {
+      train.push_back(runs[i]);
+      train_cfg.push_back(configs[i]);
+    }
+    hardware::Calibration base;
+    if (auto it = options.base_by_gpu.find(key.first); it != options.base_by_gpu.end()) {
+      base = it->second;
+    }
+    base.gpu = key.first;
+    ServingFitOptions fit_options = options.fit;
+    fit_options.skip_preempting_runs = true;
+    LineProfile lp;
+    lp.gpu = key.first;
+    lp.host_line = key.second;
+    ServingFit fit;
+    try {
+      fit = fit_identified(train, train_cfg, base, fit_options, options.min_t_stat,
+                           lp.dropped_parameters);
+    } catch (const ConfigError&) {
+      continue;  // every run preempts: nothing to fit on
+    }
+    if (fit.calibration.fit_set.size() < kMinFitRuns) continue;
+    lp.profile = fit.calibration;
+    lp.problems = fit.problems;
+    lp.profile.description =
+        "Host terms of the vLLM " + key.second + " host line on " + key.first + " (" +
+        std::to_string(fit.calibration.fit_set.size()) + " runs; fitted: " +
+        join(fit_options.parameters) +
+        (lp.dropped_parameters.empty()
+             ? std::string()
+             : "; not identified, left at the catalog value: " + join(lp.dropped_parameters)) +
+        ") over the GPU's measured kernel terms. Made by: servesim validate --leave-one-group-out "
+        "--write-line-profiles (docs/calibration.md, 'Profiles per host line').";
+    out.push_back(std::move(lp));
+  }
+  return out;
 }
 
 LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
@@ -236,32 +319,8 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     bool fitted_ok = false;
     if (train.size() >= kMinFitRuns) {
       try {
-        // Fit; while a term is not identified by the training runs (below min_t_stat standard
-        // errors from 0, or a singular Jacobian), drop the least identified one (it keeps its
-        // base / catalog value) and fit the rest again.
-        for (;;) {
-          fit = fit_serving(train, train_cfg, base, fit_options);
-          double worst = 0;
-          size_t worst_k = 0;
-          for (size_t k = 0; k < fit_options.parameters.size(); ++k) {
-            const auto& v = fit.calibration.parameters.at(fit_options.parameters[k]);
-            if (!(v.value > 0)) continue;  // at its lower bound 0: adds nothing
-            const double ratio = std::isfinite(v.std_error)
-                                     ? v.std_error / v.value
-                                     : std::numeric_limits<double>::infinity();
-            if (ratio > worst) {
-              worst = ratio;
-              worst_k = k;
-            }
-          }
-          if (options.min_t_stat <= 0 || fit_options.parameters.size() <= 1 ||
-              worst * options.min_t_stat <= 1) {
-            break;
-          }
-          g.dropped_parameters.push_back(fit_options.parameters[worst_k]);
-          fit_options.parameters.erase(fit_options.parameters.begin() +
-                                       static_cast<std::ptrdiff_t>(worst_k));
-        }
+        fit = fit_identified(train, train_cfg, base, fit_options, options.min_t_stat,
+                             g.dropped_parameters);
         fitted_ok = fit.calibration.fit_set.size() >= kMinFitRuns;
       } catch (const ConfigError&) {
         fitted_ok = false;  // every training run preempts: nothing left to fit on

@@ -104,6 +104,30 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
                               const std::vector<sim::SimulationConfig>& configs,
                               const LogoOptions& options);
 
+// A fit with the identifiability rule of LogoOptions::min_t_stat: fits `options.parameters`; while
+// one is not identified, appends it to `dropped`, removes it from `options.parameters` and refits.
+ServingFit fit_identified(const std::vector<measured::MeasuredRun>& runs,
+                          const std::vector<sim::SimulationConfig>& configs,
+                          const hardware::Calibration& base, ServingFitOptions& options,
+                          double min_t_stat, std::vector<std::string>& dropped);
+
+// The host terms of one host line on one GPU, fitted on every run of that GPU on that line (none
+// left out: this is the profile to ship, docs/calibration.md "Profiles per host line").
+struct LineProfile {
+  std::string gpu;
+  std::string host_line;                        // "0.11 async"
+  hardware::Calibration profile;                // kernel terms + host terms, fit_set, domain
+  std::vector<std::string> dropped_parameters;  // not identified (min_t_stat)
+  std::vector<std::string> problems;            // ServingFit::problems (degenerate fit)
+};
+
+// One LineProfile per (GPU, host line) with at least two runs that do not preempt, with the fit
+// options, base_by_gpu and min_t_stat of `options` (the same rules as leave_one_group_out's own
+// line fits). Deterministic.
+std::vector<LineProfile> line_profiles(const std::vector<measured::MeasuredRun>& runs,
+                                       const std::vector<sim::SimulationConfig>& configs,
+                                       const LogoOptions& options);
+
 void print_logo(std::ostream& out, const LogoTable& table);
 nlohmann::ordered_json to_json(const LogoTable& table);
 

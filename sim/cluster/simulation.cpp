@@ -162,7 +162,9 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   d.ideal = config.ideal;
   if (config.calibration != "none") {
     std::string path = config.calibration;
-    if (path.empty()) path = hardware::default_calibration_path(d.gpu.name).value_or("");
+    if (path.empty()) {
+      path = hardware::default_calibration_path(d.gpu.name, host_line(config.engine)).value_or("");
+    }
     if (!path.empty()) {
       d.calibration = hardware::load_calibration(path);
       p.calibration_source = path;
@@ -231,6 +233,16 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   ideal.ideal = true;
   p.ideal_cost = models::make_cost_model(ideal);
   return p;
+}
+
+std::string host_line(const EngineConfig& engine) {
+  const std::string line = vllm_minor_version(engine.vllm_version);
+  if (line.empty()) return "";
+  const VllmVersionInfo& v = vllm_version(line);
+  if (v.engine == EngineGeneration::kV0) return line + " V0";
+  const bool async = engine.async_scheduling < 0 ? v.async_scheduling_default
+                                                 : engine.async_scheduling == 1;
+  return line + (async ? " async" : " sync");
 }
 
 workloads::WorkloadConfig resolved_workload(const SimulationConfig& config) {

@@ -117,6 +117,12 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
                                 const models::CostModel* cost = nullptr,
                                 const FrontEndCosts* frontend = nullptr);
 
+// The engine's host line: its vLLM release line, then "V0" for a V0 release, else async scheduling
+// "async" / "sync" (the flag, else the release's default): "0.11 async", "0.8 V0"; "" when the
+// version is not X.Y. Host terms are fitted per host line (sim/calibration/cross_validation.h),
+// and a profile shipped for one (hardware::default_calibration_path) applies to it.
+std::string host_line(const EngineConfig& engine);
+
 // config.workload with the benchmark-client rules of config.engine.vllm_version filled where the
 // user left them unset (random_range_rule "", arrival_rescale ""; vllm_version.h).
 workloads::WorkloadConfig resolved_workload(const SimulationConfig& config);

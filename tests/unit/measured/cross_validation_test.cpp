@@ -272,5 +272,62 @@ TEST_CASE("leave-one-group-out on every measured run: a fitted profile is never 
   CHECK(fitted >= 13);  // 10 on their own host line, 2 from another release line, 1 kernel terms only
 }
 
+TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply to that line only",
+          "[calibration][realdata]") {
+  // hardware/calibration/vllm-0.11-async/{h100-sxm,h200}.json (validate --leave-one-group-out
+  // --write-line-profiles; domain: Llama-3.1-70B FP8, the InferenceX TPs, concurrency <= 64).
+  auto basis = [](const std::string& gpu, int tp, int async, const std::string& version,
+                  int concurrency) {
+    sim::SimulationConfig c;
+    c.model = "llama-3.1-70b-fp8";
+    c.quantization = "fp8";
+    c.gpu = gpu;
+    c.tensor_parallel_size = tp;
+    c.engine.vllm_version = version;
+    c.engine.async_scheduling = async;
+    c.max_concurrency = concurrency;
+    return sim::prepare_deployment(c).basis;
+  };
+  CHECK(sim::host_line(sim::EngineConfig{}) == "0.19 async");  // the default release
+  sim::EngineConfig e;
+  e.vllm_version = "0.11";
+  CHECK(sim::host_line(e) == "0.11 sync");
+  e.async_scheduling = 1;
+  CHECK(sim::host_line(e) == "0.11 async");
+  e.vllm_version = "0.7";
+  CHECK(sim::host_line(e) == "0.7 V0");
+
+  const auto h200 = basis("h200", 2, 1, "0.11", 16);
+  CHECK(h200.label == "calibrated");
+  CHECK(h200.reason.find("vllm-0.11-async/h200.json") != std::string::npos);
+  CHECK(basis("h100-sxm", 8, 1, "0.11", 64).label == "calibrated");
+  // Outside the domain: a higher concurrency than the fitted 64.
+  CHECK(basis("h100-sxm", 4, 1, "0.11", 128).label == "transferred");
+  CHECK(basis("h200", 2, 1, "0.11", 128).label == "transferred");
+  // Another host line does not take these host terms: 0.11 without async scheduling, or the
+  // default 0.19 line, fall back to the GPU's own profile (none for the H200).
+  CHECK(basis("h200", 2, 0, "0.11", 16).label == "datasheet-only");
+  CHECK(basis("h200", 2, -1, "0.19", 16).label == "datasheet-only");
+  const auto h100_sync = basis("h100-sxm", 2, 0, "0.11", 16);
+  CHECK(h100_sync.reason.find("vllm-0.11-async") == std::string::npos);
+
+  // The shipped files are what --write-line-profiles makes: host terms each >= 2 standard errors
+  // above 0 (or at 0), fitted on the InferenceX rows of that GPU only.
+  for (const char* gpu : {"h100-sxm", "h200"}) {
+    const auto path = hardware::default_calibration_path(gpu, "0.11 async");
+    REQUIRE(path);
+    const hardware::Calibration c = hardware::load_calibration(*path);
+    CHECK(c.gpu == gpu);
+    for (const char* name : {"per_seq_overhead_s", "per_prefill_token_overhead_s",
+                             "client_ttft_overhead_s"}) {
+      INFO(gpu << " " << name);
+      REQUIRE(c.get(name));
+      CHECK(c.parameters.at(name).value >= 2 * c.parameters.at(name).std_error);
+    }
+    CHECK(c.fit_set.size() >= 20);
+    for (const std::string& id : c.fit_set) CHECK(id.find("inferencex") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace servesim::calibration
