@@ -65,37 +65,46 @@ void WeightedNsSamples::add_wide(int64_t value_ns, int64_t weight) {
 
 bool WeightedNsSamples::merge_by_histogram() {
   // Step durations: millions of samples, most within a few milliseconds of the shortest. Σ
-  // weights per value in a dense array over [lo, lo + n/2) gives their distinct values and
-  // cumulative weights in one pass over the samples and one over the window, instead of a radix
-  // sort's four or five; the few longer ones (steps with a prefill) are radix-sorted apart and
-  // follow, all being larger. Memory stays within the sort's (n + n/2 + 2 · n/4 words).
+  // weights per value in a dense array over [lo, lo + window) gives their distinct values and
+  // cumulative weights in one scattered pass and one pass over the window, instead of a radix
+  // sort's four or five; the longer ones (steps with a prefill) are radix-sorted apart and follow,
+  // all being larger. The window ends at the 95th percentile of a sample of the values and spans
+  // at most n ns (32-bit sums: n/2 words), so memory stays within the sort's (2n words).
   const std::size_t n = packed_.size();
-  if (n < 64) return false;
+  if (n < 4096 || total_ >= (int64_t{1} << 32)) return false;  // 32-bit sums cannot overflow
   uint64_t lo = ~uint64_t{0};
   for (const uint64_t p : packed_) lo = std::min(lo, p >> kWeightBits);
-  const uint64_t window = n / 2;
+  std::vector<uint64_t> sample;
+  const std::size_t stride = n / 2048;
+  for (std::size_t i = 0; i < n; i += stride) sample.push_back(packed_[i] >> kWeightBits);
+  std::sort(sample.begin(), sample.end());
+  const uint64_t window =
+      std::min<uint64_t>(n, sample[sample.size() * 95 / 100] - lo + 1);
   std::size_t outside = 0;
-  for (const uint64_t p : packed_) outside += (p >> kWeightBits) - lo >= window;
-  if (outside > n / 4) return false;
   uint64_t hi = lo;
   for (const uint64_t p : packed_) {
     const uint64_t v = p >> kWeightBits;
-    if (v - lo < window) hi = std::max(hi, v);
+    if (v - lo < window) {
+      hi = std::max(hi, v);
+    } else {
+      ++outside;
+    }
   }
-  std::vector<int64_t> weight(static_cast<std::size_t>(hi - lo + 1), 0);
+  if (outside > n / 4) return false;
+  std::vector<uint32_t> weight(static_cast<std::size_t>(hi - lo + 1), 0);
   std::vector<uint64_t> rest;
   rest.reserve(outside);
   for (const uint64_t p : packed_) {  // every weight is >= 1: a value is present iff its sum > 0
     const uint64_t v = p >> kWeightBits;
     if (v - lo < window) {
-      weight[static_cast<std::size_t>(v - lo)] += static_cast<int64_t>(p & (kMaxPackedWeight - 1));
+      weight[static_cast<std::size_t>(v - lo)] += static_cast<uint32_t>(p & (kMaxPackedWeight - 1));
     } else {
       rest.push_back(p);
     }
   }
   std::vector<uint64_t>().swap(packed_);
   std::size_t d = 0;
-  for (const int64_t w : weight) d += w > 0;
+  for (const uint32_t w : weight) d += w > 0;
   {
     std::vector<uint64_t> scratch;
     radix_sort(rest, scratch, [](uint64_t x) { return x >> kWeightBits; });
@@ -112,7 +121,7 @@ bool WeightedNsSamples::merge_by_histogram() {
     distinct_.push_back(static_cast<int64_t>(lo + i));
     cumulative_.push_back(running);
   }
-  std::vector<int64_t>().swap(weight);
+  std::vector<uint32_t>().swap(weight);
   for (const uint64_t p : rest) {
     const auto value = static_cast<int64_t>(p >> kWeightBits);
     running += static_cast<int64_t>(p & (kMaxPackedWeight - 1));
