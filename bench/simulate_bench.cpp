@@ -33,8 +33,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/result_check.h"
 #include "sim/cluster/simulation.h"
 
+using servesim::bench::result_check;
 using servesim::sim::SimulationConfig;
 
 namespace {
@@ -67,42 +69,6 @@ double current_rss_bytes() {
   return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
-// FNV-1a over the bytes of the values that a simulation change would move.
-struct Hasher {
-  uint64_t h = 1469598103934665603ull;
-  void add(const void* p, size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
-  void add(double x) { add(&x, sizeof x); }
-  void add(int64_t x) { add(&x, sizeof x); }
-};
-
-uint64_t result_check(const servesim::sim::SimulationResult& r) {
-  Hasher h;
-  const auto& m = r.metrics;
-  h.add(m.completed);
-  h.add(m.failed);
-  h.add(m.duration_s);
-  h.add(m.max_output_tokens_per_s);
-  h.add(m.max_concurrent_requests);
-  for (const auto& [name, s] : m.summaries) {
-    h.add(name.data(), name.size());
-    h.add(s.mean_ms);
-    h.add(s.median_ms);
-    h.add(s.std_ms);
-    for (const auto& [p, v] : s.percentiles_ms) h.add(v);
-  }
-  for (const auto& s : r.replica_stats) {
-    h.add(s.steps);
-    h.add(s.busy_ns);
-    h.add(s.preemptions);
-    h.add(s.prefix_hit_tokens);
-    h.add(s.peak_used_blocks);
-    h.add(s.ideal_busy_s);
-  }
-  return h.h;
-}
 
 // Fills `c` (default-constructed) with the scenario `name`; false for an unknown name.
 bool make_scenario(const std::string& name, int64_t n, SimulationConfig& c) {

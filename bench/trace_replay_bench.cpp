@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/result_check.h"
 #include "sim/base/json_file.h"
 #include "sim/cluster/simulation.h"
 
@@ -79,9 +80,9 @@ int main(int argc, char** argv) {
   std::printf("trace %s (%s), model %s, gpu %s TP%d; median of %d runs\n\n",
               base.workload.trace.c_str(), base.workload.trace_format.c_str(), base.model.c_str(),
               base.gpu.c_str(), base.tensor_parallel_size, repeats);
-  std::printf("%10s %10s %10s %12s %10s %14s %14s %10s %10s %9s\n", "rate", "requests", "wall_s",
+  std::printf("%10s %10s %10s %12s %10s %14s %14s %10s %10s %9s  %s\n", "rate", "requests", "wall_s",
               "req_per_s", "cpu_s", "req_per_cpu_s", "sim_s_per_s", "steps", "p99_ttft",
-              "rss_MiB");
+              "rss_MiB", "check");
   for (double rate : rates) {
     SimulationConfig c = base;
     if (rate > 0) c.workload.request_rate = rate;
@@ -101,10 +102,11 @@ int main(int argc, char** argv) {
       if (p == 99) p99 = v;
     }
     const auto n = static_cast<double>(last.records.size());
-    std::printf("%10s %10.0f %10.4f %12.0f %10.4f %14.0f %14.0f %10lld %9.1fms %9.0f\n",
+    std::printf("%10s %10.0f %10.4f %12.0f %10.4f %14.0f %14.0f %10lld %9.1fms %9.0f  %016llx\n",
                 rate > 0 ? std::to_string(rate).substr(0, 6).c_str() : "recorded", n, wall,
                 n / wall, cpu, n / cpu, last.simulated_s / wall,
-                static_cast<long long>(last.replica_stats[0].steps), p99, peak_rss_mib());
+                static_cast<long long>(last.replica_stats[0].steps), p99, peak_rss_mib(),
+                static_cast<unsigned long long>(servesim::bench::result_check(last)));
   }
   return 0;
 }

@@ -6,6 +6,8 @@
 #ifndef SERVESIM_MODELS_COST_MODEL_H_
 #define SERVESIM_MODELS_COST_MODEL_H_
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "models/batch_shape.h"
@@ -39,6 +41,39 @@ class CostMemo {
   virtual ~CostMemo() = default;
 };
 
+// The steps of one decode-only batch as a function of their decode context C alone: `rows`
+// decoding sequences, all sampled, nothing prefilled (BatchShape with decode_seqs = sampled_seqs =
+// rows, decode_context_tokens = C, every other field 0). A step loop runs many such steps between
+// two events, with C growing by `rows` per step; a model whose step time has the roofline form
+//   attention(C) = layers · (max(attn_flops_per_ctx · C / compute_div,
+//                                (kv_bytes · (C + rows) + qo_bytes · rows) / memory_div) + latency)
+//   total(C)     = linear + attention(C) + lm_head + comm + overhead + host   (summed left to right)
+// fills one (CostModel::decode_series), and total_s(C) is then estimate(shape).total_s bit for bit:
+// the same operations on the same values in the same order, the C-independent parts taken from an
+// estimate of the same shape. host_s is the step's host part (StepCost::host_s), independent of C.
+struct DecodeSeries {
+  bool valid = false;  // false: the model has no such form (call estimate_memo for each step)
+  double rows = 0;
+  double layers = 0;
+  double attn_flops_per_ctx = 0;
+  double compute_div = 0;  // peak FLOP/s · compute efficiency
+  double kv_bytes = 0;     // per token of context or of the batch
+  double qo_bytes = 0;     // per token of the batch
+  double memory_div = 0;   // bandwidth · memory efficiency
+  double latency = 0;
+  double linear_s = 0, lm_head_s = 0, comm_s = 0, overhead_s = 0, host_s = 0;
+
+  double attention_s(int64_t context) const {
+    const double c = static_cast<double>(context);
+    const double compute = attn_flops_per_ctx * c / compute_div;
+    const double bytes = kv_bytes * (c + rows) + qo_bytes * rows;
+    return layers * (std::max(compute, bytes / memory_div) + latency);
+  }
+  double total_s(int64_t context) const {
+    return linear_s + attention_s(context) + lm_head_s + comm_s + overhead_s + host_s;
+  }
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -50,6 +85,13 @@ class CostModel {
   virtual StepCost estimate_memo(const BatchShape& shape, CostMemo* memo) const {
     (void)memo;
     return estimate(shape);
+  }
+  // The decode-only steps of `rows` sequences (DecodeSeries); invalid when the model's step time
+  // has no such form. `memo` as for estimate_memo(). REQUIRES: rows >= 1.
+  virtual DecodeSeries decode_series(int64_t rows, CostMemo* memo) const {
+    (void)rows;
+    (void)memo;
+    return {};
   }
 };
 

@@ -563,6 +563,33 @@ StepCost RooflineCostModel::estimate_memo(const BatchShape& shape, CostMemo* mem
   return c;
 }
 
+DecodeSeries RooflineCostModel::decode_series(int64_t rows, CostMemo* memo) const {
+  BatchShape shape;
+  shape.decode_seqs = rows;
+  shape.sampled_seqs = rows;
+  // Everything but attention depends on the row count alone: taken from the estimate itself.
+  const StepCost c = estimate_memo(shape, memo);
+  DecodeSeries d;
+  d.valid = true;
+  d.rows = static_cast<double>(rows);
+  // attention_s() with prefill_attn_work = prefill tokens = prefill context = 0: the FLOPs are
+  // attn_flops_per_work_ · (0 + C) = attn_flops_per_work_ · C, the prefill table's time at 0 work
+  // is 0 (0 + x = x), the KV read is C; the same products and quotients follow.
+  d.layers = num_layers_;
+  d.attn_flops_per_ctx = attn_flops_per_work_;
+  d.compute_div = bf16_peak_flops_ * opts_.compute_efficiency;
+  d.kv_bytes = kv_bytes_per_token_;
+  d.qo_bytes = qo_bytes_per_token_;
+  d.memory_div = bandwidth_ * opts_.memory_efficiency;
+  d.latency = opts_.op_latency_s;
+  d.linear_s = c.linear_s;
+  d.lm_head_s = c.lm_head_s;
+  d.comm_s = c.comm_s;
+  d.overhead_s = c.overhead_s;
+  d.host_s = c.host_s;
+  return d;
+}
+
 StepCost RooflineCostModel::estimate(const BatchShape& shape) const {
   if (shape.empty()) {
     return StepCost{};

@@ -153,6 +153,8 @@ class RooflineCostModel : public CostModel {
   // pipeline stages.
   std::unique_ptr<CostMemo> make_memo() const override;
   StepCost estimate_memo(const BatchShape& shape, CostMemo* memo) const override;
+  // attention_s() for a decode-only shape, split into its constants (CostModel::decode_series).
+  DecodeSeries decode_series(int64_t rows, CostMemo* memo) const override;
   // The same step split into stages and hand-offs (see PipelineStepTimes).
   PipelineStepTimes estimate_pipeline(const BatchShape& shape) const;
 

@@ -56,6 +56,9 @@ class WeightedNsSamples {
   }
   void add_wide(int64_t value_ns, int64_t weight);
   void sort_and_merge();
+  // sort_and_merge() of packed_ mostly through a dense per-value array; false (nothing done) when
+  // more than a quarter of the values lie n/2 ns or more above the smallest.
+  bool merge_by_histogram();
   double at_seconds(int64_t k) const;  // k-th order statistic (0-based) of the expanded list
 
   bool packed_mode_ = true;

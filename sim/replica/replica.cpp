@@ -372,7 +372,116 @@ void Replica::schedule_waiting() {
   }
 }
 
+namespace {
+
+// SimTime::from_seconds_ceil(s) without the library call: for s within the clock's range,
+// x = s·1e9 − 1e-6 is below 2^63 in magnitude, so truncating it and adding 1 when that fell short
+// of x is ceil(x), exactly. Outside the range, from_seconds_ceil reports the error.
+SimTime duration_ceil(double s) {
+  if (!(s >= -SimTime::kMaxSeconds && s <= SimTime::kMaxSeconds)) {
+    return SimTime::from_seconds_ceil(s);
+  }
+  const double x = s * 1e9 - 1e-6;
+  auto ns = static_cast<int64_t>(x);
+  if (static_cast<double>(ns) < x) ++ns;
+  return SimTime::from_ns(ns);
+}
+
+}  // namespace
+
+bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
+  const int64_t n = n_decoders_;
+  // Only decoders (all of running), nothing to admit, no placeholders, one engine, and the whole
+  // batch within the budget: schedule_running_fast() gives everyone one token, schedule_waiting()
+  // has nothing to do.
+  if (n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
+      !waiting_empty() || ghost_seqs_ != 0 || pipeline_ != nullptr ||
+      n > config_.max_num_batched_tokens) {
+    return false;
+  }
+  const auto ni = static_cast<size_t>(n);
+  if (ni >= decode_cost_.size()) {
+    decode_cost_.resize(ni + 1);
+    decode_ideal_.resize(ni + 1);
+  }
+  const models::DecodeSeries& cost = decode_cost_[ni];
+  const models::DecodeSeries& ideal = decode_ideal_[ni];
+  if (cost.rows == 0) {
+    decode_cost_[ni] = cost_.decode_series(n, cost_memo_.get());
+    if (ideal_cost_ != nullptr) decode_ideal_[ni] = ideal_cost_->decode_series(n, ideal_memo_.get());
+  }
+  if (!cost.valid || (ideal_cost_ != nullptr && !ideal.valid)) return false;
+  SERVESIM_CHECK(n <= config_.max_num_seqs, "max_num_seqs exceeded");
+  const int64_t bs = config_.block_size;
+  int64_t k = step_index_;
+  auto bi = static_cast<size_t>(k % bs);
+  // No request finishes before this step's end (finishes_ does not change during the run).
+  const int64_t next_finish =
+      finishes_.empty() ? std::numeric_limits<int64_t>::max() : finishes_.top().step;
+  const double host = cost.host_s;
+  step_prefills_.clear();
+  step_decoders_ = n;
+  budget_ = config_.max_num_batched_tokens - n;
+  // The models' step times are computed ahead, a few steps at a time (up to the step in which
+  // the next request finishes): independent of one another, they pipeline, where computed one by
+  // one between the bookkeeping they would wait on each other's divisions.
+  constexpr int64_t kAhead = 8;
+  double totals[kAhead];
+  double ideals[kAhead];
+  int64_t ahead = 0;
+  int64_t used = 0;
+  for (;;) {
+    if (used == ahead) {
+      ahead = std::clamp<int64_t>(next_finish - k + 1, 1, kAhead);
+      used = 0;
+      const int64_t ctx0 = decoder_ctx_offset_ + n * k;
+      for (int64_t j = 0; j < ahead; ++j) totals[j] = cost.total_s(ctx0 + n * j);
+      if (ideal_cost_ != nullptr) {
+        for (int64_t j = 0; j < ahead; ++j) ideals[j] = ideal.total_s(ctx0 + n * j);
+      }
+    }
+    // schedule_running_fast(): the decoders whose next token starts a new block.
+    std::vector<Entry>& bucket = block_buckets_[bi];
+    size_t live = 0;
+    for (const Entry& e : bucket) {
+      const Req& r = slots_[e.slot];
+      if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
+    }
+    bucket.resize(live);
+    if (static_cast<int64_t>(live) > kv_.num_free_blocks()) return false;  // the slow path
+    for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+    step_decoder_ctx_ = decoder_ctx_offset_ + n * k;
+
+    // start_step(): the step's cost and counters.
+    const double total = totals[used];
+    const double s = async_ && chained ? std::max(total - host, host) : total;
+    const SimTime duration = std::max(SimTime::from_ns(1), duration_ceil(s));
+    step_in_flight_ = true;
+    step_end_ = sim.now() + duration;
+    step_end_queued_ = false;
+    ++stats_.steps;
+    stats_.busy_ns += duration.ns();
+    stats_.scheduled_seqs += n;
+    stats_.scheduled_tokens += n;
+    stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
+    stats_.peak_running = std::max(stats_.peak_running, n);
+    stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, n);
+    if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideals[used];
+    ++used;
+
+    // end_step(): a token for every decoder and nothing else, when nobody finishes in this step
+    // and its end is the next event.
+    if (k >= next_finish || !sim.advance_inline(step_end_)) return true;
+    step_in_flight_ = false;
+    step_log_.step_end.push_back(step_end_);
+    step_index_ = ++k;
+    if (++bi == static_cast<size_t>(bs)) bi = 0;
+    chained = true;
+  }
+}
+
 void Replica::start_step(engine::Simulator& sim, bool chained) {
+  if (run_decode_steps(sim, chained)) return;
   for (;;) {
     // Ghosts (async scheduling) were scheduled first, in vLLM's running list: their tokens come
     // out of the budget before anyone else's.

@@ -35,6 +35,16 @@
 // With async off (or no host time and no finishing requests) the step loop is exactly the
 // synchronous one.
 //
+// Decode runs. At low load most steps are alike: only decoders run, nothing waits, nothing
+// finishes, no placeholder rides along; such a step allocates the blocks its bucket asks for,
+// costs DecodeSeries::total_s(context) and emits one token per decoder. run_decode_steps() runs
+// these steps back to back, start and end, without the general scheduler, for as long as the
+// next one is still of that kind and its end would be the next event anyway
+// (Simulator::advance_inline) — the operations of start_step()/end_step() for such a step, in
+// their order, so every time, counter and sum is the same bit for bit. It stops before a step
+// whose bucket does not fit the free blocks (the general path preempts) and leaves in flight the
+// step in which the next request finishes, or whose end is not the next event.
+//
 // Ownership: the Replica keeps its in-flight request state; per-request results go to the
 // RequestRecord vector owned by the caller (indexed by request id), and the caller is told of each
 // finished or failed request through RequestObserver.
@@ -174,6 +184,9 @@ class Replica : public engine::EventHandler {
   void add_local_request(engine::Simulator& sim, const workloads::RequestSpec& spec);
   // `chained`: the step starts as the previous one ends (so async scheduling overlaps them).
   void start_step(engine::Simulator& sim, bool chained);
+  // Decode runs (see the file comment). Returns true when it leaves a step in flight, false when
+  // start_step() must schedule the next step (with `chained` set if it ran steps already).
+  bool run_decode_steps(engine::Simulator& sim, bool& chained);
   void end_step(engine::Simulator& sim);
   bool schedule_running_fast();
   void schedule_running_slow(bool& preempted);
@@ -243,6 +256,10 @@ class Replica : public engine::EventHandler {
   // The cost models' memos (CostModel::make_memo; null when a model keeps none).
   std::unique_ptr<models::CostMemo> cost_memo_;
   std::unique_ptr<models::CostMemo> ideal_memo_;
+  // The two models' decode series by decoder count, made on first use (DecodeSeries::rows == 0:
+  // not made yet).
+  std::vector<models::DecodeSeries> decode_cost_;
+  std::vector<models::DecodeSeries> decode_ideal_;
 
   metrics::StepLog step_log_;
   SimTime last_change_;  // when outstanding() last changed (for outstanding_ns)

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "models/deployment.h"
@@ -437,6 +438,45 @@ TEST_CASE("overheads: per step plus per scheduled sequence", "[models][cost]") {
   const BatchShape decode_only = decode(10, 100);
   CHECK_THAT(make_cost_model(d)->estimate(decode_only).overhead_s,
              WithinRel(3e-3 + 10 * 1e-5, 1e-12));
+}
+
+TEST_CASE("cost model: decode series equal estimate() bit for bit", "[models][cost]") {
+  // DecodeSeries::total_s(C) must be the same double as estimate() of the decode-only shape with
+  // context C (the replica's decode runs rely on it for byte-identical results): exact equality,
+  // for dense and MoE models, TP 1 and 4, the uncalibrated options with host terms and serial
+  // overheads, and the ideal model; with and without a memo.
+  std::vector<std::unique_ptr<CostModel>> models;
+  models.push_back(std::make_unique<RooflineCostModel>(deploy(llama31_8b())));
+  models.push_back(std::make_unique<RooflineCostModel>(deploy(llama31_70b(), 4)));
+  models.push_back(std::make_unique<RooflineCostModel>(deploy(mixtral_8x7b(), 2)));
+  models.push_back(std::make_unique<IdealCostModel>(deploy(llama31_8b())));
+  Deployment d = deploy(llama31_8b());
+  RooflineOptions o = RooflineOptions::from_gpu(d.gpu);
+  o.step_overhead_s = 2e-3;
+  o.per_seq_overhead_s = 1.7e-5;
+  o.host_step_s = 3.1e-3;
+  o.host_per_seq_s = 2.3e-5;
+  o.host_per_prefill_token_s = 1e-7;
+  o.host_per_sampled_token_s = 4.1e-6;
+  models.push_back(std::make_unique<RooflineCostModel>(d, o));
+  for (const auto& m : models) {
+    const std::unique_ptr<CostMemo> memo = m->make_memo();
+    for (int64_t rows : {1, 2, 7, 16, 100, 513}) {
+      for (CostMemo* mm : {static_cast<CostMemo*>(nullptr), memo.get()}) {
+        const DecodeSeries s = m->decode_series(rows, mm);
+        REQUIRE(s.valid);
+        for (int64_t ctx : {int64_t{0}, rows, rows * 1000 + 17, rows * 131071}) {
+          BatchShape shape;
+          shape.decode_seqs = rows;
+          shape.sampled_seqs = rows;
+          shape.decode_context_tokens = ctx;
+          const StepCost c = m->estimate(shape);
+          CHECK(s.total_s(ctx) == c.total_s);
+          CHECK(s.host_s == c.host_s);
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("cost model: bad options are ConfigErrors", "[models][cost]") {
