@@ -39,31 +39,56 @@ void LineReader::fail(const std::string& what) const {
   throw ConfigError(path_ + ":" + std::to_string(line_) + ": " + what);
 }
 
-std::vector<std::string> split_csv(std::string_view line) {
-  std::vector<std::string> out;
-  std::string field;
+void split_csv(std::string_view line, std::vector<std::string>& out) {
+  // Fields are assigned into out's existing strings: a streamed trace reuses their capacity
+  // instead of allocating every field of every row.
+  size_t n = 0;
+  if (line.find('"') == std::string_view::npos) {
+    // No quotes (every trace row we know): whole fields between commas, assigned at once.
+    for (;;) {
+      const size_t comma = line.find(',');
+      if (n == out.size()) out.emplace_back();
+      out[n++].assign(line.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      line.remove_prefix(comma + 1);
+    }
+    out.resize(n);
+    return;
+  }
+  auto field = [&]() -> std::string& {
+    if (n == out.size()) out.emplace_back();
+    std::string& f = out[n];
+    f.clear();
+    return f;
+  };
+  std::string* f = &field();
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quoted) {
       if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        field += '"';
+        *f += '"';
         ++i;
       } else if (c == '"') {
         quoted = false;
       } else {
-        field += c;
+        *f += c;
       }
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
-      out.push_back(std::move(field));
-      field.clear();
+      ++n;
+      f = &field();
     } else {
-      field += c;
+      *f += c;
     }
   }
-  out.push_back(std::move(field));
+  out.resize(n + 1);
+}
+
+std::vector<std::string> split_csv(std::string_view line) {
+  std::vector<std::string> out;
+  split_csv(line, out);
   return out;
 }
 

@@ -33,6 +33,8 @@ class LineReader {
 
 // Splits a CSV line on commas. Fields may be double-quoted ("a,b" stays one field; "" is a quote).
 std::vector<std::string> split_csv(std::string_view line);
+// The same into `out` (resized to the field count), reusing its strings' storage.
+void split_csv(std::string_view line, std::vector<std::string>& out);
 
 // Column index of `name` in a CSV header (exact match after trimming spaces), or -1.
 int find_column(const std::vector<std::string>& header, std::string_view name);

@@ -102,10 +102,11 @@ class CsvTrace final : public TraceReader {
   }
 
   bool next(TraceRow& row) override {
-    std::string line;
+    std::string& line = line_;
+    std::vector<std::string>& f = fields_;
     while (reader_.next(line)) {
       if (line.empty()) continue;
-      const std::vector<std::string> f = split_csv(line);
+      split_csv(line, f);
       if (f.size() != header_.size()) {
         reader_.fail(std::to_string(f.size()) + " fields; expected " +
                      std::to_string(header_.size()) + " as in the header");
@@ -134,6 +135,8 @@ class CsvTrace final : public TraceReader {
   Time time_;
   bool skip_failed_;
   std::vector<std::string> header_;
+  std::string line_;                  // the current row and its fields, kept to reuse storage
+  std::vector<std::string> fields_;
   const char* names_[3] = {};
   int cols_[3] = {};
   int64_t last_ns_ = std::numeric_limits<int64_t>::min();
