@@ -353,5 +353,22 @@ TEST_CASE("merge: part files with out-of-range or non-integer fields, damaged re
                     Contains("good.part: damaged part file (job 0's result:"));
 }
 
+// Found by fuzz_study_results: a sweep part whose job result is another job's point (here job 1's
+// stored as job 0) reached find_knee with rates out of order: an internal error (exit 1).
+TEST_CASE("merge: a sweep part holding another job's point is refused, exit 2",
+          "[distributed][fuzz]") {
+  Scratch dir("swapped_point");
+  REQUIRE(run({"sweep", "--request-rate", "5,10", "--num-prompts", "20", "--random-input-len",
+               "64", "--random-output-len", "8", "--shard", "0/1", "--part-file", dir / "p"})
+              .code == 0);
+  distributed::PartFile part = distributed::read_parts({dir / "p"}).front();
+  REQUIRE(part.results.size() == 2);
+  std::swap(part.results.at(0), part.results.at(1));
+  std::ofstream(dir / "q", std::ios::binary) << distributed::encode_part(part);
+  const CliRun r = run({"merge", dir / "q"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("sweep: job 0's stored result is not the point its index names"));
+}
+
 }  // namespace
 }  // namespace servesim

@@ -4,8 +4,8 @@
 // then does with them (tables, verdicts, JSON). First byte: 'p' plan, 'c' compare, anything else
 // sweep; the rest is one job's result (CBOR, as to_job_bytes writes it). The target runs a small
 // study of that command once per process with --shard 0/1 (so the part file and its job count
-// come from the tool itself), stores the fuzzed bytes as every job's result in a copy of that
-// part, and runs `servesim merge` on it. Exit 2 (a ConfigError: damaged input) is the contract;
+// come from the tool itself), stores the fuzzed bytes as job 0's result in a copy of that part
+// (the other jobs keep theirs), and runs `servesim merge` on it. Exit 2 (a ConfigError: damaged input) is the contract;
 // exit 1 is an internal error, a bug: the target aborts so that libFuzzer keeps the input.
 #include <cstddef>
 #include <cstdint>
@@ -74,7 +74,7 @@ std::function<void(const std::string&)> merge_with_results(const std::string& na
     std::stringstream bytes;
     bytes << in.rdbuf();
     PartFile part = part_of(name);
-    for (int64_t i = 0; i < part.jobs_total; ++i) part.results[i] = bytes.str();
+    part.results.begin()->second = bytes.str();  // job 0 (the seeds are its real result)
     const std::string part_path = path + ".part";
     std::ofstream(part_path, std::ios::binary | std::ios::trunc)
         << servesim::distributed::encode_part(part);
