@@ -11,20 +11,12 @@
 # Each fuzzer's last status line ("#N DONE cov: ... exec/s: ...") is printed: N executions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/install_missing.sh
+source scripts/install_missing.sh
 
 packages=(clang-14 libclang-rt-14-dev cmake ninja-build pkg-config libeigen3-dev libboost-graph-dev
           nlohmann-json3-dev libcli11-dev catch2)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "servesim sanitize: installing ${missing[*]}" >&2
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+install_missing sanitize "${packages[@]}"
 
 BUILD_DIR=build-asan
 launcher=()

@@ -8,6 +8,8 @@
 #               ~5 minutes the first time; without it that test is reported as skipped)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/install_missing.sh
+source scripts/install_missing.sh
 
 packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nlohmann-json3-dev
           libcli11-dev catch2 libopenmpi-dev openmpi-bin
@@ -18,17 +20,7 @@ packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nloh
           pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest python3-matplotlib
           python3-nbconvert python3-ipykernel)
 if [ "${SERVESIM_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch); fi
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "servesim setup: installing ${missing[*]}" >&2
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+install_missing setup "${packages[@]}"
 
 BUILD_DIR=${BUILD_DIR:-build}
 BUILD_TYPE=${BUILD_TYPE:-Release}

@@ -5,18 +5,12 @@
 #include "sim/base/error.h"
 
 namespace servesim::workloads {
-namespace {
-
-// The key of the conversation's token-stream block j given the key of block j − 1: a splitmix64
-// round over (previous key, conversation key, j), so chain[j] names the whole stream up to block j.
-uint64_t next_key(uint64_t previous, uint64_t session_key, uint64_t j) {
+uint64_t session_chain_key(uint64_t previous, uint64_t session_key, uint64_t j) {
   uint64_t z = previous ^ (session_key + 0x9e3779b97f4a7c15ull * (j + 1));
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
-
-}  // namespace
 
 SessionWorkload::SessionWorkload(std::unique_ptr<Dataset> bodies, ArrivalSequence starts,
                                  const SessionOptions& options,
@@ -78,7 +72,7 @@ std::optional<RequestSpec> SessionWorkload::next() {
   const uint64_t session_key = key_rng.next_u64();
   uint64_t h = session_key;
   for (int64_t j = 0; j < blocks; ++j) {
-    h = next_key(h, session_key, static_cast<uint64_t>(j));
+    h = session_chain_key(h, session_key, static_cast<uint64_t>(j));
     chain->push_back(h);
   }
   session.chain = std::move(chain);
@@ -86,7 +80,7 @@ std::optional<RequestSpec> SessionWorkload::next() {
   return make_turn(s, arrival);
 }
 
-std::optional<RequestSpec> SessionWorkload::on_done(int64_t id, SimTime now) {
+std::optional<RequestSpec> SessionWorkload::on_done(int64_t id, SimTime /*sent*/, SimTime now) {
   SERVESIM_CHECK(id >= 0 && id < size(), "on_done for an unknown request");
   const int64_t s = session_of_id_[static_cast<size_t>(id)];
   SERVESIM_CHECK(s >= 0, "on_done for a request not handed out");

@@ -52,6 +52,11 @@ struct SessionOptions {
   uint64_t seed = 0;
 };
 
+// The key of a conversation's token-stream block j given the key of block j − 1 (a splitmix64
+// round over (previous key, conversation key, j)), so chain[j] names the whole stream up to block
+// j. Shared with trace_sessions.h.
+uint64_t session_chain_key(uint64_t previous, uint64_t session_key, uint64_t j);
+
 class SessionWorkload final : public Workload {
  public:
   static constexpr int32_t kChainBlockTokens = 16;
@@ -65,7 +70,7 @@ class SessionWorkload final : public Workload {
 
   std::optional<RequestSpec> next() override;
   int64_t size() const override { return options_.num_sessions * options_.num_turns; }
-  std::optional<RequestSpec> on_done(int64_t id, SimTime now) override;
+  std::optional<RequestSpec> on_done(int64_t id, SimTime sent, SimTime now) override;
   std::vector<std::string> class_names() const override { return class_names_; }
 
  private:

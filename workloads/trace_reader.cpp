@@ -99,7 +99,10 @@ class CsvTrace final : public TraceReader {
                      format + " columns " + time_col + "," + prompt_col + "," + output_col);
       }
     }
+    session_col_ = find_column(header_, "session_id");
   }
+
+  bool has_sessions() const override { return session_col_ >= 0; }
 
   bool next(TraceRow& row) override {
     std::string& line = line_;
@@ -125,6 +128,7 @@ class CsvTrace final : public TraceReader {
       row.prompt_tokens = tokens(reader_, names_[1], parse_int_field(reader_, names_[1], f[cols_[1]]), 1);
       row.output_tokens = tokens(reader_, names_[2], out, 1);
       row.hash_ids.clear();
+      if (session_col_ >= 0) row.session = f[static_cast<size_t>(session_col_)];
       return true;
     }
     return false;
@@ -139,6 +143,7 @@ class CsvTrace final : public TraceReader {
   std::vector<std::string> fields_;
   const char* names_[3] = {};
   int cols_[3] = {};
+  int session_col_ = -1;  // the optional session_id column
   int64_t last_ns_ = std::numeric_limits<int64_t>::min();
 };
 

@@ -14,6 +14,9 @@
 //                and start_times (s; per request, when the client sent it). Not streamed (one
 //                JSON document; such files hold at most a few hundred thousand requests).
 //   csv          servesim's own: arrival_s, prompt_tokens, output_tokens.
+// Every CSV format may carry an optional session_id column (any text; empty = no session): the
+// conversation a row belongs to, for --multi-turn replay (trace_sessions.h). Rows of one session
+// are its turns in row (= send) order.
 // Arrival times are converted to integer nanoseconds without binary rounding where the file
 // writes decimal seconds or integer milliseconds. Rows must be in nondecreasing time order (every
 // file above is): a row that goes back in time is rejected, as are missing fields, non-numbers
@@ -34,6 +37,7 @@ struct TraceRow {
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;
   std::vector<int64_t> hash_ids;  // mooncake only; one per block_tokens() prompt tokens
+  std::string session;            // the session_id column ("" = none, or no such column)
 };
 
 class TraceReader {
@@ -43,6 +47,8 @@ class TraceReader {
   virtual bool next(TraceRow& row) = 0;
   // Tokens per hash id (512 for mooncake), 0 when the format has none.
   virtual int32_t block_tokens() const { return 0; }
+  // True when the file has a session_id column.
+  virtual bool has_sessions() const { return false; }
 };
 
 // The accepted --trace-format values.

@@ -32,7 +32,13 @@ std::vector<uint64_t> prefix_chain_of(const std::vector<int64_t>& hash_ids) {
   return chain;
 }
 
-TraceReplayWorkload::TraceReplayWorkload(const TraceReplayOptions& options) : options_(options) {
+int64_t TraceWindow::scaled_ns(int64_t recorded_offset_ns) const {
+  return scale == 1.0 ? recorded_offset_ns
+                      : std::llround(static_cast<double>(recorded_offset_ns) * scale);
+}
+
+TraceWindow scan_trace_window(const TraceReplayOptions& options,
+                              const std::function<void(const TraceRow&)>& keep) {
   using detail::format_flag_value;
   if (!(options.time_scale >= 0) || !std::isfinite(options.time_scale)) {
     throw ConfigError("--trace-time-scale: " + format_flag_value(options.time_scale) +
@@ -54,24 +60,25 @@ TraceReplayWorkload::TraceReplayWorkload(const TraceReplayOptions& options) : op
                       format_flag_value(options.request_rate) +
                       "; expected one of them (both set the replay speed)");
   }
-  // Pass 1: validate, count, span.
+  TraceWindow w;
   auto reader = open_trace(options.path, options.format);
   TraceRow row;
   bool have_origin = false;
   while (reader->next(row)) {
     if (!have_origin) {
       have_origin = true;
-      window_lo_ns_ = row.arrival_ns + seconds_to_ns(options.start_s);
-      window_hi_ns_ = options.duration_s > 0 ? window_lo_ns_ + seconds_to_ns(options.duration_s)
-                                             : std::numeric_limits<int64_t>::max();
+      w.lo_ns = row.arrival_ns + seconds_to_ns(options.start_s);
+      w.hi_ns = options.duration_s > 0 ? w.lo_ns + seconds_to_ns(options.duration_s)
+                                       : std::numeric_limits<int64_t>::max();
     }
-    if (row.arrival_ns < window_lo_ns_) continue;
-    if (row.arrival_ns >= window_hi_ns_) break;  // rows are in time order
-    if (count_ == 0) first_ns_ = row.arrival_ns;
-    last_ns_ = row.arrival_ns;
-    ++count_;
+    if (row.arrival_ns < w.lo_ns) continue;
+    if (row.arrival_ns >= w.hi_ns) break;  // rows are in time order
+    if (w.count == 0) w.first_ns = row.arrival_ns;
+    w.last_ns = row.arrival_ns;
+    ++w.count;
+    if (keep) keep(row);
   }
-  if (count_ == 0) {
+  if (w.count == 0) {
     throw ConfigError("--trace: " + options.path + " has no request in the window [" +
                       format_flag_value(options.start_s) + " s, " +
                       (options.duration_s > 0 ? format_flag_value(options.start_s + options.duration_s) + " s)"
@@ -79,22 +86,27 @@ TraceReplayWorkload::TraceReplayWorkload(const TraceReplayOptions& options) : op
                       "; expected at least one (check --trace-start and --trace-duration)");
   }
   if (rescale) {
-    if (count_ < 2 || last_ns_ == first_ns_) {
+    if (w.count < 2 || w.last_ns == w.first_ns) {
       throw ConfigError("--request-rate: " + format_flag_value(options.request_rate) +
                         " cannot rescale a trace window whose requests all arrive at one instant; "
                         "expected a window with two or more arrival times");
     }
-    scale_ = static_cast<double>(count_ - 1) /
-             (options.request_rate * static_cast<double>(last_ns_ - first_ns_) * 1e-9);
+    w.scale = static_cast<double>(w.count - 1) /
+              (options.request_rate * static_cast<double>(w.last_ns - w.first_ns) * 1e-9);
   } else {
-    scale_ = options.time_scale;
+    w.scale = options.time_scale;
   }
   // Arrival times are int64 ns: the last one must stay far inside that range.
-  if (static_cast<double>(last_ns_ - window_lo_ns_) * scale_ > 4.0e18) {
-    throw ConfigError("--trace-time-scale: " + format_flag_value(scale_) +
+  if (static_cast<double>(w.last_ns - w.lo_ns) * w.scale > 4.0e18) {
+    throw ConfigError("--trace-time-scale: " + format_flag_value(w.scale) +
                       " stretches the window beyond 100 years of simulated time; expected a "
                       "smaller factor");
   }
+  return w;
+}
+
+TraceReplayWorkload::TraceReplayWorkload(const TraceReplayOptions& options)
+    : options_(options), window_(scan_trace_window(options)), count_(window_.count) {
   // Pass 2 streams from the start.
   reader_ = open_trace(options.path, options.format);
   block_tokens_ = reader_->block_tokens();
@@ -104,12 +116,10 @@ std::optional<RequestSpec> TraceReplayWorkload::next() {
   if (served_ == count_) return std::nullopt;
   do {
     SERVESIM_CHECK(reader_->next(row_), "trace ended before the counted rows");
-  } while (row_.arrival_ns < window_lo_ns_);
+  } while (row_.arrival_ns < window_.lo_ns);
   RequestSpec spec;
   spec.id = served_++;
-  const int64_t offset = row_.arrival_ns - window_lo_ns_;
-  spec.arrival = SimTime::from_ns(scale_ == 1.0 ? offset
-                                                : std::llround(static_cast<double>(offset) * scale_));
+  spec.arrival = SimTime::from_ns(window_.scaled_ns(row_.arrival_ns - window_.lo_ns));
   spec.prompt_tokens = row_.prompt_tokens;
   spec.output_tokens = row_.output_tokens;
   if (!row_.hash_ids.empty()) {

@@ -21,6 +21,7 @@
 #define SERVESIM_WORKLOADS_TRACE_REPLAY_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -40,6 +41,24 @@ struct TraceReplayOptions {
   double request_rate = std::numeric_limits<double>::infinity();  // finite: rescale to it
 };
 
+// The replayed window of a trace, found by one pass over the file.
+struct TraceWindow {
+  int64_t lo_ns = 0;     // absolute file time of the window's start
+  int64_t hi_ns = 0;     // exclusive end (INT64_MAX = to the end)
+  int64_t count = 0;     // rows in the window (>= 1)
+  int64_t first_ns = 0;  // the window's first and last arrivals, as recorded
+  int64_t last_ns = 0;
+  double scale = 1.0;    // replay time = scale * (recorded - lo_ns)
+
+  // A recorded time (or a gap between two) as replayed: exact at scale 1.
+  int64_t scaled_ns(int64_t recorded_offset_ns) const;
+};
+
+// Checks the options, reads `options.path` once and calls `keep` (when set) on every row of the
+// window, in file order. Throws ConfigError on a bad file, flag or an empty window.
+TraceWindow scan_trace_window(const TraceReplayOptions& options,
+                              const std::function<void(const TraceRow&)>& keep = {});
+
 class TraceReplayWorkload final : public Workload {
  public:
   // Throws ConfigError on a bad file, flag or an empty window.
@@ -48,19 +67,17 @@ class TraceReplayWorkload final : public Workload {
   std::optional<RequestSpec> next() override;
   int64_t size() const override { return count_; }
 
-  double scale() const { return scale_; }
+  double scale() const { return window_.scale; }
   // Span of the window's arrivals as recorded (last - first), seconds.
-  double recorded_span_s() const { return static_cast<double>(last_ns_ - first_ns_) * 1e-9; }
+  double recorded_span_s() const {
+    return static_cast<double>(window_.last_ns - window_.first_ns) * 1e-9;
+  }
 
  private:
   TraceReplayOptions options_;
   std::unique_ptr<TraceReader> reader_;
-  int64_t window_lo_ns_ = 0;   // absolute file time of the window's start
-  int64_t window_hi_ns_ = 0;   // exclusive end (INT64_MAX = to the end)
+  TraceWindow window_;
   int64_t count_ = 0;
-  int64_t first_ns_ = 0;
-  int64_t last_ns_ = 0;
-  double scale_ = 1.0;
   int64_t served_ = 0;
   int32_t block_tokens_ = 0;
   TraceRow row_;

@@ -20,6 +20,7 @@
 #include "workloads/shared_prefix_dataset.h"
 #include "workloads/session_workload.h"
 #include "workloads/trace_replay.h"
+#include "workloads/trace_sessions.h"
 #include "workloads/workload_classes.h"
 
 namespace servesim::workloads {
@@ -261,11 +262,19 @@ class ComposedWorkload final : public Workload {
 // Checks --multi-turn, --num-turns, --think-time, --think-time-dist and --workload against the
 // dataset. The workload file itself is checked when it is loaded (load_workload_classes).
 void validate_sessions_and_classes(const WorkloadConfig& c) {
-  if (c.dataset_name == "trace" && (c.multi_turn || !c.workload_file.empty())) {
-    throw ConfigError(std::string(c.multi_turn ? "--multi-turn" : "--workload") +
-                      ": set with --dataset-name trace; a trace replays its recorded arrivals "
-                      "and lengths; expected another --dataset-name (or no --workload / "
-                      "--multi-turn)");
+  if (c.dataset_name == "trace" && !c.workload_file.empty()) {
+    throw ConfigError("--workload: set with --dataset-name trace; a trace replays its recorded "
+                      "arrivals and lengths; expected another --dataset-name (or no --workload)");
+  }
+  if (c.dataset_name == "trace" && c.multi_turn) {
+    // The trace gives the sessions, their turns and the think times (trace_sessions.h).
+    if (c.think_time != 0.0 || c.think_time_dist != "constant") {
+      throw ConfigError("--think-time: set with --dataset-name trace --multi-turn; the think "
+                        "times come from the trace's send times; expected no --think-time / "
+                        "--think-time-dist");
+    }
+    // Whether the file carries sessions is checked when it is opened (TraceSessionWorkload).
+    return;
   }
   if (!c.workload_file.empty() && c.dataset_name != "random") {
     throw ConfigError("--workload: set with --dataset-name " + c.dataset_name +
@@ -364,6 +373,7 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
     o.start_s = config.trace_start;
     o.duration_s = config.trace_duration;
     o.request_rate = config.request_rate;
+    if (config.multi_turn) return std::make_unique<TraceSessionWorkload>(o);
     return std::make_unique<TraceReplayWorkload>(o);
   }
   std::shared_ptr<const WorkloadClasses> classes;

@@ -105,12 +105,13 @@ class Workload {
   virtual std::optional<RequestSpec> next() = 0;
   // Total number of requests this workload will produce.
   virtual int64_t size() const = 0;
-  // Closed-loop workloads (multi-turn sessions): request `id` completed (or failed) and the client
-  // learnt it at `now`. Returns the request this releases — a conversation's next turn, with
-  // arrival >= now — or nullopt (the default: open-loop workloads, and a conversation's last
-  // turn). Called once per request, in completion order. Requests returned here are not handed
-  // out by next(); ids stay unique in [0, size()).
-  virtual std::optional<RequestSpec> on_done(int64_t /*id*/, SimTime /*now*/) {
+  // Closed-loop workloads (multi-turn sessions): request `id`, sent at `sent` (after any
+  // --max-concurrency wait), completed (or failed) and the client learnt it at `now`. Returns the
+  // request this releases — a conversation's next turn, with arrival >= now — or nullopt (the
+  // default: open-loop workloads, and a conversation's last turn). Called once per request, in
+  // completion order. Requests returned here are not handed out by next(); ids stay unique in
+  // [0, size()).
+  virtual std::optional<RequestSpec> on_done(int64_t /*id*/, SimTime /*sent*/, SimTime /*now*/) {
     return std::nullopt;
   }
   // Names of the workload classes that RequestSpec::class_id indexes; empty when none.

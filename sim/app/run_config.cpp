@@ -291,7 +291,8 @@ std::vector<ConfigField> build_fields() {
                              &W::workload_file));
   f.push_back(workload_field("multi_turn", K::kBool,
                              "multi-turn conversations: each turn resends the history; "
-                             "--num-prompts counts conversations [false]",
+                             "--num-prompts counts conversations; with --dataset-name trace, the "
+                             "trace's sessions (a session_id column, or Mooncake hash ids) [false]",
                              &W::multi_turn));
   f.push_back(workload_field("num_turns", K::kPositiveInt,
                              "multi-turn: requests per conversation [5]", &W::num_turns));

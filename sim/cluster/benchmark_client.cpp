@@ -74,7 +74,8 @@ void BenchmarkClient::on_request_done(engine::Simulator& sim, int64_t request_id
 
 void BenchmarkClient::release(engine::Simulator& sim, int64_t request_id) {
   ++done_;
-  if (std::optional<workloads::RequestSpec> next = workload_.on_done(request_id, sim.now())) {
+  const SimTime sent = (*records_)[static_cast<size_t>(request_id)].arrival;
+  if (std::optional<workloads::RequestSpec> next = workload_.on_done(request_id, sent, sim.now())) {
     // A conversation's next turn: it keeps the conversation's slot.
     const SimTime at = std::max(next->arrival, sim.now());
     follow_ups_.push(std::move(*next));

@@ -1,6 +1,8 @@
 #include "sim/distributed/shard.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -71,14 +73,28 @@ PartFile decode_part(const std::string& bytes, const std::string& path) {
   }
   PartFile p;
   p.path = path;
+  // Integers are checked before they are converted: a float or an out-of-range number in a
+  // damaged file must not reach a static_cast (undefined behaviour) or size a vector.
+  auto integer = [&](const json& v, const char* what, int64_t lo, int64_t hi) {
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)) ||
+        v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
+      throw ConfigError(path + ": damaged part file (" + what + " is " + v.dump() +
+                        "; expected an integer in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "])");
+    }
+    return v.get<int64_t>();
+  };
   try {
     p.version = j.at("version").get<std::string>();
     p.command = j.at("command").get<std::vector<std::string>>();
-    p.shard = {j.at("shard").get<int>(), j.at("shards").get<int>()};
-    p.jobs_total = j.at("jobs_total").get<int64_t>();
+    const int64_t shards = integer(j.at("shards"), "shards", 1, INT32_MAX);
+    p.shard = {static_cast<int>(integer(j.at("shard"), "shard", 0, shards - 1)),
+               static_cast<int>(shards)};
+    p.jobs_total = integer(j.at("jobs_total"), "jobs_total", 0, INT64_MAX);
     for (const json& r : j.at("results")) {
       const auto& b = r.at(1).get_binary();
-      p.results[r.at(0).get<int64_t>()] = std::string(b.begin(), b.end());
+      const int64_t i = integer(r.at(0), "a job index", 0, p.jobs_total - 1);
+      p.results[i] = std::string(b.begin(), b.end());
     }
   } catch (const json::exception& e) {
     throw ConfigError(path + ": damaged part file (" + e.what() + ")");
@@ -141,29 +157,32 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
                         " jobs; every part must come from the same --shard I/N split");
     }
   }
+  // Indexed by a map, not a vector of N slots: N comes from the file (at most 2^31 − 1).
   const int n = first.shard.count;
-  std::vector<const PartFile*> by_index(static_cast<size_t>(n), nullptr);
+  std::map<int, const PartFile*> by_index;
   for (const PartFile& p : parts) {
-    const PartFile*& slot = by_index[static_cast<size_t>(p.shard.index)];
-    if (slot != nullptr) {
-      throw ConfigError("merge: part " + shard_text(p.shard) + " is given twice (" + slot->path +
-                        " and " + p.path + ")");
-    }
-    slot = &p;
-  }
-  std::string missing;
-  for (int i = 0; i < n; ++i) {
-    if (by_index[size_t(i)] == nullptr) {
-      missing += (missing.empty() ? "" : ", ") + std::to_string(i) + "/" + std::to_string(n);
+    const auto [it, added] = by_index.emplace(p.shard.index, &p);
+    if (!added) {
+      throw ConfigError("merge: part " + shard_text(p.shard) + " is given twice (" +
+                        it->second->path + " and " + p.path + ")");
     }
   }
-  if (!missing.empty()) {
-    throw ConfigError("merge: part" + std::string(missing.find(',') != std::string::npos ? "s " : " ") +
-                      missing + " missing (got " + std::to_string(parts.size()) + " of " +
+  if (static_cast<int64_t>(by_index.size()) < n) {
+    std::string missing;  // the first ten
+    int listed = 0;
+    for (int i = 0; i < n && listed < 10; ++i) {
+      if (by_index.count(i) == 0) {
+        missing += (listed++ > 0 ? ", " : "") + std::to_string(i) + "/" + std::to_string(n);
+      }
+    }
+    const int64_t count = n - static_cast<int64_t>(by_index.size());
+    if (count > listed) missing += " and " + std::to_string(count - listed) + " more";
+    throw ConfigError("merge: part" + std::string(count > 1 ? "s " : " ") + missing +
+                      " missing (got " + std::to_string(parts.size()) + " of " +
                       std::to_string(n) + " parts); run that shard with --shard and merge again");
   }
   std::vector<PartFile> ordered;
-  for (const PartFile* p : by_index) ordered.push_back(*p);
+  for (const auto& entry : by_index) ordered.push_back(*entry.second);
   return ordered;
 }
 
@@ -194,7 +213,13 @@ int64_t ReplayExecutor::run(const JobLoop& loop, const std::atomic<bool>* /*canc
       throw ConfigError(part.path + ": part " + shard_text(part.shard) + " lacks job " +
                         std::to_string(i) + " of the study; run that shard again");
     }
-    loop.accept(i, std::string(it->second));
+    try {
+      loop.accept(i, std::string(it->second));
+    } catch (const nlohmann::json::exception& e) {
+      // The part's CBOR framing was sound but this job's result is not what the study wrote.
+      throw ConfigError(part.path + ": damaged part file (job " + std::to_string(i) +
+                        "'s result: " + e.what() + ")");
+    }
     ++accepted;
     if (loop.tick) loop.tick();
   }

@@ -401,6 +401,11 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
     const size_t c = size_t(j) / n_values;
     const size_t i = size_t(j) % n_values;
     SweepPoint point = point_from_bytes_json(from_job_bytes(bytes));
+    // A result read back from a part file (merge) must be this job's: found by fuzz_study_results.
+    if (point.value != options.values[i] || point.metrics.size() != result.columns.size()) {
+      throw ConfigError("sweep: job " + std::to_string(j) + "'s stored result is not the point " +
+                        "its index names (a damaged or foreign part file)");
+    }
     if (point.saturated) {
       first_saturated[c].store(std::min(first_saturated[c].load(), int64_t(i)));
     }

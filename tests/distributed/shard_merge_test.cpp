@@ -291,5 +291,84 @@ TEST_CASE("ShardExecutor + ReplayExecutor reproduce the one-process loop", "[dis
   CHECK_THROWS_AS(again.run(other.loop(), nullptr), ConfigError);
 }
 
+// Damaged part files (the input classes fuzz_merge feeds; these were found reading decode_part
+// while writing that target): each is a ConfigError naming the file, never undefined behaviour,
+// a vector of 2^31 slots, or a JSON exception escaping as an internal error (exit 1).
+TEST_CASE("merge: part files with out-of-range or non-integer fields, damaged results",
+          "[distributed][fuzz]") {
+  using nlohmann::json;
+  auto part = [](const json& j) {
+    const std::vector<std::uint8_t> v = json::to_cbor(j);
+    return std::string(v.begin(), v.end());
+  };
+  const json good = {{"format", "servesim_part/1"}, {"version", "v"}, {"command", {"sweep"}},
+                     {"shard", 0}, {"shards", 1}, {"jobs_total", 1},
+                     {"results", json::array({json::array({0, json::binary({1, 2})})})}};
+  std::string format;
+  try {
+    format = distributed::decode_part(part(good), "p").version;
+  } catch (const ConfigError& e) {
+    FAIL("the good part must decode: " << e.what());
+  }
+  CHECK(format == "v");
+  struct Case {
+    const char* field;
+    json value;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"shard", -1, "shard is -1; expected an integer in [0, 0]"},
+      {"shard", 1, "shard is 1; expected an integer in [0, 0]"},
+      {"shards", 0, "shards is 0"},
+      {"shards", 1e300, "shards is 1e+300"},
+      {"shard", -0.5, "shard is -0.5"},
+      {"jobs_total", -3, "jobs_total is -3"},
+      {"jobs_total", 18446744073709551615ull, "jobs_total is 18446744073709551615"},
+      {"results", json::array({json::array({5, json::binary({1})})}), "a job index is 5"},
+  };
+  for (const Case& c : cases) {
+    json j = good;
+    j[c.field] = c.value;
+    CAPTURE(c.field, c.value.dump());
+    CHECK_THROWS_WITH(distributed::decode_part(part(j), "bad.part"),
+                      Contains("bad.part: damaged part file") && Contains(c.says));
+  }
+  // N = 2^31 − 1 parts, one given: "missing", listing the first ten, without N slots.
+  Scratch dir("huge_n");
+  json j = good;
+  j["shards"] = 2147483647;
+  j["shard"] = 5;
+  std::ofstream(dir / "p", std::ios::binary) << part(j);
+  CHECK_THROWS_WITH(distributed::read_parts({dir / "p"}),
+                    Contains("parts 0/2147483647, 1/2147483647") &&
+                        Contains("and 2147483636 more missing (got 1 of 2147483647 parts)"));
+  // A result whose bytes are not CBOR: the study's decoder throws a JSON error; the replay names
+  // the part and the job.
+  distributed::ReplayExecutor replay({distributed::decode_part(part(good), "good.part")});
+  JobLoop loop;
+  loop.n = 1;
+  loop.compute = [](int64_t) { return std::string(); };
+  loop.accept = [](int64_t, std::string&& bytes) { from_job_bytes(bytes); };
+  CHECK_THROWS_WITH(replay.run(loop, nullptr),
+                    Contains("good.part: damaged part file (job 0's result:"));
+}
+
+// Found by fuzz_study_results: a sweep part whose job result is another job's point (here job 1's
+// stored as job 0) reached find_knee with rates out of order: an internal error (exit 1).
+TEST_CASE("merge: a sweep part holding another job's point is refused, exit 2",
+          "[distributed][fuzz]") {
+  Scratch dir("swapped_point");
+  REQUIRE(run({"sweep", "--request-rate", "5,10", "--num-prompts", "20", "--random-input-len",
+               "64", "--random-output-len", "8", "--shard", "0/1", "--part-file", dir / "p"})
+              .code == 0);
+  distributed::PartFile part = distributed::read_parts({dir / "p"}).front();
+  REQUIRE(part.results.size() == 2);
+  std::swap(part.results.at(0), part.results.at(1));
+  std::ofstream(dir / "q", std::ios::binary) << distributed::encode_part(part);
+  const CliRun r = run({"merge", dir / "q"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("sweep: job 0's stored result is not the point its index names"));
+}
+
 }  // namespace
 }  // namespace servesim

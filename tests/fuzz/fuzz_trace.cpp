@@ -4,10 +4,13 @@
 // 'b' burstgpt, 'v' vidur, 's' splitwise, 'r' vllm-result, 'c' csv; the datasets 'g' sharegpt
 // JSON, 'l' a lengths CSV (sharegpt), 'u' custom JSONL, 'B' burstgpt CSV. Traces of an odd size
 // are rescaled to 10 req/s, even ones replayed as recorded (both code paths from one corpus).
+// 'S' csv and 'M' mooncake are replayed as sessions (--multi-turn, trace_sessions.h): every
+// request handed out is answered 1 ms after its send, releasing the session's next turn.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tests/fuzz/fuzz_common.h"
 #include "workloads/workload.h"
@@ -30,6 +33,26 @@ std::function<void(const std::string&)> trace(const std::string& format) {
     c.trace = path;
     if (std::filesystem::file_size(path) % 2 == 1) c.request_rate = 10;
     draw_all(c);
+  };
+}
+
+std::function<void(const std::string&)> sessions(const std::string& format) {
+  return [format](const std::string& path) {
+    WorkloadConfig c;
+    c.dataset_name = "trace";
+    c.trace_format = format;
+    c.trace = path;
+    c.multi_turn = true;
+    if (std::filesystem::file_size(path) % 2 == 1) c.request_rate = 10;
+    auto workload = servesim::workloads::make_workload(c);
+    std::vector<servesim::workloads::RequestSpec> open;
+    while (auto r = workload->next()) open.push_back(*r);
+    while (!open.empty()) {
+      const servesim::workloads::RequestSpec r = open.back();
+      open.pop_back();
+      const servesim::SimTime done = r.arrival + servesim::SimTime::from_ns(1'000'000);
+      if (auto next = workload->on_done(r.id, r.arrival, done)) open.push_back(*next);
+    }
   };
 }
 
@@ -58,6 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {'l', "lengths.csv", dataset("sharegpt", 256)},
       {'u', "custom.jsonl", dataset("custom", -1)},
       {'B', "burstgpt_dataset.csv", dataset("burstgpt", 256)},
+      {'S', "sessions.csv", sessions("csv")},
+      {'M', "sessions.jsonl", sessions("mooncake")},
       {'c', "trace.csv", trace("csv")},
   };
   return servesim::fuzz::run_reader(data, size, readers);
