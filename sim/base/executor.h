@@ -56,10 +56,11 @@ class JobExecutor {
   virtual bool distributed() const { return false; }
 };
 
-// Threads of this process: parallel_for with `jobs` threads (0 = all cores).
+// Threads of this process: parallel_for with `jobs` threads (0 = all cores). With `share`, a
+// thread out of jobs helps with the tasks the running jobs hand to it (parallel.h).
 class ThreadExecutor final : public JobExecutor {
  public:
-  explicit ThreadExecutor(int jobs) : jobs_(jobs) {}
+  explicit ThreadExecutor(int jobs, WorkShare* share = nullptr) : jobs_(jobs), share_(share) {}
   int64_t run(const JobLoop& loop, const std::atomic<bool>* cancel) override {
     std::mutex mutex;  // serialises skip, accept and tick (the contract above)
     int64_t accepted = 0;
@@ -79,12 +80,13 @@ class ThreadExecutor final : public JobExecutor {
           ++accepted;
           if (loop.tick) loop.tick();
         },
-        cancel);
+        cancel, share_);
     return accepted;
   }
 
  private:
   int jobs_;
+  WorkShare* share_;
 };
 
 // A job's result travels as CBOR: exact doubles (NaN and infinities included), compact.

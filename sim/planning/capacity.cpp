@@ -116,11 +116,20 @@ SloEvaluation evaluate_slos(const std::vector<metrics::BenchmarkMetrics>& per_se
   return e;
 }
 
+void for_each_seed(int64_t n, int jobs, WorkShare* share, const std::function<void(int64_t)>& fn) {
+  if (share != nullptr) {
+    share->run(n, fn);
+  } else {
+    parallel_for(n, std::max(1, jobs), fn);
+  }
+}
+
 std::vector<metrics::BenchmarkMetrics> run_seeds(const sim::SimulationConfig& config,
                                                  const sim::PreparedDeployment& prepared,
-                                                 const std::vector<int>& seeds, int jobs) {
+                                                 const std::vector<int>& seeds, int jobs,
+                                                 WorkShare* share) {
   std::vector<metrics::BenchmarkMetrics> out(seeds.size());
-  parallel_for(static_cast<int64_t>(seeds.size()), std::max(1, jobs), [&](int64_t i) {
+  for_each_seed(static_cast<int64_t>(seeds.size()), jobs, share, [&](int64_t i) {
     sim::SimulationConfig c = config;
     c.track_ideal_busy = false;  // only the metrics are read
     c.workload.seed = config.workload.seed + static_cast<uint64_t>(seeds[static_cast<size_t>(i)]);
@@ -150,7 +159,7 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
     c.workload.request_rate = std::numeric_limits<double>::infinity();
     // A trace's "inf" is its recorded timing; all at once is time scale 0 (trace_replay.h).
     if (c.workload.dataset_name == "trace") c.workload.trace_time_scale = 0;
-    const auto runs = run_seeds(c, prepared, all_seeds, options.jobs);
+    const auto runs = run_seeds(c, prepared, all_seeds, options.jobs, options.share);
     result.simulations += static_cast<int64_t>(runs.size());
     double sum = 0;
     for (const auto& m : runs) sum += m.request_throughput;
@@ -167,7 +176,7 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
   auto probe = [&](double rate) {
     sim::SimulationConfig c = base;
     c.workload.request_rate = rate;
-    const auto runs = run_seeds(c, prepared, all_seeds, options.jobs);
+    const auto runs = run_seeds(c, prepared, all_seeds, options.jobs, options.share);
     result.simulations += static_cast<int64_t>(runs.size());
     SloEvaluation e = evaluate_slos(runs, options.slos);
     evaluated[rate] = e;
@@ -219,8 +228,12 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
     result.binding = e.worst >= 0 ? options.slos[static_cast<size_t>(e.worst)].text() : "";
   }
 
-  // 3. Per-seed capacities, each from the bracket its own results at the joint probes give.
-  for (int s = 0; s < options.seeds; ++s) {
+  // 3. Per-seed capacities, each from the bracket its own results at the joint probes give. The
+  // seeds' searches are independent: they run side by side, each into its own slot.
+  result.per_seed_max_rate.assign(static_cast<size_t>(options.seeds), 0.0);
+  std::vector<int64_t> seed_simulations(static_cast<size_t>(options.seeds), 0);
+  for_each_seed(options.seeds, options.jobs, options.share, [&](int64_t si) {
+    const int s = static_cast<int>(si);
     double pass_at = 0, fail_at = std::numeric_limits<double>::infinity();
     for (const auto& [rate, e] : evaluated) {
       if (e.seed_pass(static_cast<size_t>(s), options.slos)) {
@@ -241,13 +254,14 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
         sim::SimulationConfig c = base;
         c.workload.request_rate = rate;
         const auto runs = run_seeds(c, prepared, {s}, 1);
-        ++result.simulations;
+        ++seed_simulations[static_cast<size_t>(s)];
         return evaluate_slos(runs, options.slos).pass;
       };
       estimate = bisect_between(pass_at, fail_at, options.rel_tol, seed_probe).max_pass;
     }
-    result.per_seed_max_rate.push_back(estimate);
-  }
+    result.per_seed_max_rate[static_cast<size_t>(s)] = estimate;
+  });
+  for (const int64_t k : seed_simulations) result.simulations += k;
   return result;
 }
 

@@ -26,7 +26,8 @@
 //    itself passes the result is capped (binding "saturation"). When the lowest rate fails, the
 //    deployment cannot meet the SLOs at any load: feasible = false with the reason.
 //  - Every simulation is a pure function of (config, rate, seed), so results do not depend on
-//    `jobs` (threads used for the seeds of one probe).
+//    `jobs` or `share` (threads used for the seeds of one probe, and for the per-seed searches,
+//    which run side by side: each counts its own simulations).
 #ifndef SERVESIM_SIM_PLANNING_CAPACITY_H_
 #define SERVESIM_SIM_PLANNING_CAPACITY_H_
 
@@ -35,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/parallel.h"
 #include "sim/cluster/simulation.h"
 #include "sim/planning/slo.h"
 
@@ -70,10 +72,16 @@ struct SloEvaluation {
 SloEvaluation evaluate_slos(const std::vector<metrics::BenchmarkMetrics>& per_seed,
                             const std::vector<Slo>& slos);
 
-// Runs `config` once per seed (config.workload.seed + s for s in `seeds`), `jobs` threads.
+// Calls fn(i) for i in [0, n): on `share` when given (this thread and any helping thread),
+// else on `jobs` threads.
+void for_each_seed(int64_t n, int jobs, WorkShare* share, const std::function<void(int64_t)>& fn);
+
+// Runs `config` once per seed (config.workload.seed + s for s in `seeds`), through
+// for_each_seed(seeds.size(), jobs, share, ...).
 std::vector<metrics::BenchmarkMetrics> run_seeds(const sim::SimulationConfig& config,
                                                  const sim::PreparedDeployment& prepared,
-                                                 const std::vector<int>& seeds, int jobs);
+                                                 const std::vector<int>& seeds, int jobs,
+                                                 WorkShare* share = nullptr);
 
 struct CapacityOptions {
   std::vector<Slo> slos;
@@ -81,6 +89,7 @@ struct CapacityOptions {
   double rel_tol = 0.01;           // bisection stops at 1% of the rate
   double low_load_fraction = 0.01; // bottom of the bracket, as a fraction of saturation
   int jobs = 1;                    // threads for the seeds of one probe
+  WorkShare* share = nullptr;      // instead of `jobs`: threads shared with other candidates
 };
 
 struct CapacityProbe {

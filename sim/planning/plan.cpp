@@ -313,7 +313,7 @@ int smallest_passing(int start, int floor, int cap, const std::function<bool(int
 }
 
 CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOptions& options,
-                                   int jobs) {
+                                   int jobs, WorkShare* share) {
   CandidateResult r;
   r.candidate = candidate;
   r.gpu = candidate.config.gpu;
@@ -351,6 +351,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   co.seeds = options.seeds;
   co.rel_tol = options.rel_tol;
   co.jobs = jobs;
+  co.share = share;
   r.capacity = find_replica_capacity(config, prepared, co);
   r.simulations = r.capacity.simulations;
   if (!r.capacity.feasible) {
@@ -392,7 +393,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     sim::SimulationConfig c = cluster;
     c.num_replicas = n;
     c.workload.request_rate = load;
-    runs_at[n] = run_seeds(c, prepared, seeds, jobs);
+    runs_at[n] = run_seeds(c, prepared, seeds, jobs, share);
     r.simulations += options.seeds;
     const SloEvaluation& e = evals[n] = evaluate_slos(runs_at[n], options.slos);
     r.verification.push_back({n, e.pass});
@@ -431,7 +432,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     sim::SimulationConfig c = cluster;
     c.num_replicas = r.replicas;
     c.workload.request_rate = options.target_qps;
-    at_target = run_seeds(c, prepared, seeds, jobs);
+    at_target = run_seeds(c, prepared, seeds, jobs, share);
     r.simulations += options.seeds;
   }
   r.at_target = stats_at(at_target, options.slos);
@@ -473,11 +474,14 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
 
   const int64_t n = static_cast<int64_t>(candidates.size());
   const int jobs = options.jobs > 0 ? options.jobs : default_jobs();
-  int outer = static_cast<int>(std::min<int64_t>(jobs, n));
-  int inner = std::max(1, jobs / outer);
+  int inner = std::max(1, jobs / static_cast<int>(std::min<int64_t>(jobs, n)));
   if (options.executor != nullptr && options.executor->distributed()) {
     inner = options.jobs > 0 ? options.jobs : 1;  // the ranks fill the cores; --jobs per rank
   }
+  // Threads of this process: `jobs` threads share every candidate's simulations, so a thread
+  // whose candidates are done helps with the others' seeds instead of idling.
+  WorkShare share;
+  WorkShare* const local_share = options.executor == nullptr ? &share : nullptr;
   std::vector<CandidateResult> results(static_cast<size_t>(n));
   std::vector<char> done(static_cast<size_t>(n), 0);
   // One job per candidate: its capacity bisection and replica search run inside the job, each
@@ -486,7 +490,7 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
   loop.n = n;
   loop.compute = [&](int64_t i) {
     return to_job_bytes(
-        candidate_result_to_json(evaluate_candidate(candidates[size_t(i)], options, inner)));
+        candidate_result_to_json(evaluate_candidate(candidates[size_t(i)], options, inner, local_share)));
   };
   loop.accept = [&](int64_t i, std::string&& bytes) {
     results[size_t(i)] = candidate_result_from_json(from_job_bytes(bytes));
@@ -497,7 +501,7 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
   if (options.executor != nullptr) {
     options.executor->run(loop, cancel);
   } else {
-    ThreadExecutor local(outer);
+    ThreadExecutor local(jobs, local_share);
     local.run(loop, cancel);
   }
 

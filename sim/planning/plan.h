@@ -27,9 +27,10 @@
 // input order; after them the unverified, then the infeasible, then the skipped ones, each group
 // in input order.
 // Determinism: every simulation is a pure function of its config and seed; candidates run in
-// parallel, one job each on the executor (executor.h: `jobs` threads, the rest of the threads
-// running seeds of one probe; or MPI ranks; or shards), so the result and its files are identical
-// for any `jobs`, rank count or shard count.
+// parallel, one job each on the executor (executor.h: `jobs` threads sharing every candidate's
+// simulations through a WorkShare, so no thread idles while one candidate's search is left; or
+// MPI ranks; or shards), so the result and its files are identical for any `jobs`, rank count or
+// shard count.
 #ifndef SERVESIM_SIM_PLANNING_PLAN_H_
 #define SERVESIM_SIM_PLANNING_PLAN_H_
 
@@ -130,10 +131,11 @@ struct PlanResult {
 // per n.
 int smallest_passing(int start, int floor, int cap, const std::function<bool(int)>& passes);
 
-// Evaluates one candidate (steps 1–6 above) with `jobs` threads for its seeds. Throws
-// ConfigError only for load errors common to every candidate.
+// Evaluates one candidate (steps 1–6 above) with `jobs` threads for its seeds, or, with `share`,
+// handing its simulations to threads shared with the other candidates. Throws ConfigError only
+// for load errors common to every candidate.
 CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOptions& options,
-                                   int jobs);
+                                   int jobs, WorkShare* share = nullptr);
 
 // All candidates, ranked. Throws ConfigError when target_qps <= 0, headroom < 0, seeds < 1, no
 // SLO or no candidate. `progress` (may be null) advances once per candidate; `cancel` stops
