@@ -99,17 +99,24 @@ std::vector<KernelRow> kernel_rows_from_gemms(const std::vector<GemmSample>& sam
 KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const std::string& gpu) {
   std::map<LinearShape, std::vector<std::pair<double, double>>> lin;
   std::map<AttentionShape, std::vector<std::pair<double, double>>> pre;
+  std::map<ElementwiseShape, std::vector<std::pair<double, double>>> elem;
   for (const KernelRow& r : rows) {
     if (r.kind == "linear") {
       lin[{r.dtype, r.n, r.k}].emplace_back(static_cast<double>(r.m_tokens), r.time_s);
     } else if (r.kind == "attn_prefill" && r.batch == 1 && r.q_len == r.kv_len) {
       pre[{r.q_heads, r.kv_heads, r.head_dim}].emplace_back(static_cast<double>(r.q_len), r.time_s);
+    } else if (r.kind == "elementwise" && r.op == "layer_compiled") {
+      elem[{r.dtype, r.n, r.k, r.q_heads, r.kv_heads, r.head_dim}].emplace_back(
+          static_cast<double>(r.m_tokens), r.time_s);
     }
   }
   KernelProfile p;
   p.gpu_ = gpu;
   for (auto& [shape, samples] : lin) p.linear_[shape] = MonotoneCurve::fit(std::move(samples));
   for (auto& [shape, samples] : pre) p.prefill_[shape] = MonotoneCurve::fit(std::move(samples));
+  for (auto& [shape, samples] : elem) {
+    p.elementwise_[shape] = MonotoneCurve::fit(std::move(samples));
+  }
   return p;
 }
 
@@ -147,6 +154,37 @@ std::optional<AttentionShape> KernelProfile::nearest_attention_shape(
     const double dd = s.head_dim == shape.head_dim ? 0 : 100;
     const double d = dq * dq + dkv * dkv + dd;
     if (d < best_d) {
+      best_d = d;
+      best = s;
+    }
+  }
+  return best;
+}
+
+double elementwise_bytes_per_token(const ElementwiseShape& s) {
+  const bool fp8 = s.dtype == "fp8";
+  const double a = 2, o = fp8 ? 1 : 2;
+  const double h = static_cast<double>(s.hidden), w = static_cast<double>(s.width);
+  const double qh = static_cast<double>(s.q_heads), kvh = static_cast<double>(s.kv_heads);
+  const double hd = static_cast<double>(s.head_dim);
+  double b = 2 * h * (3 * a + o) + 2 * (qh + kvh) * hd * a + 4 * kvh * hd * a + w * (2 * a + o);
+  if (fp8) b += qh * hd * (a + 1);
+  return b;
+}
+
+std::optional<ElementwiseShape> KernelProfile::nearest_elementwise_shape(
+    const ElementwiseShape& shape) const {
+  std::optional<ElementwiseShape> best;
+  double best_d = std::numeric_limits<double>::infinity();
+  const double bytes = elementwise_bytes_per_token(shape);
+  for (const auto& [s, curve] : elementwise_) {
+    if (s.dtype != shape.dtype) continue;
+    // Traffic per token sets the time at many tokens; the hidden size (the RMSNorm rows'
+    // length) breaks ties between shapes of equal traffic.
+    const double db = std::log(elementwise_bytes_per_token(s) / bytes);
+    const double dh = std::log(static_cast<double>(s.hidden) / static_cast<double>(shape.hidden));
+    const double d = db * db + dh * dh;
+    if (d < best_d) {  // strict: ties go to the first in map order (deterministic)
       best_d = d;
       best = s;
     }
@@ -213,6 +251,21 @@ nlohmann::ordered_json KernelProfile::to_json() const {
     pre.push_back(e);
   }
   j["attention_prefill"] = pre;
+  if (!elementwise_.empty()) {  // absent rather than empty: older tables stay byte-identical
+    nlohmann::ordered_json el = nlohmann::ordered_json::array();
+    for (const auto& [s, c] : elementwise_) {
+      nlohmann::ordered_json e;
+      e["dtype"] = s.dtype;
+      e["hidden"] = s.hidden;
+      e["width"] = s.width;
+      e["q_heads"] = s.q_heads;
+      e["kv_heads"] = s.kv_heads;
+      e["head_dim"] = s.head_dim;
+      add_curve(e, c, "tokens");
+      el.push_back(e);
+    }
+    j["elementwise"] = el;
+  }
   return j;
 }
 
@@ -253,6 +306,23 @@ KernelProfile KernelProfile::from_json(const nlohmann::json& j, const std::strin
       throw ConfigError(w + ": heads and head_dim must be > 0");
     }
     p.prefill_[s] = curve_from_json(pre[i], "seq_len", w);
+  }
+  const auto el = list("elementwise");
+  for (size_t i = 0; i < el.size(); ++i) {
+    const std::string w = where + ": kernels.elementwise[" + std::to_string(i) + "]";
+    ElementwiseShape s{require_field<std::string>(el[i], "dtype", w),
+                       require_field<long long>(el[i], "hidden", w),
+                       require_field<long long>(el[i], "width", w),
+                       require_field<long long>(el[i], "q_heads", w),
+                       require_field<long long>(el[i], "kv_heads", w),
+                       require_field<long long>(el[i], "head_dim", w)};
+    if (s.dtype != "bf16" && s.dtype != "fp8") {
+      throw ConfigError(w + ": field 'dtype' has '" + s.dtype + "'; expected bf16 or fp8");
+    }
+    if (s.hidden <= 0 || s.width <= 0 || s.q_heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0) {
+      throw ConfigError(w + ": hidden, width, heads and head_dim must be > 0");
+    }
+    p.elementwise_[s] = curve_from_json(el[i], "tokens", w);
   }
   return p;
 }

@@ -63,17 +63,33 @@ struct AttentionShape {
   }
 };
 
+// One layer's elementwise chain (the kernels between its GEMMs: residual add + RMSNorm twice,
+// RoPE, the KV-cache write, SiLU·mul, fp8 quantisation of GEMM inputs under fp8) as vLLM V1 runs
+// them compiled, for one model shape per rank; x = tokens.
+struct ElementwiseShape {
+  std::string dtype;  // bf16 | fp8 (the GEMMs' input dtype: fp8 adds the quantisation)
+  long long hidden = 0, width = 0;  // width: SwiGLU output per token per rank (× top-k for MoE)
+  long long q_heads = 0, kv_heads = 0, head_dim = 0;  // per rank
+  bool operator<(const ElementwiseShape& o) const {
+    return std::tie(dtype, hidden, width, q_heads, kv_heads, head_dim) <
+           std::tie(o.dtype, o.hidden, o.width, o.q_heads, o.kv_heads, o.head_dim);
+  }
+};
+
 class KernelProfile {
  public:
   KernelProfile() = default;
   // Linear rows → GEMM curves (x = tokens); attn_prefill rows → curves over the sequence length;
-  // attn_decode rows are kept out (SDPA over contiguous K/V is not vLLM's paged kernel).
+  // attn_decode rows are kept out (SDPA over contiguous K/V is not vLLM's paged kernel);
+  // elementwise rows of op layer_compiled → curves over the tokens (layer_eager rows are kept out:
+  // vLLM V1 runs these ops compiled).
   static KernelProfile from_rows(const std::vector<KernelRow>& rows, const std::string& gpu);
 
   const std::string& gpu() const { return gpu_; }
   const std::map<LinearShape, MonotoneCurve>& linear() const { return linear_; }
   const std::map<AttentionShape, MonotoneCurve>& prefill_attention() const { return prefill_; }
-  bool empty() const { return linear_.empty() && prefill_.empty(); }
+  const std::map<ElementwiseShape, MonotoneCurve>& elementwise() const { return elementwise_; }
+  bool empty() const { return linear_.empty() && prefill_.empty() && elementwise_.empty(); }
 
   // Measured time (s) of a GEMM of this exact shape at `tokens` rows; nullopt when not measured.
   std::optional<double> linear_time_s(const LinearShape& shape, double tokens) const;
@@ -82,6 +98,10 @@ class KernelProfile {
   std::optional<LinearShape> nearest_linear_shape(const LinearShape& shape) const;
   // The measured attention shape nearest in (log q heads, log kv heads), same head_dim first.
   std::optional<AttentionShape> nearest_attention_shape(const AttentionShape& shape) const;
+
+  // The measured elementwise shape of the same dtype nearest to `shape` in (log bytes per token,
+  // log hidden) (KernelTimer::elementwise_bytes_per_token); nullopt when none of that dtype.
+  std::optional<ElementwiseShape> nearest_elementwise_shape(const ElementwiseShape& shape) const;
 
   // A copy without the linear shape `leave_out` (for leave-one-shape-out checks).
   KernelProfile without(const LinearShape& leave_out) const;
@@ -94,7 +114,16 @@ class KernelProfile {
   std::string gpu_;
   std::map<LinearShape, MonotoneCurve> linear_;
   std::map<AttentionShape, MonotoneCurve> prefill_;
+  std::map<ElementwiseShape, MonotoneCurve> elementwise_;
 };
+
+// Bytes one token moves through a layer's elementwise chain (the ideal traffic; the same formula
+// as scripts/profile_gpu.py's elementwise_bytes, which writes it as the gbps column): two fused
+// residual-add + RMSNorms (read x and the residual, write the residual and the normed output, in
+// fp8 when the GEMMs take fp8), RoPE on q and k (read + write), the KV-cache write (read k and v,
+// write them), SiLU·mul (read gate and up, write the product) and, under fp8, the quantisation of
+// the attention output before o_proj. Activations in 2 bytes.
+double elementwise_bytes_per_token(const ElementwiseShape& shape);
 
 }  // namespace servesim::hardware
 

@@ -263,9 +263,21 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
         throw ConfigError(t.where(i) + ": an attention row needs batch, q_len, kv_len, q_heads, "
                           "kv_heads and head_dim > 0");
       }
+    } else if (r.kind == "elementwise") {
+      // The elementwise chain of one layer (scripts/profile_gpu.py): n = hidden size, k = the
+      // SwiGLU width per token per rank, heads per rank.
+      if (r.m_tokens <= 0 || r.n <= 0 || r.k <= 0 || r.q_heads <= 0 || r.kv_heads <= 0 ||
+          r.head_dim <= 0) {
+        throw ConfigError(t.where(i) + ": an elementwise row needs m_tokens, n, k, q_heads, "
+                          "kv_heads and head_dim > 0");
+      }
+      if (r.dtype != "bf16" && r.dtype != "fp8") {
+        throw ConfigError(t.where(i) + ": column 'dtype' has '" + r.dtype +
+                          "'; expected bf16 or fp8");
+      }
     } else {
       throw ConfigError(t.where(i) + ": column 'kind' has '" + r.kind +
-                        "'; expected linear, attn_prefill or attn_decode");
+                        "'; expected linear, attn_prefill, attn_decode or elementwise");
     }
     out.push_back(std::move(r));
   }

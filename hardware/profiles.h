@@ -72,7 +72,10 @@ std::vector<SplitwiseSample> read_splitwise(const std::string& path);
 
 // One row of a kernel table (kernels_<gpu>.csv). Times in seconds; empty numeric cells are 0.
 struct KernelRow {
-  std::string gpu, kind, dtype, model, op;  // kind: linear | attn_prefill | attn_decode
+  // kind: linear | attn_prefill | attn_decode | elementwise (one layer's chain of small kernels:
+  // n = hidden size, k = SwiGLU width per token per rank, heads per rank; op layer_compiled is
+  // what vLLM V1 runs, layer_eager the unfused reference)
+  std::string gpu, kind, dtype, model, op;
   int tp = 0;
   long long m_tokens = 0, n = 0, k = 0;  // linear: [m × k] · [k × n]
   long long batch = 0, q_len = 0, kv_len = 0, q_heads = 0, kv_heads = 0, head_dim = 0;

@@ -141,6 +141,21 @@ std::optional<double> KernelTimer::linear_s(const std::string& dtype, double n, 
                                     static_cast<double>(near->n), static_cast<double>(near->k));
 }
 
+std::optional<double> KernelTimer::elementwise_layer_s(const hardware::ElementwiseShape& shape,
+                                                       double tokens) const {
+  if (!source_.profile || tokens <= 0) return std::nullopt;
+  const auto near = source_.profile->nearest_elementwise_shape(shape);
+  if (!near) return std::nullopt;
+  const hardware::MonotoneCurve& c = source_.profile->elementwise().at(*near);
+  const double measured = c.at(tokens);
+  if (!(*near < shape) && !(shape < *near) && !source_.transferred) return measured;
+  const double latency = std::min(measured, c.y.front());
+  return latency + (measured - latency) * hardware::elementwise_bytes_per_token(shape) /
+                       hardware::elementwise_bytes_per_token(*near) *
+                       source_.measured_on.hbm_bandwidth_bytes_per_s /
+                       target_.hbm_bandwidth_bytes_per_s;
+}
+
 std::optional<double> KernelTimer::prefill_attention_s(double q_heads, double kv_heads,
                                                        double head_dim, double seq_len) const {
   if (!source_.profile || seq_len <= 0) return std::nullopt;

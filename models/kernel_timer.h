@@ -68,6 +68,15 @@ class KernelTimer {
   std::optional<double> prefill_attention_s(double q_heads, double kv_heads, double head_dim,
                                             double seq_len) const;
 
+  // One layer's elementwise chain (hardware::ElementwiseShape) at `tokens`, from the table's
+  // nearest shape of the dtype: exact for a measured shape on its own GPU; otherwise, above the
+  // measured curve's fastest point (its one-token latency λ, which no bandwidth ratio shortens),
+  // scaled by the traffic ratio and the HBM bandwidth ratio (the chain is memory-bound):
+  //   t = λ + (t_S(tokens) − λ) · bytes(shape) / bytes(S) · BW_S / BW_G.
+  // nullopt when the table has no elementwise curve of the dtype.
+  std::optional<double> elementwise_layer_s(const hardware::ElementwiseShape& shape,
+                                            double tokens) const;
+
   static double ideal_gemm_s(const hardware::GpuSpec& gpu, const std::string& dtype, double m,
                              double n, double k);
 

@@ -233,13 +233,16 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     LinearOp router = gemm(h, num_experts_);
     router.weight_bytes = h * num_experts_ * m.dtype_bytes;  // routers stay unquantized
     dense_ops_.push_back(router);
+    swiglu_width_rank_ = top_k_ * moe_i;
     if (m.shared_expert_intermediate_size > 0) {
       const double si = static_cast<double>(m.shared_expert_intermediate_size) / t;
       dense_ops_.push_back(gemm(h, 2 * si));
       dense_ops_.push_back(gemm(si, h));
+      swiglu_width_rank_ += si;
     }
   } else {
     const double ii = static_cast<double>(m.intermediate_size) / t;
+    swiglu_width_rank_ = ii;
     dense_ops_.push_back(gemm(h, 2 * ii));  // fused gate_up (column-parallel)
     dense_ops_.push_back(gemm(ii, h));      // down (row-parallel)
   }
@@ -298,9 +301,28 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
     table_linear_ = true;
     // The table times the GEMMs alone. The roofline's per-op latency t0 also stood for the
     // small kernels between them (RMSNorm, RoPE, SiLU·mul, residual adds), which are not in the
-    // table: keep that allowance, one t0 per tabled op, so that a table does not drop them.
+    // GEMM table: where the table has no elementwise curve (below), keep that allowance, one t0
+    // per tabled op, so that a table does not drop them.
     for (const LinearOp& op : dense_ops_) {
       if (op.tabled) untabled_elementwise_s_ += opts_.op_latency_s;
+    }
+  }
+  // The elementwise chain measured per layer (kernels between the GEMMs; their traffic grows
+  // with the tokens, which one t0 per GEMM could not follow: docs/cost_model.md §2.1). It
+  // replaces the t0 allowance; the GEMMs' dtype decides whether the chain quantises to fp8.
+  const hardware::ElementwiseShape elem{
+      dtype, std::llround(static_cast<double>(d.model.hidden_size)),
+      std::llround(swiglu_width_rank_), std::llround(heads_rank), std::llround(kv_heads_rank),
+      std::llround(head_dim)};
+  if (table_linear_ && elem.width > 0 && elem.q_heads > 0) {
+    if (auto near = prof.nearest_elementwise_shape(elem)) {
+      std::vector<std::pair<double, double>> samples;
+      for (double x : prof.elementwise().at(*near).x) {
+        samples.emplace_back(x, *timer.elementwise_layer_s(elem, x));
+      }
+      table_elementwise_ = hardware::MonotoneCurve::fit(std::move(samples));
+      table_elementwise_on_ = true;
+      untabled_elementwise_s_ = 0;
     }
   }
   // The LM head stays 16-bit under fp8 quantization.
@@ -373,6 +395,7 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
   double s = 0;
   if (table_linear_ && tokens > 0) {
     s += table_layer_linear_.at(tokens) + untabled_elementwise_s_;
+    if (table_elementwise_on_) s += table_elementwise_.at(tokens);
   }
   for (const LinearOp& op : dense_ops_) {
     if (!op.tabled) s += linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);

@@ -254,6 +254,9 @@ class RooflineCostModel : public CostModel {
   bool table_linear_ = false;
   hardware::MonotoneCurve table_layer_linear_;  // s per layer vs tokens
   double untabled_elementwise_s_ = 0;           // per layer: t0 per tabled op (see .cpp)
+  bool table_elementwise_on_ = false;           // replaces untabled_elementwise_s_
+  hardware::MonotoneCurve table_elementwise_;   // s per layer vs tokens: the elementwise chain
+  double swiglu_width_rank_ = 0;                // SwiGLU outputs per token per rank (× top-k)
   bool table_lm_head_on_ = false;
   hardware::MonotoneCurve table_lm_head_;       // s vs rows
   bool table_prefill_attn_on_ = false;

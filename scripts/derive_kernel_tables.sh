@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Rebuilds the shipped kernel tables hardware/kernels/<gpu>.json from the measured files in
-# data/realdata (hardware/kernels/README.md says what each holds). Needs build/servesim.
+# data/realdata and hardware/measurements (hardware/kernels/README.md says what each holds).
+# Needs build/servesim.
 #   scripts/derive_kernel_tables.sh [SERVESIM_BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 servesim=${1:-build/servesim}
 R=data/realdata
 K=$R/gpu_kernels_h100_h200
-"$servesim" calibrate --gpu h100-sxm --kernels $K/kernels_h100.csv --out hardware/kernels/h100-sxm.json \
-  --description "Measured kernel tables: $K/kernels_h100.csv (one H100 SXM, PyTorch 2.11 / CUDA 13, CUDA-graph replays; bf16 and fp8 GEMMs of 5 models at each TP shard, SDPA causal prefill). Per-shape isotonic fit of log time. Made by scripts/derive_kernel_tables.sh."
-"$servesim" calibrate --gpu h200 --kernels $K/kernels_h200.csv --out hardware/kernels/h200.json \
-  --description "Measured kernel tables: $K/kernels_h200.csv (one H200, PyTorch 2.11 / CUDA 13, CUDA-graph replays; bf16 and fp8 GEMMs of 5 models at each TP shard, SDPA causal prefill). Per-shape isotonic fit of log time. Made by scripts/derive_kernel_tables.sh."
+E=hardware/measurements/elementwise
+"$servesim" calibrate --gpu h100-sxm --kernels $K/kernels_h100.csv $E/elementwise_h100.csv \
+  --out hardware/kernels/h100-sxm.json \
+  --description "Measured kernel tables: $K/kernels_h100.csv (one H100 SXM, PyTorch 2.11 / CUDA 13, CUDA-graph replays; bf16 and fp8 GEMMs of 5 models at each TP shard, SDPA causal prefill) and $E/elementwise_h100.csv (one H100 SXM, 2026-11-25, scripts/profile_gpu.py --sections elementwise: each layer's elementwise chain compiled by torch.compile, 7 models' shapes at 1-4 TP shards). Per-shape isotonic fit of log time. Made by scripts/derive_kernel_tables.sh."
+"$servesim" calibrate --gpu h200 --kernels $K/kernels_h200.csv $E/elementwise_h200.csv \
+  --out hardware/kernels/h200.json \
+  --description "Measured kernel tables: $K/kernels_h200.csv (one H200, PyTorch 2.11 / CUDA 13, CUDA-graph replays; bf16 and fp8 GEMMs of 5 models at each TP shard, SDPA causal prefill) and $E/elementwise_h200.csv (one H200, 2026-11-25, scripts/profile_gpu.py --sections elementwise, as for the H100). Per-shape isotonic fit of log time. Made by scripts/derive_kernel_tables.sh."
 # Vidur's a100 SKU is the 80 GB part (data/realdata/README.md); bf16 GEMMs only, no attention.
 "$servesim" calibrate --gpu a100-80gb --kernels $R/vidur_profiling/profiling/compute/a100/*/*/mlp.csv \
   --out hardware/kernels/a100-80gb.json \

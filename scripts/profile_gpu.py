@@ -39,6 +39,20 @@ MODELS = {  # hidden, intermediate, q heads, kv heads, head_dim, vocab
 }
 TPS = {"llama-3.1-8b": [1, 2], "llama-3.1-70b": [1, 2, 4, 8], "llama-2-7b": [1],
        "codellama-34b": [1, 2], "qwen2.5-32b": [1, 2]}
+# Elementwise chain (below): the dense models above plus the ones servesim's measured runs use
+# whose GEMM shapes are not above, and gpt-oss-120b (MoE: the SwiGLU runs on top-k rows per token
+# over the experts' intermediate width; its MXFP4 experts take bf16 activations, so no fp8 quant).
+# model: (hidden, intermediate, q heads, kv heads, head_dim, top-k or 1), TP degrees, dtypes
+ELEMENTWISE = {
+    "llama-3.1-70b": ((8192, 28672, 64, 8, 128, 1), [1, 2, 4, 8], ["fp8", "bf16"]),
+    "gpt-oss-120b": ((2880, 2880, 64, 8, 64, 4), [1, 2, 4, 8], ["bf16"]),
+    "llama-3.1-8b": ((4096, 14336, 32, 8, 128, 1), [1, 2], ["bf16", "fp8"]),
+    "codellama-34b": ((8192, 22016, 64, 8, 128, 1), [1, 2, 4], ["bf16"]),
+    "qwen3-32b": ((5120, 25600, 64, 8, 128, 1), [1, 2], ["bf16"]),
+    "llama-2-7b": ((4096, 11008, 32, 32, 128, 1), [1], ["bf16"]),
+    "qwen2.5-32b": ((5120, 27648, 40, 8, 128, 1), [1, 2], ["bf16"]),
+}
+TINY_ELEMENTWISE = {"tiny": ((64, 128, 4, 2, 16, 1), [1, 2], ["bf16"])}
 TOKENS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 PREFILL_LENS = [256, 512, 1024, 2048, 4096, 8192]
 DECODE_BATCHES = [1, 8, 32, 64, 128, 256]
@@ -62,7 +76,16 @@ def parse_args(argv):
     p.add_argument("--budget-s", type=float, default=480.0,
                    help="stop starting new measurements after this many seconds [480]")
     p.add_argument("--no-fp8", action="store_true", help="skip fp8 GEMMs")
-    return p.parse_args(argv)
+    p.add_argument("--sections", default="linear,attention,elementwise",
+                   help="comma-separated subset of linear,attention,elementwise [all]")
+    p.add_argument("--no-compile", action="store_true",
+                   help="elementwise: eager rows only (no torch.compile)")
+    a = p.parse_args(argv)
+    a.sections = set(x for x in a.sections.split(",") if x)
+    bad = a.sections - {"linear", "attention", "elementwise"}
+    if bad:
+        p.error(f"--sections: unknown {sorted(bad)}; expected linear, attention, elementwise")
+    return a
 
 
 def device_tag(torch, device):
@@ -125,6 +148,125 @@ def linear_shapes(dims, tp):
             ("lm_head", vocab // tp, h)]
 
 
+def elementwise_bytes(hidden, width, q_heads, kv_heads, head_dim, fp8):
+    """Bytes one token moves through a layer's elementwise chain (the ideal traffic; the gbps
+    column): two fused residual-add + RMSNorms (read x and residual, write residual and the
+    normed output, fp8 when the GEMMs are), RoPE on q and k (read + write), the KV-cache write
+    (read k, v; write them), SiLU·mul (read gate and up, write the product) and, under fp8, the
+    quantisation of the attention output before o_proj. Same formula as servesim's
+    elementwise_bytes_per_token (hardware/kernel_profile.h)."""
+    a, o = 2, (1 if fp8 else 2)
+    b = 2 * hidden * (3 * a + o) + 2 * (q_heads + kv_heads) * head_dim * a
+    b += 4 * kv_heads * head_dim * a + width * (2 * a + o)
+    if fp8:
+        b += q_heads * head_dim * (a + 1)
+    return b
+
+
+def measure_elementwise(torch, F, device, timed, w, tag, configs, tokens, fp8_ok, compile_ok,
+                        deadline):
+    """The elementwise kernels between a layer's GEMMs, as vLLM V1 runs them: its ops' native
+    PyTorch forms (RMSNorm.forward_native with the residual add, RotaryEmbedding.forward_native
+    neox style, SiluAndMul.forward_native, static per-tensor fp8 quantisation), compiled by
+    torch.compile/Inductor with the token dimension dynamic (vLLM V1 compiles the model so, with
+    custom ops off by default), plus the KV-cache write (reshape_and_cache_flash: a scatter into
+    the cache by slot, eager here). One row per (model, TP, dtype, tokens): op layer_compiled (what
+    servesim reads) and layer_eager (the same chain unfused, for reference). Returns rows."""
+    rows = 0
+    bf16 = torch.bfloat16
+    for model, (dims, tps, dtypes) in configs.items():
+        hidden, inter, qh_all, kvh_all, hd, topk = dims
+        for tp in tps:
+            qh, kvh = qh_all // tp, max(1, kvh_all // tp)
+            inter_rank = inter // tp
+            for dt in dtypes:
+                fp8 = dt == "fp8"
+                if fp8 and not fp8_ok:
+                    continue
+                eps = 1e-5
+
+                def add_rms(x, res, weight, scale):
+                    xf = x.to(torch.float32) + res.to(torch.float32)
+                    new_res = xf.to(bf16)
+                    var = xf.pow(2).mean(-1, keepdim=True)
+                    y = (xf * torch.rsqrt(var + eps)).to(bf16) * weight
+                    if fp8:
+                        y = (y.to(torch.float32) / scale).clamp(-448.0, 448.0).to(
+                            torch.float8_e4m3fn)
+                    return y, new_res
+
+                def rope(cos_sin, x, heads):
+                    x = x.reshape(x.shape[0], heads, hd)
+                    cos, sin = cos_sin.chunk(2, dim=-1)
+                    cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)
+                    x1, x2 = x.chunk(2, dim=-1)
+                    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+                def chain(mlp_out, o_out, res, qkv, positions, cache, gate_up, attn_out, w1, w2,
+                          scale):
+                    x, res = add_rms(mlp_out, res, w1, scale)  # input_layernorm
+                    q, k, v = qkv.split([qh * hd, kvh * hd, kvh * hd], dim=-1)
+                    cos_sin = cache.index_select(0, positions)
+                    q, k = rope(cos_sin, q, qh), rope(cos_sin, k, kvh)
+                    y, res = add_rms(o_out, res, w2, scale)  # post_attention_layernorm
+                    d = gate_up.shape[-1] // 2
+                    act = F.silu(gate_up[..., :d]) * gate_up[..., d:]
+                    if fp8:
+                        act = (act.to(torch.float32) / scale).clamp(-448.0, 448.0).to(
+                            torch.float8_e4m3fn)
+                        attn_q = (attn_out.to(torch.float32) / scale).clamp(-448.0, 448.0).to(
+                            torch.float8_e4m3fn)
+                        return x, q, k, v.reshape(v.shape[0], kvh, hd), y, res, act, attn_q
+                    return x, q, k, v.reshape(v.shape[0], kvh, hd), y, res, act, attn_out
+
+                variants = [("layer_eager", chain)]
+                if compile_ok:
+                    # A fresh compile per configuration (dynamo would count each one as a
+                    # recompile of `chain` and fall back to eager past its limit); static shapes
+                    # but the token dimension, as vLLM marks it.
+                    torch._dynamo.reset()
+                    variants.insert(0, ("layer_compiled", torch.compile(chain, dynamic=False)))
+                for op, fn_chain in variants:
+                    for m in tokens:
+                        if time.time() > deadline:
+                            return rows
+                        try:
+                            mk = lambda *shape: torch.randn(*shape, device=device, dtype=bf16)  # noqa: E731
+                            t = dict(mlp=mk(m, hidden), o=mk(m, hidden), res=mk(m, hidden),
+                                     qkv=mk(m, (qh + 2 * kvh) * hd),
+                                     pos=torch.randint(0, 4096, (m,), device=device),
+                                     cache=mk(4096, hd), gate_up=mk(m * topk, 2 * inter_rank),
+                                     attn=mk(m, qh * hd), w1=mk(hidden), w2=mk(hidden),
+                                     scale=torch.ones((), device=device))
+                            if op == "layer_compiled" and m > 1:
+                                for key in ("mlp", "o", "res", "qkv", "pos", "gate_up", "attn"):
+                                    torch._dynamo.mark_dynamic(t[key], 0)
+                            kc = torch.zeros(m, kvh, hd, device=device, dtype=bf16)
+                            vc = torch.zeros(m, kvh, hd, device=device, dtype=bf16)
+                            slots = torch.randperm(m, device=device)
+
+                            def step():
+                                out = fn_chain(t["mlp"], t["o"], t["res"], t["qkv"], t["pos"],
+                                               t["cache"], t["gate_up"], t["attn"], t["w1"],
+                                               t["w2"], t["scale"])
+                                kc.index_copy_(0, slots, out[2].reshape(m, kvh, hd))
+                                vc.index_copy_(0, slots, out[3])
+
+                            us = timed(step)
+                            width = topk * inter_rank
+                            per_tok = elementwise_bytes(hidden, width, qh, kvh, hd, fp8)
+                            w.writerow([tag, "elementwise", dt, model, tp, op, m, hidden, width,
+                                        "", "", "", qh, kvh, hd, f"{us:.2f}", "",
+                                        f"{per_tok * m / us / 1e3:.1f}"])
+                            rows += 1
+                        except Exception as e:  # report, go on
+                            print("elementwise fail", model, tp, dt, op, m, repr(e)[:200],
+                                  file=sys.stderr, flush=True)
+                            if op == "layer_compiled":
+                                break
+    return rows
+
+
 def main(argv):
     args = parse_args(argv)
     import torch  # imported here so that --help works without PyTorch
@@ -177,7 +319,7 @@ def main(argv):
         w = csv.writer(f)
         w.writerow(COLUMNS)
         done = set()
-        for model, dims in models.items():
+        for model, dims in (models.items() if "linear" in args.sections else ()):
             for tp in tps[model]:
                 for op, n, k in linear_shapes(dims, tp):
                     for m in tokens:
@@ -217,7 +359,8 @@ def main(argv):
 
         # Attention: (q heads, kv heads) per GPU for the models and TP degrees above.
         heads = sorted({(d[2] // t, d[3] // t if d[3] >= t else 1, d[4])
-                        for mo, d in models.items() for t in tps[mo]})
+                        for mo, d in models.items() for t in tps[mo]}
+                       if "attention" in args.sections else ())
         for qh, kvh, hd in heads:
             for L in prefill_lens:  # prefill: one sequence, causal, q = kv = L
                 if time.time() - t_start > args.budget_s:
@@ -245,6 +388,12 @@ def main(argv):
                                 kvh, hd, f"{us:.2f}", "", f"{kvbytes / us / 1e3:.1f}"])
                     rows += 1
             f.flush()
+        if "elementwise" in args.sections:
+            compile_ok = (not args.no_compile and device.type == "cuda"
+                          and hasattr(torch, "compile"))
+            rows += measure_elementwise(torch, F, device, timed, w, tag,
+                                        TINY_ELEMENTWISE if args.tiny else ELEMENTWISE, tokens,
+                                        fp8, compile_ok, t_start + args.budget_s)
     print(f"wrote {path} rows {rows} in {time.time() - t_start:.0f} s on {device} "
           f"(torch {torch.__version__}{'' if has_sdpa else ', attention unfused: no SDPA'})")
 

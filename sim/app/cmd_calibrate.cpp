@@ -384,9 +384,16 @@ class CalibrateCommand : public Command {
         {"prefill_attention_shapes", profile->prefill_attention().size()},
         {"linear_rows_moved_by_monotone_fit", moved},
         {"max_abs_relative_change", worst}};
+    if (!profile->elementwise().empty()) {
+      cal.fit_info["kernel_tables"]["elementwise_shapes"] = profile->elementwise().size();
+    }
     out << "Kernel tables: " << rows.size() << " rows from " << kernel_files_.size()
         << " files: " << bf16 << " bf16 and " << fp8 << " fp8 GEMM shapes, "
-        << profile->prefill_attention().size() << " prefill-attention shapes; the monotone fit moved "
+        << profile->prefill_attention().size() << " prefill-attention shapes"
+        << (profile->elementwise().empty()
+                ? std::string()
+                : ", " + std::to_string(profile->elementwise().size()) + " elementwise shapes")
+        << "; the monotone fit moved "
         << moved << " of " << points << " GEMM rows, by at most " << std::fixed
         << std::setprecision(1) << 100 * worst << "%\n";
     cal.kernels = std::move(profile);

@@ -34,13 +34,18 @@ expected_header=$(head -1 "$root/data/realdata/gpu_kernels_h100_h200/kernels_h10
 [ "$(grep -c ',linear,' "$csv")" = 20 ] || { echo "expected 20 linear rows"; exit 1; }
 [ "$(grep -c ',attn_prefill,' "$csv")" = 4 ] || { echo "expected 4 prefill rows"; exit 1; }
 [ "$(grep -c ',attn_decode,' "$csv")" = 8 ] || { echo "expected 8 decode rows"; exit 1; }
+# The elementwise chain: 2 TP shards × 4 token counts, eager only (no torch.compile on the CPU).
+[ "$(grep -c ',elementwise,bf16,tiny,[12],layer_eager,' "$csv")" = 8 ] ||
+  { echo "expected 8 elementwise rows"; exit 1; }
 
 "$servesim" calibrate --gpu h100-sxm --kernels "$csv" --out "$tmp/profile.json" | tee "$tmp/cal.txt"
-grep -q "Kernel tables: 32 rows from 1 files: 5 bf16 and 0 fp8 GEMM shapes, 2 prefill-attention shapes" \
+# (layer_eager rows are read but make no curve: vLLM V1 runs the chain compiled)
+grep -q "Kernel tables: 40 rows from 1 files: 5 bf16 and 0 fp8 GEMM shapes, 2 prefill-attention shapes;" \
   "$tmp/cal.txt"
 
 "$servesim" kernel-check --measured "$csv" --gpu h100-sxm --kernel-table "$tmp/profile.json" \
   --output "$tmp/rows.csv"
+# 32 rows: the 8 layer_eager rows are not checked (models/kernel_check.h)
 [ "$(wc -l < "$tmp/rows.csv")" = 33 ] || { echo "expected 32 predicted rows"; exit 1; }
 # Exact (to the CSV's 0.01 %) at every point of a GEMM series that was measured monotone; the
 # isotonic fit only moves points of a series that was not.

@@ -318,10 +318,15 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
     REQUIRE(path);
     const hardware::Calibration c = hardware::load_calibration(*path);
     CHECK(c.gpu == gpu);
-    for (const char* name : {"per_seq_overhead_s", "per_prefill_token_overhead_s",
-                             "client_ttft_overhead_s"}) {
+    // Both GPUs' runs identify the per-sequence and client terms; the step and per-prefill-token
+    // terms are in the file only where identified (since the measured elementwise kernels, the
+    // H100's runs no longer identify a per-prefill-token term: docs/validation.md §6).
+    REQUIRE(c.get("per_seq_overhead_s"));
+    REQUIRE(c.get("client_ttft_overhead_s"));
+    for (const char* name : {"step_overhead_s", "per_seq_overhead_s",
+                             "per_prefill_token_overhead_s", "client_ttft_overhead_s"}) {
       INFO(gpu << " " << name);
-      REQUIRE(c.get(name));
+      if (!c.get(name)) continue;
       CHECK(c.parameters.at(name).value >= 2 * c.parameters.at(name).std_error);
     }
     CHECK(c.fit_set.size() >= 20);
