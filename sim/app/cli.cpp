@@ -60,7 +60,19 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
     const int code = app.exit(e, o, e2);
     out << o.str();
     if (code != 0) {
-      err << "servesim: error: " << e.what() << "\n";
+      std::string what = e.what();
+      // CLI11 2.1 joins the unexpected arguments from the back (detail::rjoin) although it
+      // collected them front to back: "--foo 1 --bar 2" came out as "2 --bar 1 --foo". Name them
+      // in the order they were given.
+      if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+        const std::vector<std::string> extras = app.remaining(true);
+        if (!extras.empty()) {
+          what = extras.size() > 1 ? "The following arguments were not expected:"
+                                   : "The following argument was not expected:";
+          for (const std::string& a : extras) what += " " + a;
+        }
+      }
+      err << "servesim: error: " << what << "\n";
       return 2;
     }
     return 0;

@@ -26,6 +26,7 @@ const std::string kAzureCode = kReal + "/azure_llm_trace_2023/AzureLLMInferenceT
 const std::string kMooncakeConv = kReal + "/mooncake_traces/conversation_trace.jsonl";
 const std::string kMooncakeSynth = kReal + "/mooncake_traces/synthetic_trace.jsonl";
 const std::string kVidurConv = kReal + "/vidur_profiling/processed_traces/splitwise_conv.csv";
+const std::string kVidurCode = kReal + "/vidur_profiling/processed_traces/splitwise_code.csv";
 
 std::vector<TraceRow> read_all(const std::string& path, const std::string& format) {
   auto reader = open_trace(path, format);
@@ -103,6 +104,28 @@ TEST_CASE("vidur reader: splitwise_conv is the Azure conversation trace rebased 
   CHECK(worst <= 500);
   CHECK(vidur[1].arrival_ns == 4'314'579'000);
   CHECK(vidur.back().arrival_ns == 3'501'721'937'000);
+}
+
+TEST_CASE("vidur reader: splitwise_code is the Azure code trace rebased to 0 s", "[trace]") {
+  const std::vector<TraceRow> vidur = read_all(kVidurCode, "vidur");
+  const std::vector<TraceRow> azure = read_all(kAzureCode, "azure");
+  REQUIRE(vidur.size() == 8819);
+  REQUIRE(azure.size() == vidur.size());
+  int64_t worst = 0;
+  for (size_t i = 0; i < vidur.size(); ++i) {
+    CHECK(vidur[i].prompt_tokens == azure[i].prompt_tokens);
+    CHECK(vidur[i].output_tokens == azure[i].output_tokens);
+    worst = std::max<int64_t>(worst, std::llabs(vidur[i].arrival_ns - (azure[i].arrival_ns - azure[0].arrival_ns)));
+  }
+  CHECK(worst <= 500);  // Vidur's microseconds against Azure's 100 ns
+  // First and last rows as written: "0.0,4808,10", "0.052,3180,8", ..., "3435.948056,549,173".
+  CHECK(vidur.front().arrival_ns == 0);
+  CHECK(vidur.front().prompt_tokens == 4808);
+  CHECK(vidur.front().output_tokens == 10);
+  CHECK(vidur[1].arrival_ns == 52'000'000);
+  CHECK(vidur.back().arrival_ns == 3'435'948'056'000);
+  CHECK(vidur.back().prompt_tokens == 549);
+  CHECK(vidur.back().output_tokens == 173);
 }
 
 TEST_CASE("mooncake reader: rows, hash ids, 512-token blocks", "[trace]") {
