@@ -68,7 +68,8 @@ struct AttentionShape {
 // them compiled, for one model shape per rank; x = tokens.
 struct ElementwiseShape {
   std::string dtype;  // bf16 | fp8 (the GEMMs' input dtype: fp8 adds the quantisation)
-  long long hidden = 0, width = 0;  // width: SwiGLU output per token per rank (× top-k for MoE)
+  long long hidden = 0, width = 0;  // width: SwiGLU outputs per token per rank (× top-k for MoE;
+                                    // 0 where the SwiGLU is fused into a GEMM)
   long long q_heads = 0, kv_heads = 0, head_dim = 0;  // per rank
   bool operator<(const ElementwiseShape& o) const {
     return std::tie(dtype, hidden, width, q_heads, kv_heads, head_dim) <

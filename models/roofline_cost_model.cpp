@@ -233,7 +233,10 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     LinearOp router = gemm(h, num_experts_);
     router.weight_bytes = h * num_experts_ * m.dtype_bytes;  // routers stay unquantized
     dense_ops_.push_back(router);
-    swiglu_width_rank_ = top_k_ * moe_i;
+    // The routed experts' SwiGLU is a kernel of its own in vLLM's fused MoE (silu_and_mul on the
+    // intermediate cache), except under MXFP4, whose triton_kernels matmul_ogs fuses it into the
+    // gate_up GEMM's epilogue (FusedActivation "swiglu"): then it moves no extra bytes.
+    swiglu_width_rank_ = d.weight_format() == "mxfp4" ? 0.0 : top_k_ * moe_i;
     if (m.shared_expert_intermediate_size > 0) {
       const double si = static_cast<double>(m.shared_expert_intermediate_size) / t;
       dense_ops_.push_back(gemm(h, 2 * si));
@@ -314,7 +317,7 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
       dtype, std::llround(static_cast<double>(d.model.hidden_size)),
       std::llround(swiglu_width_rank_), std::llround(heads_rank), std::llround(kv_heads_rank),
       std::llround(head_dim)};
-  if (table_linear_ && elem.width > 0 && elem.q_heads > 0) {
+  if (table_linear_ && elem.q_heads > 0) {
     if (auto near = prof.nearest_elementwise_shape(elem)) {
       std::vector<std::pair<double, double>> samples;
       for (double x : prof.elementwise().at(*near).x) {
