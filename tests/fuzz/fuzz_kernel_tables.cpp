@@ -23,6 +23,11 @@ void exercise(const KernelProfile& p) {
   }
   back.nearest_attention_shape(AttentionShape{32, 8, 128});
   for (const auto& [s, curve] : back.prefill_attention()) curve.at(4096);
+  for (const ElementwiseShape& s : {ElementwiseShape{"bf16", 4096, 14336, 32, 8, 128},
+                                    ElementwiseShape{"fp8", 1, 0, 1, 1, 1}}) {
+    elementwise_bytes_per_token(s);
+    if (auto near = back.nearest_elementwise_shape(s)) back.elementwise().at(*near).at(300);
+  }
 }
 
 }  // namespace
