@@ -1,6 +1,7 @@
 // KernelProfile: measured kernel times of one GPU — dense GEMMs by (dtype, N, K) against the
-// number of tokens, and causal prefill attention by (q heads, kv heads, head dim) against the
-// sequence length — as monotone curves interpolated in log–log space.
+// number of tokens, causal prefill attention by (q heads, kv heads, head dim) against the
+// sequence length, and one layer's elementwise chain by model shape per rank against the tokens —
+// as monotone curves interpolated in log–log space.
 //
 // Built from rows in the column layout of data/realdata/gpu_kernels_h100_h200/kernels_h100.csv
 // (what scripts/profile_gpu.py writes) or from Vidur mlp.csv operator profiles. Each series is
