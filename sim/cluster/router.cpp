@@ -34,7 +34,8 @@ Router::Router(RouterPolicy policy, std::vector<Replica*> replicas, int64_t bala
     : policy_(policy),
       replicas_(std::move(replicas)),
       balance_threshold_(balance_threshold),
-      sent_(replicas_.size(), 0) {
+      sent_(replicas_.size(), 0),
+      chain_blocks_held_(replicas_.size(), 0) {
   SERVESIM_CHECK(!replicas_.empty(), "a router needs at least one replica");
   for (size_t i = 0; i < replicas_.size(); ++i) {
     SERVESIM_CHECK(replicas_[i]->id() == static_cast<int32_t>(i), "replica ids must be 0..N-1");
@@ -89,6 +90,7 @@ int32_t Router::choose(const workloads::RequestSpec& spec) {
 int32_t Router::choose_by_chain(const std::vector<uint64_t>& chain, int32_t least) {
   // Longest match: walk the chain while some replica holds every block so far.
   std::vector<int32_t> best;  // the replicas with the longest match
+  size_t matched = 0;         // its length in blocks
   for (size_t j = 0; j < chain.size(); ++j) {
     auto it = chain_holders_.find(chain[j]);
     if (it == chain_holders_.end()) break;
@@ -98,15 +100,25 @@ int32_t Router::choose_by_chain(const std::vector<uint64_t>& chain, int32_t leas
     }
     if (next.empty()) break;
     best = std::move(next);
+    matched = j + 1;
   }
-  int32_t chosen = least;
   int32_t pick = -1;
-  for (int32_t h : best) {
-    if (pick < 0 || replicas_[h]->outstanding() < replicas_[pick]->outstanding() ||
-        (replicas_[h]->outstanding() == replicas_[pick]->outstanding() && h < pick)) {
-      pick = h;
+  if (static_cast<double>(matched) > kPrefixCacheThreshold * static_cast<double>(chain.size())) {
+    for (int32_t h : best) {  // the least-outstanding holder of the match
+      if (pick < 0 || replicas_[h]->outstanding() < replicas_[pick]->outstanding() ||
+          (replicas_[h]->outstanding() == replicas_[pick]->outstanding() && h < pick)) {
+        pick = h;
+      }
+    }
+  } else {  // too little of the chain matches: the replica holding the fewest blocks
+    pick = 0;
+    for (size_t r = 1; r < replicas_.size(); ++r) {
+      if (chain_blocks_held_[r] < chain_blocks_held_[static_cast<size_t>(pick)]) {
+        pick = static_cast<int32_t>(r);
+      }
     }
   }
+  int32_t chosen = least;
   if (pick >= 0 &&
       replicas_[pick]->outstanding() <= replicas_[least]->outstanding() + balance_threshold_) {
     chosen = pick;
@@ -115,6 +127,7 @@ int32_t Router::choose_by_chain(const std::vector<uint64_t>& chain, int32_t leas
     std::vector<int32_t>& holders = chain_holders_[key];
     if (std::find(holders.begin(), holders.end(), chosen) == holders.end()) {
       holders.push_back(chosen);
+      ++chain_blocks_held_[static_cast<size_t>(chosen)];
     }
   }
   return chosen;

@@ -21,8 +21,14 @@
 //                      Requests with a trace hash chain (RequestSpec::prefix_chain, e.g.
 //                      Mooncake hash_ids) go by longest match instead, as SGLang's cache-aware
 //                      router does on its radix tree: the holders of the longest run of leading
-//                      chain blocks (least-outstanding among them, same balance threshold), and
-//                      the chosen replica becomes a holder of every block of the chain.
+//                      chain blocks (least-outstanding among them, same balance threshold) when
+//                      that run is more than `kPrefixCacheThreshold` (0.5, SGLang's
+//                      cache_threshold) of the chain; otherwise the replica holding the fewest
+//                      blocks (SGLang's "smallest tree": the one with the most room), ties →
+//                      lowest id, under the same balance threshold. The chosen replica becomes a
+//                      holder of every block of the chain. Without the cache threshold a trace
+//                      whose chains share only a first block (a system prompt) sent every
+//                      request to the first replicas and left others idle.
 //
 // The default is round-robin, for two reasons. (1) It is what the reference deployment of vLLM
 // ships: the production-stack router's `--routing-logic roundrobin` (its samples and Helm values;
@@ -63,6 +69,10 @@ std::string router_policy_name(RouterPolicy policy);
 
 // Outstanding-count margin past which prefix-aware routing gives up affinity.
 inline constexpr int64_t kDefaultPrefixBalanceThreshold = 32;
+// Share of a request's hash chain that its longest match must exceed for prefix-aware routing to
+// follow the match (cache_threshold of SGLang's cache-aware router, sgl-model-gateway
+// CacheAwareConfig::default).
+inline constexpr double kPrefixCacheThreshold = 0.5;
 
 class Router : public RequestSink {
  public:
@@ -99,6 +109,8 @@ class Router : public RequestSink {
   std::unordered_map<int64_t, std::vector<int32_t>> holders_;
   // trace chain key (RequestSpec::prefix_chain entry) → replicas that were sent it.
   std::unordered_map<uint64_t, std::vector<int32_t>> chain_holders_;
+  // Per replica: the chain keys it holds (the size of its "tree").
+  std::vector<int64_t> chain_blocks_held_;
 };
 
 }  // namespace servesim::sim

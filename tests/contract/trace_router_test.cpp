@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "sim/cluster/simulation.h"
 
@@ -54,6 +55,43 @@ TEST_CASE("prefix-aware routing on hash chains raises the hit rate over round-ro
   std::remove(path.c_str());
   INFO("round-robin " << rr << " prefix-aware " << pa);
   CHECK(pa > rr + 0.05);
+}
+
+TEST_CASE("prefix-aware routing: a chain that matches only its first block spreads by tree size",
+          "[contract][cluster][trace]") {
+  // Workload: 200 requests, one every 50 ms, each a chain of four 512-token blocks: block 7 shared
+  // by all (a system prompt), three of its own. 4 replicas of Llama-3.1-8B on A100-80GB, light
+  // load (outstanding counts stay far within the balance threshold).
+  // Expected (SGLang's cache_threshold 0.5): the longest match is 1 of 4 blocks, at most half the
+  // chain, so each request goes to the replica holding the fewest blocks, ties → lowest id:
+  // request i to replica i mod 4 (each request adds its 3 own blocks, plus block 7 the first time
+  // a replica gets it), exactly 50 each. Following the one-block match instead sent all 200 to
+  // replica 0 and left the other three idle.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("servesim_chain_spread_" + std::to_string(::getpid()) + ".jsonl"))
+                               .string();
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 200; ++i) {
+      out << "{\"timestamp\": " << 50 * i << ", \"input_length\": 2048, \"output_length\": 16, "
+          << "\"hash_ids\": [7, " << 10000 + 3 * i << ", " << 10001 + 3 * i << ", "
+          << 10002 + 3 * i << "]}\n";
+    }
+  }
+  SimulationConfig c;
+  c.model = "llama-3.1-8b";
+  c.gpu = "a100-80gb";
+  c.num_replicas = 4;
+  c.router = "prefix-aware";
+  c.workload.dataset_name = "trace";
+  c.workload.trace = path;
+  c.workload.trace_format = "mooncake";
+  const PreparedDeployment p = prepare_deployment(c);
+  const SimulationResult r = run_simulation(c, p);
+  std::remove(path.c_str());
+  std::vector<int> per_replica(4, 0);
+  for (const auto& rec : r.records) ++per_replica.at(static_cast<size_t>(rec.replica));
+  for (int n : per_replica) CHECK(n == 50);
 }
 
 }  // namespace
