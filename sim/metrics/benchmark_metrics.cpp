@@ -217,7 +217,10 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   ttfts.reserve(num_ok);
   tpots.reserve(num_ok);
   e2els.reserve(num_ok);
-  ends_ns.reserve(num_ok);
+  const bool want_itl = options.compute_itl;
+  const bool want_peak_rate = options.compute_max_output_tokens_per_s;
+  const bool want_concurrency = options.compute_max_concurrent_requests;
+  if (want_concurrency) ends_ns.reserve(num_ok);
   double end_rel_s = 0;      // latest measured completion, seconds after first_send
   double ok_end_rel_s = 0;   // latest successful end, seconds after ok_start
   int64_t good_completed = 0;
@@ -266,7 +269,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
 
     end_rel_s = std::max(end_rel_s, (r.last_token - first_send).seconds() + offset_s);
     ok_end_rel_s = std::max(ok_end_rel_s, (r.last_token - ok_start).seconds() + offset_s);
-    ends_ns.push_back(r.last_token.ns() + offset_ns);
+    if (want_concurrency) ends_ns.push_back(r.last_token.ns() + offset_ns);
   }
 
   // The per-request summaries, then the peak concurrency, each freeing its vectors at once: the
@@ -289,7 +292,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // departure (−1) is processed before the arrival (+1). (Older vLLM reported the peak of
   // per-second counts instead.) Starts come in record order, which is send order for every
   // workload; only if they were not would they be collected and sorted too.
-  {
+  if (want_concurrency) {
     std::vector<int64_t> scratch;
     detail::radix_sort(ends_ns, scratch, [](int64_t x) { return detail::int64_order_key(x); });
     std::vector<int64_t> starts_ns;
@@ -331,21 +334,24 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // Pass 3, ITL: within-segment gaps go to the replica's difference arrays; the gap across a
   // preemption (end of one segment → first token of the next) is added on its own. At most one
   // sample per step plus one per preemption gap: reserved, so that the samples take 8 bytes each.
+  // The same counts give max_output_tokens_per_s; when neither is wanted the pass is skipped.
   std::size_t total_steps = 0;
   for (const auto& log : step_logs) total_steps += log.step_end.size();
-  itls.reserve(total_steps + gaps_across_segments);
+  if (want_itl) itls.reserve(total_steps + gaps_across_segments);
   for (const auto& r : records) {
+    if (!want_itl && !want_peak_rate) break;
     if (!is_measured(r) || r.failed || !r.completed) continue;
     auto& c = counts[static_cast<std::size_t>(r.replica)];
     const auto& ends = step_logs[static_cast<std::size_t>(r.replica)].step_end;
     if (c.cover_diff.empty()) {
       c.cover_diff.assign(ends.size() + 1, 0);
-      c.starts.assign(ends.size(), 0);
+      if (want_itl) c.starts.assign(ends.size(), 0);
     }
     for (std::size_t i = 0; i < r.segments.size(); ++i) {
       const auto& seg = r.segments[i];
       c.cover_diff[static_cast<std::size_t>(seg.first_step)] += 1;
       c.cover_diff[static_cast<std::size_t>(seg.last_step + 1)] -= 1;
+      if (!want_itl) continue;
       c.starts[static_cast<std::size_t>(seg.first_step)] += 1;
       if (i > 0) {
         const auto& prev = r.segments[i - 1];
@@ -363,8 +369,9 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // Dense (one counter per second) when there are no more seconds than steps, which are already
   // in memory; otherwise sparse, only seconds that saw a token (a dense vector took one entry per
   // simulated second, 7.8 GB for 1000 requests at 1e-6 req/s). Same peak: empty seconds are 0.
-  const int64_t num_buckets =
-      m.completed > 0 ? static_cast<int64_t>(std::ceil(ok_end_rel_s)) + 1 : 0;
+  const int64_t num_buckets = m.completed > 0 && want_peak_rate
+                                  ? static_cast<int64_t>(std::ceil(ok_end_rel_s)) + 1
+                                  : 0;
   const bool dense = num_buckets <= static_cast<int64_t>(total_steps) + 1;
   std::vector<int64_t> dense_tokens(dense ? static_cast<std::size_t>(num_buckets) : 0, 0);
   std::unordered_map<int64_t, int64_t> sparse_tokens;
@@ -376,9 +383,13 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     for (std::size_t s = 0; s < ends.size(); ++s) {
       cover += c.cover_diff[s];
       if (cover == 0) continue;
-      const int64_t within_gaps = cover - c.starts[s];
-      SERVESIM_CHECK(within_gaps >= 0 && (s > 0 || within_gaps == 0), "ITL counts inconsistent");
-      if (within_gaps > 0) itls.add((ends[s] - ends[s - 1]).ns(), within_gaps);
+      if (want_itl) {
+        const int64_t within_gaps = cover - c.starts[s];
+        SERVESIM_CHECK(within_gaps >= 0 && (s > 0 || within_gaps == 0),
+                       "ITL counts inconsistent");
+        if (within_gaps > 0) itls.add((ends[s] - ends[s - 1]).ns(), within_gaps);
+      }
+      if (num_buckets == 0) continue;
       // Python int() truncates toward zero; so does the cast.
       const double t_rel = (ends[s] - ok_start).seconds() + offset_s;
       const auto bucket = static_cast<int64_t>(t_rel);
@@ -409,7 +420,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   m.total_token_throughput =
       per_s(static_cast<double>(m.total_input_tokens + m.total_output_tokens));
 
-  m.summaries["itl"] = itls.summarize(percentiles);
+  if (want_itl) m.summaries["itl"] = itls.summarize(percentiles);
 
   if (only_class < 0) {
     for (size_t c = 0; c < options.class_names.size(); ++c) {

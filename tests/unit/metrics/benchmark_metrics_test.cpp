@@ -466,5 +466,49 @@ TEST_CASE("peak tokens/s and peak concurrency match vLLM's per-token loops", "[m
   }
 }
 
+TEST_CASE("values left out (compute_itl, the two peaks) change none of the others", "[metrics]") {
+  // In details: MetricsOptions::compute_itl / compute_max_output_tokens_per_s /
+  // compute_max_concurrent_requests cleared, one at a time and all together, on random runs.
+  // Expectations: what is left out is absent (ITL) or 0 (the peaks); every other value is the same
+  // double as with everything computed.
+  for (uint64_t seed : {8u, 9u}) {
+    INFO("seed " << seed);
+    const auto run = random_run(seed);
+    MetricsOptions all;
+    all.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
+    all.metric_percentiles = {50, 90, 99};
+    all.goodput_slo_ms = {{"ttft", 2000}};
+    const auto full = compute_metrics(run.records, run.logs, all);
+    for (int mask = 1; mask < 8; ++mask) {
+      INFO("mask " << mask);
+      MetricsOptions o = all;
+      o.compute_itl = (mask & 1) == 0;
+      o.compute_max_output_tokens_per_s = (mask & 2) == 0;
+      o.compute_max_concurrent_requests = (mask & 4) == 0;
+      const auto m = compute_metrics(run.records, run.logs, o);
+      CHECK(m.completed == full.completed);
+      CHECK(m.failed == full.failed);
+      CHECK(m.duration_s == full.duration_s);
+      CHECK(m.request_throughput == full.request_throughput);
+      CHECK(*m.request_goodput == *full.request_goodput);
+      CHECK(m.output_throughput == full.output_throughput);
+      CHECK(m.total_token_throughput == full.total_token_throughput);
+      CHECK(m.max_output_tokens_per_s ==
+            (o.compute_max_output_tokens_per_s ? full.max_output_tokens_per_s : 0.0));
+      CHECK(m.max_concurrent_requests ==
+            (o.compute_max_concurrent_requests ? full.max_concurrent_requests : 0));
+      CHECK(m.summaries.count("itl") == (o.compute_itl ? 1u : 0u));
+      for (const auto& [key, s] : m.summaries) {
+        INFO(key);
+        const auto& f = full.summaries.at(key);
+        CHECK(s.mean_ms == f.mean_ms);
+        CHECK(s.median_ms == f.median_ms);
+        CHECK(s.std_ms == f.std_ms);
+        CHECK(s.percentiles_ms == f.percentiles_ms);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace servesim::metrics
