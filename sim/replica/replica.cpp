@@ -387,6 +387,15 @@ SimTime duration_ceil(double s) {
   return SimTime::from_ns(ns);
 }
 
+// Appends a step's end to the step log, growing it 4× at a time instead of std::vector's 2×.
+// Each growth copies the whole log into fresh pages: at low load (25 steps per request, 8 bytes
+// each) the copies and the page faults of the old copies were ~10 % of a run. Capacity that is
+// never written costs address space only, not memory.
+void append_step_end(std::vector<SimTime>& log, SimTime t) {
+  if (log.size() == log.capacity()) log.reserve(std::max<std::size_t>(4096, 4 * log.capacity()));
+  log.push_back(t);
+}
+
 }  // namespace
 
 bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
@@ -473,7 +482,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
     // and its end is the next event.
     if (k >= next_finish || !sim.advance_inline(step_end_)) return true;
     step_in_flight_ = false;
-    step_log_.step_end.push_back(step_end_);
+    append_step_end(step_log_.step_end, step_end_);
     step_index_ = ++k;
     if (++bi == static_cast<size_t>(bs)) bi = 0;
     chained = true;
@@ -564,7 +573,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
 void Replica::end_step(engine::Simulator& sim) {
   const int64_t k = step_index_;
   step_in_flight_ = false;
-  step_log_.step_end.push_back(sim.now());
+  append_step_end(step_log_.step_end, sim.now());
   ++step_index_;
 
   for (int32_t s : step_prefills_) {
