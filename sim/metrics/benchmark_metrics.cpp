@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/base/error.h"
+#include "sim/base/huge_pages.h"
 #include "sim/metrics/radix_sort.h"
 #include "sim/metrics/sample_stats.h"
 
@@ -399,6 +400,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     if (!diff_ptr) {
       diff_ptr.reset(static_cast<int32_t*>(std::calloc(ends.size() + 1, sizeof(int32_t))));
       if (!diff_ptr) throw std::bad_alloc();
+      advise_huge_pages(diff_ptr.get(), (ends.size() + 1) * sizeof(int32_t));
     }
     int32_t* const diff = diff_ptr.get();
     for (std::size_t i = 0; i < r.segments.size(); ++i) {

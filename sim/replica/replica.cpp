@@ -1,14 +1,12 @@
 #include "sim/replica/replica.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "sim/base/error.h"
+#include "sim/base/huge_pages.h"
 
 namespace servesim::sim {
 
@@ -394,22 +392,13 @@ SimTime duration_ceil(double s) {
 // Grows the step log 4× at a time instead of std::vector's 2×. Each growth copies the whole log
 // into fresh pages: at low load (25 steps per request, 8 bytes each) the copies and the page
 // faults of the old copies were ~10 % of a run. Capacity that is never written costs address
-// space only, not memory. Where the system has them, the part not yet written is advised to use
-// transparent huge pages (one page fault per 2 MiB instead of per 4 KiB; advice only, results
-// cannot change), once the log is large enough for that to matter.
+// space only, not memory. A large new buffer is advised to use huge pages before the copy.
 [[gnu::noinline]] void grow_step_log(std::vector<SimTime>& log) {
-  log.reserve(std::max<std::size_t>(4096, 4 * log.capacity()));
-#ifdef MADV_HUGEPAGE
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const std::size_t bytes = log.capacity() * sizeof(SimTime);
-  if (bytes >= 8 * kHuge) {
-    const auto first = reinterpret_cast<std::uintptr_t>(log.data() + log.size());
-    const auto last = reinterpret_cast<std::uintptr_t>(log.data() + log.capacity());
-    const std::uintptr_t b = (first + kHuge - 1) & ~(kHuge - 1);
-    const std::uintptr_t e = last & ~(kHuge - 1);
-    if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
-  }
-#endif
+  std::vector<SimTime> bigger;
+  bigger.reserve(std::max<std::size_t>(4096, 4 * log.capacity()));
+  advise_huge_pages(bigger.data(), bigger.capacity() * sizeof(SimTime));
+  bigger.insert(bigger.end(), log.begin(), log.end());
+  log.swap(bigger);
 }
 
 void append_step_end(std::vector<SimTime>& log, SimTime t) {
