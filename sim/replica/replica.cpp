@@ -401,7 +401,7 @@ SimTime duration_ceil(double s) {
   log.swap(bigger);
 }
 
-void append_step_end(std::vector<SimTime>& log, SimTime t) {
+[[gnu::always_inline]] inline void append_step_end(std::vector<SimTime>& log, SimTime t) {
   if (log.size() == log.capacity()) grow_step_log(log);
   log.push_back(t);
 }
