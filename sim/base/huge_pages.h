@@ -6,7 +6,7 @@
 // contents and every result are the same with or without it, and it does nothing where the
 // system has no such pages (MADV_HUGEPAGE undefined) or the kernel ignores it. Call it before
 // the buffer is first written; only the 2 MiB-aligned part of [p, p + bytes) is advised, and
-// buffers under 16 MiB are left alone.
+// buffers under 4 MiB are left alone.
 #ifndef SERVESIM_SIM_BASE_HUGE_PAGES_H_
 #define SERVESIM_SIM_BASE_HUGE_PAGES_H_
 
@@ -22,7 +22,7 @@ namespace servesim {
 inline void advise_huge_pages(void* p, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  if (p == nullptr || bytes < 8 * kHuge) return;
+  if (p == nullptr || bytes < 2 * kHuge) return;
   const auto first = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t b = (first + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t e = (first + bytes) & ~(kHuge - 1);
