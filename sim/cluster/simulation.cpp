@@ -11,6 +11,7 @@
 #include "hardware/topology.h"
 #include "models/model_spec.h"
 #include "sim/base/error.h"
+#include "sim/base/huge_pages.h"
 #include "sim/base/resource_limits.h"
 #include "sim/base/json_file.h"
 #include "sim/cluster/benchmark_client.h"
@@ -288,6 +289,11 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   check_fits_in_memory("--num-replicas", config.num_replicas, "replicas", 64 * 1024);
 
   SimulationResult result;
+  // Every record is written here (value-initialized): large record arrays are advised to use
+  // huge pages first (sim/base/huge_pages.h; advice only).
+  result.records.reserve(static_cast<size_t>(workload.size()));
+  advise_huge_pages(result.records.data(),
+                    result.records.capacity() * sizeof(metrics::RequestRecord));
   result.records.resize(static_cast<size_t>(workload.size()));
   engine::Simulator sim;
   ObserverRelay relay;

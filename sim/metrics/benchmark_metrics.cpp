@@ -13,11 +13,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <memory>
+#include <new>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "sim/base/error.h"
+#include "sim/base/huge_pages.h"
 #include "sim/metrics/radix_sort.h"
 #include "sim/metrics/sample_stats.h"
 
@@ -110,14 +113,6 @@ void check_completed_record(const RequestRecord& r, const std::vector<StepLog>& 
                  who() + ": first_token/last_token differ from the StepLog times of its segments");
 }
 
-// Per-replica counters over step indices (difference arrays), for measured completed requests:
-//   cover[s]  = how many requests emitted a token at the end of step s;
-//   starts[s] = how many of those tokens opened a segment (no within-segment gap ends there).
-// So cover[s] − starts[s] requests have an ITL of step_end[s] − step_end[s−1] ending at step s.
-struct ReplicaTokenCounts {
-  std::vector<int32_t> cover_diff;  // size steps + 1; prefix sums give cover[s]
-  std::vector<int32_t> starts;      // size steps
-};
 
 }  // namespace
 
@@ -210,14 +205,21 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
 
   BenchmarkMetrics m;
   std::vector<double> ttfts, tpots, e2els, queue_times, e2els_with_queue;
-  std::vector<ReplicaTokenCounts> counts(step_logs.size());
   detail::WeightedNsSamples itls;
   // Ends of the successful requests' intervals (max_concurrent_requests, below).
   std::vector<int64_t> ends_ns;
-  ttfts.reserve(num_ok);
-  tpots.reserve(num_ok);
-  e2els.reserve(num_ok);
-  ends_ns.reserve(num_ok);
+  // Written once each, one value per request: large ones advised to use huge pages first.
+  for (std::vector<double>* v : {&ttfts, &tpots, &e2els}) {
+    v->reserve(num_ok);
+    advise_huge_pages(v->data(), v->capacity() * sizeof(double));
+  }
+  const bool want_itl = options.compute_itl;
+  const bool want_peak_rate = options.compute_max_output_tokens_per_s;
+  const bool want_concurrency = options.compute_max_concurrent_requests;
+  if (want_concurrency) {
+    ends_ns.reserve(num_ok);
+    advise_huge_pages(ends_ns.data(), ends_ns.capacity() * sizeof(int64_t));
+  }
   double end_rel_s = 0;      // latest measured completion, seconds after first_send
   double ok_end_rel_s = 0;   // latest successful end, seconds after ok_start
   int64_t good_completed = 0;
@@ -266,7 +268,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
 
     end_rel_s = std::max(end_rel_s, (r.last_token - first_send).seconds() + offset_s);
     ok_end_rel_s = std::max(ok_end_rel_s, (r.last_token - ok_start).seconds() + offset_s);
-    ends_ns.push_back(r.last_token.ns() + offset_ns);
+    if (want_concurrency) ends_ns.push_back(r.last_token.ns() + offset_ns);
   }
 
   // The per-request summaries, then the peak concurrency, each freeing its vectors at once: the
@@ -289,7 +291,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // departure (−1) is processed before the arrival (+1). (Older vLLM reported the peak of
   // per-second counts instead.) Starts come in record order, which is send order for every
   // workload; only if they were not would they be collected and sorted too.
-  {
+  if (want_concurrency) {
     std::vector<int64_t> scratch;
     detail::radix_sort(ends_ns, scratch, [](int64_t x) { return detail::int64_order_key(x); });
     std::vector<int64_t> starts_ns;
@@ -328,69 +330,109 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   }
   std::vector<int64_t>().swap(ends_ns);
 
-  // Pass 3, ITL: within-segment gaps go to the replica's difference arrays; the gap across a
-  // preemption (end of one segment → first token of the next) is added on its own. At most one
-  // sample per step plus one per preemption gap: reserved, so that the samples take 8 bytes each.
+  // Pass 3, ITL and max_output_tokens_per_s. A token at the end of step s either opens a segment
+  // (a request's first token, or its first after a preemption) or ends a within-segment gap of
+  // step_end[s] − step_end[s−1]. Per replica, a difference array over steps counts the latter
+  // (within[s], for measured completed requests); the gaps across a preemption (end of one segment
+  // → first token of the next) are added one by one, and so are the segment-opening tokens to
+  // their second's count. Skipped when neither value is wanted.
   std::size_t total_steps = 0;
   for (const auto& log : step_logs) total_steps += log.step_end.size();
-  itls.reserve(total_steps + gaps_across_segments);
-  for (const auto& r : records) {
-    if (!is_measured(r) || r.failed || !r.completed) continue;
-    auto& c = counts[static_cast<std::size_t>(r.replica)];
-    const auto& ends = step_logs[static_cast<std::size_t>(r.replica)].step_end;
-    if (c.cover_diff.empty()) {
-      c.cover_diff.assign(ends.size() + 1, 0);
-      c.starts.assign(ends.size(), 0);
-    }
-    for (std::size_t i = 0; i < r.segments.size(); ++i) {
-      const auto& seg = r.segments[i];
-      c.cover_diff[static_cast<std::size_t>(seg.first_step)] += 1;
-      c.cover_diff[static_cast<std::size_t>(seg.last_step + 1)] -= 1;
-      c.starts[static_cast<std::size_t>(seg.first_step)] += 1;
-      if (i > 0) {
-        const auto& prev = r.segments[i - 1];
-        itls.add((ends[static_cast<std::size_t>(seg.first_step)] -
-                  ends[static_cast<std::size_t>(prev.last_step)]).ns(),
-                 1);
-      }
-    }
-  }
-
 
   // max_output_tokens_per_s (calculate_metrics): token times binned into whole seconds after the
   // earliest successful send, bucket = int(token_time − min_start_time), over
   // int(ceil(max_end_time − min_start_time)) + 1 buckets; the peak bucket count.
   // Dense (one counter per second) when there are no more seconds than steps, which are already
   // in memory; otherwise sparse, only seconds that saw a token (a dense vector took one entry per
-  // simulated second, 7.8 GB for 1000 requests at 1e-6 req/s). Same peak: empty seconds are 0.
-  const int64_t num_buckets =
-      m.completed > 0 ? static_cast<int64_t>(std::ceil(ok_end_rel_s)) + 1 : 0;
+  // simulated second, 7.8 GB for 1000 requests at 1e-6 req/s). Same peak: empty seconds are 0,
+  // and a second's count is the same sum in any order.
+  const int64_t num_buckets = m.completed > 0 && want_peak_rate
+                                  ? static_cast<int64_t>(std::ceil(ok_end_rel_s)) + 1
+                                  : 0;
   const bool dense = num_buckets <= static_cast<int64_t>(total_steps) + 1;
   std::vector<int64_t> dense_tokens(dense ? static_cast<std::size_t>(num_buckets) : 0, 0);
   std::unordered_map<int64_t, int64_t> sparse_tokens;
-  for (std::size_t rep = 0; rep < counts.size(); ++rep) {
-    const auto& c = counts[rep];
-    if (c.cover_diff.empty()) continue;
-    const auto& ends = step_logs[rep].step_end;
-    int64_t cover = 0;
-    for (std::size_t s = 0; s < ends.size(); ++s) {
-      cover += c.cover_diff[s];
-      if (cover == 0) continue;
-      const int64_t within_gaps = cover - c.starts[s];
-      SERVESIM_CHECK(within_gaps >= 0 && (s > 0 || within_gaps == 0), "ITL counts inconsistent");
-      if (within_gaps > 0) itls.add((ends[s] - ends[s - 1]).ns(), within_gaps);
-      // Python int() truncates toward zero; so does the cast.
-      const double t_rel = (ends[s] - ok_start).seconds() + offset_s;
-      const auto bucket = static_cast<int64_t>(t_rel);
-      if (bucket < 0 || bucket >= num_buckets) continue;
-      if (dense) {
-        dense_tokens[static_cast<std::size_t>(bucket)] += cover;
-      } else {
-        sparse_tokens[bucket] += cover;
+  const auto count_tokens = [&](SimTime t, int64_t tokens) {
+    // Python int() truncates toward zero; so does the cast.
+    const double t_rel = (t - ok_start).seconds() + offset_s;
+    const auto bucket = static_cast<int64_t>(t_rel);
+    if (bucket < 0 || bucket >= num_buckets) return;
+    if (dense) {
+      dense_tokens[static_cast<std::size_t>(bucket)] += tokens;
+    } else {
+      sparse_tokens[bucket] += tokens;
+    }
+  };
+
+  // Most ITL values are decode step durations within a few milliseconds of one another: they are
+  // summed straight into the multiset's dense window (WeightedNsSamples::set_window), from the
+  // shortest to the 95th percentile of 2,048 sampled step durations and at most total_steps ns
+  // wide (4 bytes per ns); the others (steps with a prefill, preemption gaps) are kept and sorted.
+  // The window moves work only: the summary is the same for any window.
+  bool windowed = false;
+  if (want_itl && total_steps >= 4096) {
+    std::vector<int64_t> sample;
+    const std::size_t stride = total_steps / 2048;
+    for (const auto& log : step_logs) {
+      const auto& ends = log.step_end;
+      for (std::size_t s = 1; s < ends.size(); s += stride) {
+        sample.push_back((ends[s] - ends[s - 1]).ns());
+      }
+    }
+    if (!sample.empty()) {
+      std::sort(sample.begin(), sample.end());
+      const int64_t lo = sample.front();
+      const int64_t hi = sample[sample.size() * 95 / 100];
+      const auto width = std::min<int64_t>(static_cast<int64_t>(total_steps), hi - lo + 1);
+      windowed = itls.set_window(lo, width, m.total_output_tokens);
+    }
+  }
+  // Without a window: at most one sample per step plus one per preemption gap, reserved so that
+  // the samples take 8 bytes each.
+  if (want_itl && !windowed) itls.reserve(total_steps + gaps_across_segments);
+
+  // Size steps + 1 each, zeroed by calloc: memory fresh from the system is zero already, so the
+  // pages are written once (by the counts), not twice (std::vector would clear them first).
+  struct FreeDeleter {
+    void operator()(int32_t* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<int32_t[], FreeDeleter>> within_diff(step_logs.size());
+  for (const auto& r : records) {
+    if (!want_itl && !want_peak_rate) break;
+    if (!is_measured(r) || r.failed || !r.completed) continue;
+    auto& diff_ptr = within_diff[static_cast<std::size_t>(r.replica)];
+    const auto& ends = step_logs[static_cast<std::size_t>(r.replica)].step_end;
+    if (!diff_ptr) {
+      diff_ptr.reset(static_cast<int32_t*>(std::calloc(ends.size() + 1, sizeof(int32_t))));
+      if (!diff_ptr) throw std::bad_alloc();
+      advise_huge_pages(diff_ptr.get(), (ends.size() + 1) * sizeof(int32_t));
+    }
+    int32_t* const diff = diff_ptr.get();
+    for (std::size_t i = 0; i < r.segments.size(); ++i) {
+      const auto& seg = r.segments[i];
+      const auto first = static_cast<std::size_t>(seg.first_step);
+      diff[first + 1] += 1;  // the gaps end at first_step + 1 … last_step
+      diff[static_cast<std::size_t>(seg.last_step + 1)] -= 1;
+      if (num_buckets > 0) count_tokens(ends[first], 1);
+      if (want_itl && i > 0) {
+        const auto& prev = r.segments[i - 1];
+        itls.add((ends[first] - ends[static_cast<std::size_t>(prev.last_step)]).ns(), 1);
       }
     }
   }
-  std::vector<ReplicaTokenCounts>().swap(counts);
+  for (std::size_t rep = 0; rep < within_diff.size(); ++rep) {
+    const int32_t* const diff = within_diff[rep].get();
+    if (diff == nullptr) continue;
+    const auto& ends = step_logs[rep].step_end;
+    int64_t within = 0;  // diff[0] is 0: no gap ends at step 0
+    for (std::size_t s = 1; s < ends.size(); ++s) {
+      within += diff[s];
+      if (within == 0) continue;
+      if (want_itl) itls.add((ends[s] - ends[s - 1]).ns(), within);
+      if (num_buckets > 0) count_tokens(ends[s], within);
+    }
+  }
+  within_diff.clear();
   if (num_buckets > 0) {
     int64_t peak = 0;
     for (const int64_t tokens : dense_tokens) peak = std::max(peak, tokens);
@@ -409,7 +451,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   m.total_token_throughput =
       per_s(static_cast<double>(m.total_input_tokens + m.total_output_tokens));
 
-  m.summaries["itl"] = itls.summarize(percentiles);
+  if (want_itl) m.summaries["itl"] = itls.summarize(percentiles);
 
   if (only_class < 0) {
     for (size_t c = 0; c < options.class_names.size(); ++c) {

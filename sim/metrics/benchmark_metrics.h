@@ -32,6 +32,13 @@ struct MetricsOptions {
   std::vector<std::string> class_names;
   // Internal: when >= 0, only records of this class count (-1 = all).
   int32_t only_class = -1;
+  // What compute_metrics may leave out because the caller never reads it. Not flags: set by
+  // callers that read only some values (plan: only its SLOs and report keys). Every default
+  // computes everything; a value left out is absent or 0, and the values computed are the same
+  // either way (each is computed on its own). Never clear one for a result that is written out.
+  bool compute_itl = true;                      // false: no "itl" summary
+  bool compute_max_output_tokens_per_s = true;  // false: max_output_tokens_per_s stays 0
+  bool compute_max_concurrent_requests = true;  // false: max_concurrent_requests stays 0
 };
 
 // Parses vLLM's "--goodput ttft:500 tpot:50" items. Throws ConfigError on a bad key or value.
@@ -56,7 +63,8 @@ struct BenchmarkMetrics {
   double total_token_throughput = 0;
   double max_output_tokens_per_s = 0;  // peak of per-second output token counts
   int64_t max_concurrent_requests = 0;
-  // Keyed "ttft", "tpot", "itl", "e2el" (all four always computed; the writer filters), plus
+  // Keyed "ttft", "tpot", "itl", "e2el" (all four computed unless MetricsOptions::compute_itl
+  // leaves ITL out; the writer filters), plus
   // vLLM's newer "client_queue_time" and "e2el_including_client_queue" (from
   // RequestRecord::client_queue_time), computed only when listed in percentile_metrics; as vLLM
   // does, the writer emits those two only when --max-concurrency is set.

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <vector>
 
+#include "sim/base/huge_pages.h"
+
 namespace servesim::metrics::detail {
 
 // Stable sort of `v` by key(v[i]) ascending (uint64_t keys). `scratch` is reused storage.
@@ -26,6 +28,10 @@ void radix_sort(std::vector<T>& v, std::vector<T>& scratch, const Key& key) {
   for (const T& x : v) {
     const uint64_t k = key(x);
     for (int d = 0; d < 8; ++d) ++counts[d][(k >> (8 * d)) & 0xff];
+  }
+  if (scratch.capacity() < n) {
+    scratch.reserve(n);
+    advise_huge_pages(scratch.data(), scratch.capacity() * sizeof(T));  // before it is written
   }
   scratch.resize(n);
   std::vector<T>* from = &v;

@@ -135,6 +135,43 @@ bool WeightedNsSamples::merge_by_histogram() {
   return true;
 }
 
+bool WeightedNsSamples::set_window(int64_t lo_ns, int64_t width_ns, int64_t max_total) {
+  if (total_ != 0 || !merged_ || !distinct_.empty() || width_ns <= 0 ||
+      max_total >= (int64_t{1} << 32)) {
+    return false;
+  }
+  window_lo_ = lo_ns;
+  window_.assign(static_cast<std::size_t>(width_ns), 0);
+  return true;
+}
+
+void WeightedNsSamples::merge_window() {
+  // distinct_ holds the values outside the window, ascending: those below it, then those above.
+  std::size_t d = 0;
+  for (const uint32_t w : window_) d += w > 0;
+  std::vector<int64_t> distinct, cumulative;
+  distinct.reserve(distinct_.size() + d);
+  cumulative.reserve(distinct_.size() + d);
+  int64_t running = 0;
+  std::size_t i = 0;
+  const auto take_outside = [&](std::size_t j) {
+    running += cumulative_[j] - (j > 0 ? cumulative_[j - 1] : 0);
+    distinct.push_back(distinct_[j]);
+    cumulative.push_back(running);
+  };
+  for (; i < distinct_.size() && distinct_[i] < window_lo_; ++i) take_outside(i);
+  for (std::size_t k = 0; k < window_.size(); ++k) {
+    if (window_[k] == 0) continue;  // every weight is >= 1: a value is present iff its sum > 0
+    running += window_[k];
+    distinct.push_back(window_lo_ + static_cast<int64_t>(k));
+    cumulative.push_back(running);
+  }
+  for (; i < distinct_.size(); ++i) take_outside(i);
+  distinct_ = std::move(distinct);
+  cumulative_ = std::move(cumulative);
+  std::vector<uint32_t>().swap(window_);
+}
+
 void WeightedNsSamples::sort_and_merge() {
   if (merged_) return;
   if (!distinct_.empty()) {
@@ -191,6 +228,7 @@ void WeightedNsSamples::sort_and_merge() {
     std::vector<std::pair<int64_t, int64_t>>().swap(values_);
     packed_mode_ = true;  // later add()s start a new packed batch
   }
+  if (!window_.empty()) merge_window();  // later add()s are kept as samples
   merged_ = true;
 }
 

@@ -29,8 +29,21 @@ class WeightedNsSamples {
     if (weight <= 0) return;
     total_ += weight;
     merged_ = false;
+    // Unsigned: a value below the window wraps to a large offset (no signed overflow).
+    const uint64_t offset = static_cast<uint64_t>(value_ns) - static_cast<uint64_t>(window_lo_);
+    if (offset < window_.size()) {
+      window_[offset] += static_cast<uint32_t>(weight);
+      return;
+    }
     push(value_ns, weight);
   }
+  // Optional, before the first add(): every value in [lo_ns, lo_ns + width_ns) is summed straight
+  // into a dense array of 32-bit weights (4 bytes per ns of width) instead of being kept as one
+  // sample each; only the values outside are kept and sorted. The summary is the same whatever the
+  // window (it only moves work). Ignored when something was added already, when width_ns <= 0, or
+  // unless `max_total` — a bound on the total weight that will ever be added — is below 2^32 (so
+  // no 32-bit sum can overflow). Returns whether the window was set.
+  bool set_window(int64_t lo_ns, int64_t width_ns, int64_t max_total);
   // Room for `n` add() calls without growing (so that memory is n × 8 bytes, not up to twice).
   void reserve(size_t n) { packed_.reserve(n); }
   // Total multiplicity n (the length of the expanded list).
@@ -59,11 +72,16 @@ class WeightedNsSamples {
   // sort_and_merge() of packed_ mostly through a dense per-value array; false (nothing done) when
   // more than a quarter of the values lie n/2 ns or more above the smallest.
   bool merge_by_histogram();
+  // Folds window_ into distinct_/cumulative_ (which hold the values outside it) and frees it.
+  void merge_window();
   double at_seconds(int64_t k) const;  // k-th order statistic (0-based) of the expanded list
 
   bool packed_mode_ = true;
   std::vector<uint64_t> packed_;
   std::vector<std::pair<int64_t, int64_t>> values_;  // wide mode: (value_ns, weight)
+  // set_window(): Σ weights of value window_lo_ + i at i; empty when there is no window.
+  int64_t window_lo_ = 0;
+  std::vector<uint32_t> window_;
   // After the merge: the distinct values, ascending, and Σ weights of distinct[0..i].
   std::vector<int64_t> distinct_;
   std::vector<int64_t> cumulative_;

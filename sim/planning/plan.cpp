@@ -324,6 +324,9 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   sim::SimulationConfig config = candidate.config;
   config.num_replicas = 1;
   require_slo_metrics(config.metrics, options.slos);
+  // The plan reads its SLOs, report_keys() (TTFT, TPOT, E2E) and the throughputs, nothing else:
+  // ITL and the two peaks are computed only when an SLO names them.
+  leave_out_unread_metrics(config.metrics, options.slos);
   for (double p : {50.0, 99.0}) {
     auto& ps = config.metrics.metric_percentiles;
     if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);

@@ -228,6 +228,20 @@ void require_slo_metrics(metrics::MetricsOptions& options, const std::vector<Slo
   }
 }
 
+void leave_out_unread_metrics(metrics::MetricsOptions& options, const std::vector<Slo>& slos) {
+  bool itl = false, peak_rate = false, concurrency = false;
+  for (const Slo& slo : slos) {
+    const std::string key = split_class(slo.key).second;
+    const auto k = parse_latency_key(key);
+    itl |= k && k->metric == "itl";
+    peak_rate |= key == "max_output_tokens_per_s";
+    concurrency |= key == "max_concurrent_requests";
+  }
+  options.compute_itl = options.compute_itl && itl;
+  options.compute_max_output_tokens_per_s = options.compute_max_output_tokens_per_s && peak_rate;
+  options.compute_max_concurrent_requests = options.compute_max_concurrent_requests && concurrency;
+}
+
 std::map<std::string, double> goodput_from_slos(const std::vector<Slo>& slos) {
   std::map<std::string, double> out;
   for (const Slo& slo : slos) {

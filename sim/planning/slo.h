@@ -62,6 +62,13 @@ std::optional<double> metric_value(const metrics::BenchmarkMetrics& m, const std
 
 void require_slo_metrics(metrics::MetricsOptions& options, const std::vector<Slo>& slos);
 
+// For a caller that reads nothing of a run's metrics but `slos` (by metric_value()) and keys that
+// never name ITL, max_output_tokens_per_s or max_concurrent_requests (plan): clears
+// MetricsOptions::compute_itl / compute_max_output_tokens_per_s / compute_max_concurrent_requests
+// for each of those no SLO names (a class's SLO counts), so compute_metrics() skips it. The values
+// the SLOs read are the same either way.
+void leave_out_unread_metrics(metrics::MetricsOptions& options, const std::vector<Slo>& slos);
+
 std::map<std::string, double> goodput_from_slos(const std::vector<Slo>& slos);
 
 // Every class's SLOs of a workload file, as CLASS/KEY SLOs, in file order.

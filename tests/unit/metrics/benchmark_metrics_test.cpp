@@ -342,15 +342,25 @@ struct RandomRun {
   std::vector<RequestRecord> records;
 };
 
-RandomRun random_run(uint64_t seed) {
+// `decode_like`: ~20 times more steps, most of them 5 ms + up to 3 µs (decode steps, which
+// compute_metrics sums in the ITL multiset's dense window), 5% of 20–60 ms, 1% of under 1 ms.
+RandomRun random_run(uint64_t seed, bool decode_like = false) {
   std::mt19937_64 rng(seed);
   RandomRun run;
   const int replicas = 3;
   for (int r = 0; r < replicas; ++r) {
     StepLog log;
     int64_t t = 1'000'000;
-    const int steps = 200 + static_cast<int>(rng() % 300);
+    const int steps = (200 + static_cast<int>(rng() % 300)) * (decode_like ? 20 : 1);
     for (int s = 0; s < steps; ++s) {
+      if (decode_like) {
+        const auto kind = rng() % 100;
+        t += kind == 0   ? 1 + static_cast<int64_t>(rng() % 1'000'000)
+             : kind <= 5 ? 20'000'000 + static_cast<int64_t>(rng() % 40'000'000)
+                         : 5'000'000 + static_cast<int64_t>(rng() % 3'000);
+        log.step_end.push_back(SimTime::from_ns(t));
+        continue;
+      }
       // Replica 0 has few distinct step durations (many ties); the others are arbitrary.
       t += r == 0 ? 10'000'000 * static_cast<int64_t>(1 + rng() % 3)
                   : 1 + static_cast<int64_t>(rng() % 90'000'000);
@@ -358,7 +368,7 @@ RandomRun random_run(uint64_t seed) {
     }
     run.logs.push_back(log);
   }
-  for (int64_t id = 0; id < 400; ++id) {
+  for (int64_t id = 0; id < (decode_like ? 2000 : 400); ++id) {
     const int32_t rep = static_cast<int32_t>(rng() % replicas);
     const auto& log = run.logs[static_cast<std::size_t>(rep)];
     const auto n = static_cast<int64_t>(log.step_end.size());
@@ -366,7 +376,7 @@ RandomRun random_run(uint64_t seed) {
     std::vector<TokenSegment> segs;
     const int nseg = 1 + static_cast<int>(rng() % 3);
     for (int k = 0; k < nseg && s < n; ++k) {
-      const int64_t len = 1 + static_cast<int64_t>(rng() % 40);
+      const int64_t len = 1 + static_cast<int64_t>(rng() % (decode_like ? 300 : 40));
       const int64_t last = std::min(n - 1, s + len - 1);
       segs.push_back({s, last});
       s = last + 2 + static_cast<int64_t>(rng() % 20);  // a preemption gap of ≥ 1 step
@@ -392,10 +402,11 @@ TEST_CASE("weighted ITL equals the naive expansion on random segments", "[metric
   // 10% failed. The naive side lists every token time, every gap, sorts, and applies numpy's
   // formulas directly.
   // Expectations: percentiles and median bit-identical; mean and std within 1e-12 relative.
+  // The decode-like runs (> 4,096 steps) take the dense-window path of the ITL multiset.
   const std::vector<double> ps = {0, 1, 12.5, 25, 50, 75, 90, 99, 99.9, 100};
-  for (uint64_t seed : {1u, 2u, 3u, 42u}) {
+  for (uint64_t seed : {1u, 2u, 3u, 42u, 101u, 102u}) {
     INFO("seed " << seed);
-    const auto run = random_run(seed);
+    const auto run = random_run(seed, /*decode_like=*/seed > 100);
     MetricsOptions o;
     o.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
     o.metric_percentiles = ps;
@@ -437,9 +448,9 @@ TEST_CASE("peak tokens/s and peak concurrency match vLLM's per-token loops", "[m
   // In details: the naive side is calculate_metrics' own algorithm: per successful request, every
   // token time into bucket int(t − min_start); concurrency = max over sends of the number of
   // half-open intervals [start, start + latency) containing it.
-  for (uint64_t seed : {5u, 6u, 7u}) {
+  for (uint64_t seed : {5u, 6u, 7u, 105u}) {
     INFO("seed " << seed);
-    const auto run = random_run(seed);
+    const auto run = random_run(seed, /*decode_like=*/seed > 100);
     const auto m = compute_metrics(run.records, run.logs, MetricsOptions{});
     std::vector<const RequestRecord*> ok;
     for (const auto& r : run.records) {
@@ -464,6 +475,104 @@ TEST_CASE("peak tokens/s and peak concurrency match vLLM's per-token loops", "[m
     }
     CHECK(m.max_concurrent_requests == peak);
   }
+}
+
+TEST_CASE("values left out (compute_itl, the two peaks) change none of the others", "[metrics]") {
+  // In details: MetricsOptions::compute_itl / compute_max_output_tokens_per_s /
+  // compute_max_concurrent_requests cleared, one at a time and all together, on random runs.
+  // Expectations: what is left out is absent (ITL) or 0 (the peaks); every other value is the same
+  // double as with everything computed.
+  for (uint64_t seed : {8u, 9u, 109u}) {
+    INFO("seed " << seed);
+    const auto run = random_run(seed, /*decode_like=*/seed > 100);
+    MetricsOptions all;
+    all.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
+    all.metric_percentiles = {50, 90, 99};
+    all.goodput_slo_ms = {{"ttft", 2000}};
+    const auto full = compute_metrics(run.records, run.logs, all);
+    for (int mask = 1; mask < 8; ++mask) {
+      INFO("mask " << mask);
+      MetricsOptions o = all;
+      o.compute_itl = (mask & 1) == 0;
+      o.compute_max_output_tokens_per_s = (mask & 2) == 0;
+      o.compute_max_concurrent_requests = (mask & 4) == 0;
+      const auto m = compute_metrics(run.records, run.logs, o);
+      CHECK(m.completed == full.completed);
+      CHECK(m.failed == full.failed);
+      CHECK(m.duration_s == full.duration_s);
+      CHECK(m.request_throughput == full.request_throughput);
+      CHECK(*m.request_goodput == *full.request_goodput);
+      CHECK(m.output_throughput == full.output_throughput);
+      CHECK(m.total_token_throughput == full.total_token_throughput);
+      CHECK(m.max_output_tokens_per_s ==
+            (o.compute_max_output_tokens_per_s ? full.max_output_tokens_per_s : 0.0));
+      CHECK(m.max_concurrent_requests ==
+            (o.compute_max_concurrent_requests ? full.max_concurrent_requests : 0));
+      CHECK(m.summaries.count("itl") == (o.compute_itl ? 1u : 0u));
+      for (const auto& [key, s] : m.summaries) {
+        INFO(key);
+        const auto& f = full.summaries.at(key);
+        CHECK(s.mean_ms == f.mean_ms);
+        CHECK(s.median_ms == f.median_ms);
+        CHECK(s.std_ms == f.std_ms);
+        CHECK(s.percentiles_ms == f.percentiles_ms);
+      }
+    }
+  }
+}
+
+TEST_CASE("ITL multiset: a dense window gives the summary of sorting every sample", "[metrics]") {
+  // In details: WeightedNsSamples with set_window() against the same adds without one. The
+  // samples mix a dense bulk (5 ms + up to 2 µs), values below and far above it, weights up to
+  // 1000 and a few of 2^24 or more and values of 2^40 ns or more (the multiset's wide mode);
+  // windows that hold the bulk, part of it, nothing, or everything.
+  // Expectations: every statistic is the same double (the same distinct values and weights).
+  const std::vector<double> ps = {0, 1, 25, 50, 90, 99, 99.9, 100};
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::pair<int64_t, int64_t>> adds;
+    for (int i = 0; i < 20'000; ++i) {
+      const auto kind = rng() % 100;
+      int64_t v = 5'000'000 + static_cast<int64_t>(rng() % 2'000);
+      if (kind < 3) v = static_cast<int64_t>(rng() % 5'000'000);
+      if (kind >= 3 && kind < 8) v = 20'000'000 + static_cast<int64_t>(rng() % 40'000'000);
+      if (kind == 8 && seed == 3) v = (int64_t{1} << 40) + static_cast<int64_t>(rng() % 1000);
+      int64_t w = 1 + static_cast<int64_t>(rng() % 1000);
+      if (kind == 9 && seed == 2 && i < 2'000) w = (int64_t{1} << 24) + static_cast<int64_t>(rng() % 7);
+      adds.emplace_back(v, w);
+    }
+    int64_t total = 0;
+    for (const auto& [v, w] : adds) total += w;
+    detail::WeightedNsSamples plain;
+    for (const auto& [v, w] : adds) plain.add(v, w);
+    const MetricSummary expected = plain.summarize(ps);
+    const std::pair<int64_t, int64_t> windows[] = {
+        {5'000'000, 2'000}, {5'000'500, 700}, {1, 1}, {0, 70'000'000}, {4'999'000, 1'000}};
+    for (const auto& [lo, width] : windows) {
+      INFO("seed " << seed << ", window " << lo << " + " << width);
+      detail::WeightedNsSamples windowed;
+      REQUIRE(windowed.set_window(lo, width, total));
+      for (const auto& [v, w] : adds) windowed.add(v, w);
+      REQUIRE(windowed.count() == plain.count());
+      const MetricSummary got = windowed.summarize(ps);
+      CHECK(got.mean_ms == expected.mean_ms);
+      CHECK(got.median_ms == expected.median_ms);
+      CHECK(got.std_ms == expected.std_ms);
+      CHECK(got.percentiles_ms == expected.percentiles_ms);
+      // Adds after a summary join the merged values (the window is gone by then).
+      windowed.add(5'000'001, 3);
+      plain.add(5'000'001, 3);
+      CHECK(windowed.summarize(ps).percentiles_ms == plain.summarize(ps).percentiles_ms);
+      plain = detail::WeightedNsSamples();
+      for (const auto& [v, w] : adds) plain.add(v, w);
+    }
+  }
+  // Refused: after an add, a width of 0, a total that 32-bit sums could not hold.
+  detail::WeightedNsSamples s;
+  CHECK_FALSE(s.set_window(0, 0, 10));
+  CHECK_FALSE(s.set_window(0, 10, int64_t{1} << 32));
+  s.add(5, 1);
+  CHECK_FALSE(s.set_window(0, 10, 10));
 }
 
 }  // namespace

@@ -92,6 +92,19 @@ TEST_CASE("metric values come from BenchmarkMetrics by result-file name", "[plan
   REQUIRE(goodput.at("ttft") == 200);
   REQUIRE(goodput.at("tpot") == 60);
   REQUIRE(slos_text({slos[0], slos[5]}) == "p90_ttft_ms<=300, request_throughput>=1");
+
+  // leave_out_unread_metrics: ITL and the two peaks only when an SLO (a class's too) names them.
+  metrics::MetricsOptions none;
+  leave_out_unread_metrics(none, parse_slos({"p99_ttft_ms<=500", "p99_tpot_ms<=50"}));
+  CHECK_FALSE(none.compute_itl);
+  CHECK_FALSE(none.compute_max_output_tokens_per_s);
+  CHECK_FALSE(none.compute_max_concurrent_requests);
+  metrics::MetricsOptions named;
+  leave_out_unread_metrics(named, parse_slos({"chat/mean_itl_ms<=30", "max_output_tokens_per_s>=10",
+                                              "max_concurrent_requests<=64"}));
+  CHECK(named.compute_itl);
+  CHECK(named.compute_max_output_tokens_per_s);
+  CHECK(named.compute_max_concurrent_requests);
 }
 
 }  // namespace
