@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/app/cli.h"
+#include "tests/contract/cli_outcome.h"
 #include "sim/base/error.h"
 #include "sim/base/output_file.h"
 
@@ -27,15 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-Outcome run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::Outcome;
+using testing::run;
 
 // A fresh folder per test case, removed at scope exit.
 struct TempDir {

@@ -9,21 +9,15 @@
 #include <sstream>
 
 #include "sim/app/cli.h"
+#include "tests/contract/cli_outcome.h"
 
 namespace servesim::app {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-Outcome run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::Outcome;
+using testing::run;
 
 std::vector<std::string> small(const std::string& gpu) {
   return {"simulate", "--model", "llama-3.1-8b", "--gpu", gpu, "--num-prompts", "50",

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/app/cli.h"
+#include "tests/contract/cli_outcome.h"
 
 namespace servesim::app {
 namespace {
@@ -19,15 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-Outcome run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::Outcome;
+using testing::run;
 fs::path temp_dir() {
   fs::path d = fs::temp_directory_path() / ("servesim_trace_cli_" + std::to_string(::getpid()));
   fs::create_directories(d);

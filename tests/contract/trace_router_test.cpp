@@ -15,6 +15,19 @@
 namespace servesim::sim {
 namespace {
 
+// 4 replicas of Llama-3.1-8B on A100-80GB replaying the Mooncake-format trace at `path`.
+SimulationConfig four_replicas(const std::string& path, const std::string& router) {
+  SimulationConfig c;
+  c.model = "llama-3.1-8b";
+  c.gpu = "a100-80gb";
+  c.num_replicas = 4;
+  c.router = router;
+  c.workload.dataset_name = "trace";
+  c.workload.trace = path;
+  c.workload.trace_format = "mooncake";
+  return c;
+}
+
 TEST_CASE("prefix-aware routing on hash chains raises the hit rate over round-robin",
           "[contract][cluster][trace]") {
   // Workload: a Mooncake-format trace of 16 conversations × 25 requests, one every 25 ms (40
@@ -38,14 +51,7 @@ TEST_CASE("prefix-aware routing on hash chains raises the hit rate over round-ro
     }
   }
   auto hit_rate = [&](const std::string& router) {
-    SimulationConfig c;
-    c.model = "llama-3.1-8b";
-    c.gpu = "a100-80gb";
-    c.num_replicas = 4;
-    c.router = router;
-    c.workload.dataset_name = "trace";
-    c.workload.trace = path;
-    c.workload.trace_format = "mooncake";
+    const SimulationConfig c = four_replicas(path, router);
     const PreparedDeployment p = prepare_deployment(c);
     const SimulationResult r = run_simulation(c, p);
     return servesim_summary(c, p, r)["prefix_cache_hit_rate"].get<double>();
@@ -78,14 +84,7 @@ TEST_CASE("prefix-aware routing: a chain that matches only its first block sprea
           << 10002 + 3 * i << "]}\n";
     }
   }
-  SimulationConfig c;
-  c.model = "llama-3.1-8b";
-  c.gpu = "a100-80gb";
-  c.num_replicas = 4;
-  c.router = "prefix-aware";
-  c.workload.dataset_name = "trace";
-  c.workload.trace = path;
-  c.workload.trace_format = "mooncake";
+  const SimulationConfig c = four_replicas(path, "prefix-aware");
   const PreparedDeployment p = prepare_deployment(c);
   const SimulationResult r = run_simulation(c, p);
   std::remove(path.c_str());
