@@ -86,6 +86,27 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
     observer_->on_request_done(sim, spec.id);
     return;
   }
+  if (fcfs_) {
+    // Under FCFS a request that was never admitted waits as its spec, without a slot: under
+    // overload hundreds of thousands wait, and only the queue's head is ever looked at
+    // (waiting_front() gives it a slot when it gets there).
+    const bool plain = spec.prefix_group < 0 && spec.prefix_chain == nullptr &&
+                       spec.priority == 0 && rec.prompt_tokens == spec.prompt_tokens &&
+                       rec.output_tokens == spec.output_tokens;
+    if (!plain) rich_arrivals_.push_back(spec);
+    arrivals_.push_back(Arrival{spec.id, sim.now().ns()});
+  } else {
+    waiting_push_back(take_slot(spec, sim.now().ns()));
+  }
+  if (!step_in_flight_ && !kick_pending_) {
+    // A kick event at the same time (after every arrival already queued for this instant) lets
+    // all simultaneous arrivals join the first step, as they would in a real engine's queue.
+    kick_pending_ = true;
+    sim.schedule_at(sim.now(), this, kKick);
+  }
+}
+
+int32_t Replica::take_slot(const workloads::RequestSpec& spec, int64_t arrival_ns) {
   const int32_t slot = new_slot();
   Req& r = slots_[slot];
   KvTable kv = std::move(r.kv);  // keeps the table's storage
@@ -104,14 +125,8 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
   if (spec.prefix_chain != nullptr) set_chain_keys(r, spec);
   r.kv.reset(r.shared_blocks);
   r.priority = spec.priority;
-  r.arrival_ns = sim.now().ns();
-  waiting_push_back(slot);
-  if (!step_in_flight_ && !kick_pending_) {
-    // A kick event at the same time (after every arrival already queued for this instant) lets
-    // all simultaneous arrivals join the first step, as they would in a real engine's queue.
-    kick_pending_ = true;
-    sim.schedule_at(sim.now(), this, kKick);
-  }
+  r.arrival_ns = arrival_ns;
+  return slot;
 }
 
 void Replica::on_event(engine::Simulator& sim, int64_t tag) {
@@ -725,12 +740,30 @@ void Replica::remove_running(int32_t slot) {
 // ---------------------------------------------------------------------------------------------
 // Waiting queue: a deque for FCFS, an ordered set for the priority policy.
 
-int32_t Replica::waiting_front() const {
-  return fcfs_ ? waiting_fcfs_.front() : std::get<3>(*waiting_prio_.begin());
+int32_t Replica::waiting_front() {
+  if (!fcfs_) return std::get<3>(*waiting_prio_.begin());
+  if (waiting_fcfs_.empty()) {
+    // The head is the oldest arrival never admitted: it takes a slot now.
+    const Arrival a = arrivals_.front();
+    arrivals_.pop_front();
+    if (!rich_arrivals_.empty() && rich_arrivals_.front().id == a.id) {
+      waiting_fcfs_.push_back(take_slot(rich_arrivals_.front(), a.arrival_ns));
+      rich_arrivals_.pop_front();
+    } else {
+      const metrics::RequestRecord& rec = (*records_)[a.id];
+      workloads::RequestSpec spec;
+      spec.id = a.id;
+      spec.prompt_tokens = rec.prompt_tokens;
+      spec.output_tokens = rec.output_tokens;
+      waiting_fcfs_.push_back(take_slot(spec, a.arrival_ns));
+    }
+  }
+  return waiting_fcfs_.front();
 }
 
 void Replica::waiting_pop_front() {
   if (fcfs_) {
+    SERVESIM_CHECK(!waiting_fcfs_.empty(), "waiting_pop_front before waiting_front");
     waiting_fcfs_.pop_front();
   } else {
     waiting_prio_.erase(waiting_prio_.begin());
@@ -747,12 +780,8 @@ void Replica::waiting_push_front(int32_t slot) {
 }
 
 void Replica::waiting_push_back(int32_t slot) {
-  if (fcfs_) {
-    waiting_fcfs_.push_back(slot);
-  } else {
-    const Req& r = slots_[slot];
-    waiting_prio_.emplace(r.priority, r.arrival_ns, r.id, slot);
-  }
+  const Req& r = slots_[slot];
+  waiting_prio_.emplace(r.priority, r.arrival_ns, r.id, slot);
 }
 
 }  // namespace servesim::sim

@@ -204,13 +204,19 @@ class Replica : public engine::EventHandler {
   void close_segment(Req& r, int64_t last_step);
   void account_outstanding(SimTime now);
   int32_t new_slot();
+  // A fresh slot holding a request that reached the engine at `arrival_ns`, phase kWaiting.
+  int32_t take_slot(const workloads::RequestSpec& spec, int64_t arrival_ns);
   void remove_running(int32_t slot);
-  size_t waiting_size() const { return fcfs_ ? waiting_fcfs_.size() : waiting_prio_.size(); }
+  size_t waiting_size() const {
+    return fcfs_ ? waiting_fcfs_.size() + arrivals_.size() : waiting_prio_.size();
+  }
   bool waiting_empty() const { return waiting_size() == 0; }
-  int32_t waiting_front() const;
+  // The head of the waiting queue, given a slot if it has none yet (FCFS: an arrival never
+  // admitted). May grow slots_: take no Req reference across it.
+  int32_t waiting_front();
   void waiting_pop_front();
   void waiting_push_front(int32_t slot);
-  void waiting_push_back(int32_t slot);
+  void waiting_push_back(int32_t slot);  // priority policy only (FCFS arrivals go to arrivals_)
 
   int32_t id_;
   EngineConfig config_;
@@ -227,7 +233,19 @@ class Replica : public engine::EventHandler {
   std::vector<int32_t> free_slots_;
   std::vector<int32_t> running_;     // vLLM's self.running, in order
   std::vector<int32_t> prefilling_;  // the running requests still computing their prompt, in order
+  // FCFS waiting queue = waiting_fcfs_ (slots: preempted requests, pushed to the front, and a
+  // head given its slot by waiting_front()) followed by arrivals_ (never admitted, in arrival
+  // order, without a slot). Nothing is ever pushed behind an arrival but another arrival, so the
+  // two together are vLLM's one queue. An arrival is 16 bytes: its id and when it came; its
+  // lengths are in its record. One whose record does not tell all of its spec (a shared prefix, a
+  // hash chain, a priority) also has its spec in rich_arrivals_, in the same order.
+  struct Arrival {
+    int64_t id;
+    int64_t arrival_ns;  // when it reached this engine
+  };
   std::deque<int32_t> waiting_fcfs_;
+  std::deque<Arrival> arrivals_;
+  std::deque<workloads::RequestSpec> rich_arrivals_;
   // priority policy: ordered by (priority, arrival, id)
   std::set<std::tuple<int32_t, int64_t, int64_t, int32_t>> waiting_prio_;
 
