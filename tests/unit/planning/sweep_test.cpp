@@ -170,7 +170,7 @@ TEST_CASE("closed-loop plateau is where throughput reaches 95% of its peak", "[p
 using app::testing::Outcome;
 using app::testing::run;
 
-TEST_CASE("sweep CLI: table, JSON and CSV; clear errors", "[planning][sweep][cli]") {
+TEST_CASE("sweep CLI: table, JSON and CSV, and clear errors", "[planning][sweep][cli]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("servesim_sweep_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
