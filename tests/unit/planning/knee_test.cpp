@@ -58,7 +58,7 @@ TEST_CASE("knee is stable under ±10% multiplicative noise", "[planning][knee]")
   }
 }
 
-TEST_CASE("one isolated spike is not a knee; a persistent rise is", "[planning][knee]") {
+TEST_CASE("one isolated spike is not a knee, a persistent rise is", "[planning][knee]") {
   // y(5) = 300 > 200 but y(6) is back on the plateau: the two-in-a-row rule ignores it.
   const auto xs = range_1_to(20);
   Ys ys = hockey_stick(xs);

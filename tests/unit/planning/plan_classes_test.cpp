@@ -48,7 +48,7 @@ double service_time_s(const sim::SimulationConfig& c) {
   return SimTime::from_seconds_ceil(p.cost->estimate(s).total_s).seconds();
 }
 
-TEST_CASE("plan with two classes meets both SLOs; the stricter class decides",
+TEST_CASE("plan with two classes meets both SLOs, the stricter class decides",
           "[planning][plan][classes]") {
   // Math. Both classes have the same requests (1024 in, 1 out), half the traffic each, and share
   // one FCFS M/D/1 queue per replica; Poisson arrivals see the time-average queue whatever their

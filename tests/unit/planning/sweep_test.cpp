@@ -6,11 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
-#include "sim/app/cli.h"
 #include "sim/base/error.h"
 #include "sim/planning/sweep.h"
+#include "tests/contract/cli_outcome.h"
 
 namespace servesim::planning {
 namespace {
@@ -168,17 +167,10 @@ TEST_CASE("closed-loop plateau is where throughput reaches 95% of its peak", "[p
   CHECK(curve.knee_value == 2.0);
 }
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-Outcome run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = app::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using app::testing::Outcome;
+using app::testing::run;
 
-TEST_CASE("sweep CLI: table, JSON and CSV; clear errors", "[planning][sweep][cli]") {
+TEST_CASE("sweep CLI: table, JSON and CSV, and clear errors", "[planning][sweep][cli]") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("servesim_sweep_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
