@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "sim/base/error.h"
-#include "sim/base/huge_pages.h"
 
 namespace servesim::sim {
 
@@ -404,23 +403,6 @@ SimTime duration_ceil(double s) {
   return SimTime::from_ns(ns);
 }
 
-// Grows the step log 4× at a time instead of std::vector's 2×. Each growth copies the whole log
-// into fresh pages: at low load (25 steps per request, 8 bytes each) the copies and the page
-// faults of the old copies were ~10 % of a run. Capacity that is never written costs address
-// space only, not memory. A large new buffer is advised to use huge pages before the copy.
-[[gnu::noinline]] void grow_step_log(std::vector<SimTime>& log) {
-  std::vector<SimTime> bigger;
-  bigger.reserve(std::max<std::size_t>(4096, 4 * log.capacity()));
-  advise_huge_pages(bigger.data(), bigger.capacity() * sizeof(SimTime));
-  bigger.insert(bigger.end(), log.begin(), log.end());
-  log.swap(bigger);
-}
-
-[[gnu::always_inline]] inline void append_step_end(std::vector<SimTime>& log, SimTime t) {
-  if (log.size() == log.capacity()) grow_step_log(log);
-  log.push_back(t);
-}
-
 }  // namespace
 
 bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
@@ -507,7 +489,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
     // and its end is the next event.
     if (k >= next_finish || !sim.advance_inline(step_end_)) return true;
     step_in_flight_ = false;
-    append_step_end(step_log_.step_end, step_end_);
+    step_log_.step_end.push_back(step_end_);
     step_index_ = ++k;
     if (++bi == static_cast<size_t>(bs)) bi = 0;
     chained = true;
@@ -598,7 +580,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
 void Replica::end_step(engine::Simulator& sim) {
   const int64_t k = step_index_;
   step_in_flight_ = false;
-  append_step_end(step_log_.step_end, sim.now());
+  step_log_.step_end.push_back(sim.now());
   ++step_index_;
 
   for (int32_t s : step_prefills_) {

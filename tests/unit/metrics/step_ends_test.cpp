@@ -1,0 +1,84 @@
+// StepEnds and AppendLog: every value read back is exactly the one appended, across the layouts
+// they switch between (32-bit offsets / full times per block; the first chunk / fixed chunks).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/base/append_log.h"
+#include "sim/metrics/step_ends.h"
+
+namespace servesim::metrics {
+namespace {
+
+void require_same(const StepEnds& log, const std::vector<int64_t>& want) {
+  REQUIRE(log.size() == want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (log[i].ns() != want[i]) FAIL("step " << i << ": " << log[i].ns() << " != " << want[i]);
+  }
+}
+
+TEST_CASE("step ends: a block's offsets hold up to 2^32 - 1 ns, one more turns the block wide") {
+  constexpr int64_t kMax = 4294967295;  // 2^32 − 1
+  const int64_t base = 1'000'000'007;
+  for (const int64_t last : {kMax, kMax + 1}) {
+    StepEnds log;
+    std::vector<int64_t> want;
+    // Block 0: steps 0..254 close together, step 255 at base + last.
+    for (int64_t i = 0; i < 255; ++i) want.push_back(base + i * 1000);
+    want.push_back(base + last);
+    // Block 1 starts again from a fresh base and stays compact.
+    for (int64_t i = 0; i < 300; ++i) want.push_back(base + last + 1 + i * 7);
+    for (int64_t t : want) log.push_back(SimTime::from_ns(t));
+    require_same(log, want);
+    CHECK(log.front().ns() == base);
+    CHECK(log.back().ns() == want.back());
+  }
+}
+
+TEST_CASE("step ends: idle gaps and equal times, wide blocks between compact ones") {
+  StepEnds log;
+  std::vector<int64_t> want;
+  int64_t t = 0;
+  for (int i = 0; i < 5000; ++i) {
+    // Mostly 7 ms steps; every 301st step follows a 10-minute idle gap; some steps repeat a time.
+    t += (i % 301 == 300) ? 600'000'000'000 : (i % 17 == 0 ? 0 : 7'000'000);
+    want.push_back(t);
+    log.push_back(SimTime::from_ns(t));
+  }
+  require_same(log, want);
+  const StepEnds copy = log;  // copies read the same
+  require_same(copy, want);
+  StepEnds moved = std::move(log);
+  require_same(moved, want);
+}
+
+TEST_CASE("step ends: an initializer list, and an empty log") {
+  StepEnds empty;
+  CHECK(empty.empty());
+  CHECK(empty.size() == 0);
+  StepEnds log = {SimTime::from_ns(5), SimTime::from_ns(9), SimTime::from_ns(9)};
+  require_same(log, {5, 9, 9});
+}
+
+TEST_CASE("append log: values cross from the growing first chunk into fixed chunks unchanged") {
+  AppendLog<uint32_t> log;
+  const std::size_t n = 2 * AppendLog<uint32_t>::kChunk + 12345;  // two chunk boundaries
+  for (std::size_t i = 0; i < n; ++i) log.push_back(static_cast<uint32_t>(i * 2654435761u));
+  REQUIRE(log.size() == n);
+  for (std::size_t i : {std::size_t{0}, std::size_t{4095}, std::size_t{4096},
+                        AppendLog<uint32_t>::kChunk - 1, AppendLog<uint32_t>::kChunk,
+                        2 * AppendLog<uint32_t>::kChunk, n - 1}) {
+    CHECK(log[i] == static_cast<uint32_t>(i * 2654435761u));
+  }
+  std::size_t mismatches = 0;
+  for (std::size_t i = 0; i < n; ++i) mismatches += log[i] != static_cast<uint32_t>(i * 2654435761u);
+  CHECK(mismatches == 0);
+  AppendLog<uint32_t> copy = log;
+  CHECK(copy.size() == n);
+  CHECK(copy[n - 1] == log[n - 1]);
+  CHECK(copy.back() == log.back());
+}
+
+}  // namespace
+}  // namespace servesim::metrics
