@@ -326,7 +326,7 @@ std::string page_path() {
       .string();
 }
 
-TEST_CASE("bad inputs: exit code, one line naming the input, nothing written; "
+TEST_CASE("bad inputs: exit code, one line naming the input, nothing written, and "
           "docs/reliability.md is this table", "[cli][errors][reliability]") {
   const std::vector<BadInput> all = cases();
   std::set<std::string> names;

@@ -82,7 +82,7 @@ TEST_CASE("Mooncake: hit tokens equal the hash-chain prediction for an unbounded
   }
 }
 
-TEST_CASE("Mooncake: no hits without prefix caching; a small cache evicts and hits less",
+TEST_CASE("Mooncake: no hits without prefix caching, a small cache evicts and hits less",
           "[fidelity][trace]") {
   const double window = 120;
   const Prediction want = predict(window, 16);

@@ -116,7 +116,7 @@ TEST_CASE("ring link of a TP group: scale_up inside a node, slowest hop across",
   CHECK_FALSE(t.within_one_node({3, 4}));
 }
 
-TEST_CASE("network catalog: every link loads with sources; defaults by GPU", "[topology]") {
+TEST_CASE("network catalog: every link loads with sources, defaults by GPU", "[topology]") {
   const auto names = network_link_catalog_names();
   CHECK(names == std::vector<std::string>{"ethernet-tcp", "infiniband-hdr", "infiniband-ndr"});
   for (const auto& n : names) {

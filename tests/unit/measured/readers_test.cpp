@@ -326,7 +326,7 @@ TEST_CASE("vllm-bench: the mean/median E2E swap of vLLM commit 8668d7c is undone
   CHECK_FALSE(runs[0].metrics.count("request_goodput"));  // "request_goodput:": null
 }
 
-TEST_CASE("deployment: precedence file < sidecar beside the file < --sidecars < flags; missing "
+TEST_CASE("deployment: precedence file < sidecar beside the file < --sidecars < flags, missing "
           "facts fail with the file and the key",
           "[measured]") {
   const fs::path src = kData + "/measured/vllm_swapped_e2el.json";

@@ -112,7 +112,7 @@ TEST_CASE("a run's engine version selects the vLLM version and the client's arri
                     Catch::Contains("sidecar.json: engine_version") && Catch::Contains("0.4.2"));
 }
 
-TEST_CASE("replay_requests: trace keeps send times; poisson uses the workloads arrival sequence; "
+TEST_CASE("replay_requests: trace keeps send times, poisson uses the workloads arrival sequence, "
           "closed and burst send at t=0",
           "[measured]") {
   MeasuredRun r = synthetic_run();
@@ -234,7 +234,7 @@ TEST_CASE("calibration hook: a cost-model factory and a TTFT offset change the p
   CHECK(ideal.describe() == "calibration from test (fitted on: not stated)");
 }
 
-TEST_CASE("replay: poisson runs average seeds; the arrivals say so", "[measured]") {
+TEST_CASE("replay: poisson runs average seeds, the arrivals say so", "[measured]") {
   MeasuredRun r = synthetic_run();
   r.has_start_times = false;
   r.seed = 5;

@@ -147,7 +147,7 @@ TEST_CASE("ideal is a lower bound of the roofline for every shape", "[models][co
   }
 }
 
-TEST_CASE("parts sum to the total; empty costs 0; non-empty costs > 0", "[models][cost]") {
+TEST_CASE("parts sum to the total, empty costs 0, non-empty costs > 0", "[models][cost]") {
   Deployment d = deploy(llama31_70b(), 4);
   d.pipeline_parallel_size = 2;
   d.gpu.step_overhead_s = 2e-3;

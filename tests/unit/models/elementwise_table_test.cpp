@@ -98,7 +98,7 @@ TEST_CASE("elementwise table: reader errors name the line", "[kernels]") {
                           Catch::Contains("an elementwise row needs"));
 }
 
-TEST_CASE("elementwise timer: exact on its own GPU; memory-bound transfer above the latency",
+TEST_CASE("elementwise timer: exact on its own GPU, memory-bound transfer above the latency",
           "[kernels][realdata]") {
   const hardware::GpuSpec h100 = hardware::load_gpu("h100-sxm");
   const hardware::GpuSpec h200 = hardware::load_gpu("h200");

@@ -56,7 +56,7 @@ TEST_CASE("vLLM's is_valid_sequence at its boundaries", "[datasets]") {
   CHECK_FALSE(vllm_is_valid_sequence(1024, 1025, false));
 }
 
-TEST_CASE("the shipped ShareGPT lengths: 30,731 rows; vLLM's filter keeps 11,035", "[datasets]") {
+TEST_CASE("the shipped ShareGPT lengths: 30,731 rows, vLLM's filter keeps 11,035", "[datasets]") {
   const std::vector<LengthPair> all = read_lengths_csv(kShareGptLengths, "--dataset-path");
   REQUIRE(all.size() == 30731);
   CHECK(all.front().prompt == 74);

@@ -18,7 +18,7 @@ TEST_CASE("split_csv: unquoted rows, empty fields at either end and in the middl
   CHECK(split_csv(",a") == Fields{"", "a"});
 }
 
-TEST_CASE("split_csv: quoted fields keep commas; a doubled quote is one quote", "[csv]") {
+TEST_CASE("split_csv: quoted fields keep commas, a doubled quote is one quote", "[csv]") {
   CHECK(split_csv(R"("a,b",c)") == Fields{"a,b", "c"});
   CHECK(split_csv(R"(x,"say ""hi""",)") == Fields{"x", R"(say "hi")", ""});
   CHECK(split_csv(R"("")") == Fields{""});

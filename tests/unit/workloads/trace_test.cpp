@@ -273,7 +273,7 @@ TEST_CASE("replay rescaled to a rate keeps the shape: the inter-arrival CV is un
   }
 }
 
-TEST_CASE("replay window: --trace-start and --trace-duration; the time scale", "[trace]") {
+TEST_CASE("replay window: --trace-start and --trace-duration, and the time scale", "[trace]") {
   TraceReplayOptions o;
   o.path = kVidurConv;
   o.format = "vidur";

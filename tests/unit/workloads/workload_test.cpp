@@ -67,7 +67,7 @@ TEST_CASE("request rate inf: every request at t = 0", "[workloads]") {
   }
 }
 
-TEST_CASE("same config and seed give the same workload; another seed another one", "[workloads]") {
+TEST_CASE("same config and seed give the same workload, another seed another one", "[workloads]") {
   WorkloadConfig c = poisson_random(4.0, 3000);
   c.burstiness = 0.5;
   const auto a = drain(c);
