@@ -123,6 +123,7 @@ int run_scenario(const std::string& name, int64_t n, int repeats) {
   uint64_t check = 0;
   int64_t steps = 0, requests = 0;
   double batch = 0;
+  int64_t slow_steps = 0, preemptions = 0;
   for (int r = 0; r < repeats; ++r) {
     const double cpu0 = cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
@@ -136,10 +137,14 @@ int run_scenario(const std::string& name, int64_t n, int repeats) {
     }
     check = h;
     steps = 0;
+    slow_steps = 0;
+    preemptions = 0;
     int64_t seqs = 0;
     for (const auto& s : res.replica_stats) {
       steps += s.steps;
       seqs += s.scheduled_seqs;
+      slow_steps += s.slow_path_steps;
+      preemptions += s.preemptions;
     }
     batch = steps > 0 ? double(seqs) / double(steps) : 0;
     requests = static_cast<int64_t>(res.records.size());
@@ -151,7 +156,9 @@ int run_scenario(const std::string& name, int64_t n, int repeats) {
               double(requests) / wall, double(steps) / wall, cpu, double(requests) / cpu,
               static_cast<long long>(steps), (peak_rss_bytes() - rss_before) / double(requests),
               check);
-  std::fprintf(stderr, "%s: mean batch %.1f, walls", name.c_str(), batch);
+  std::fprintf(stderr, "%s: mean batch %.1f, slow-path steps %.1f %%, preemptions %lld, walls",
+               name.c_str(), batch, steps > 0 ? 100.0 * double(slow_steps) / double(steps) : 0.0,
+               static_cast<long long>(preemptions));
   for (double w : walls) std::fprintf(stderr, " %.3f", w);
   std::fprintf(stderr, ", cpu");
   for (double w : cpus) std::fprintf(stderr, " %.3f", w);

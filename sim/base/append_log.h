@@ -72,7 +72,9 @@ class AppendLog {
     return chunks_[i >> kShift][i & (kChunk - 1)];
   }
   const T& front() const { return chunks_.front()[0]; }
-  const T& back() const { return (*this)[size_ - 1]; }
+  // The last element (always in the chunk being written). REQUIRES: !empty().
+  const T& back() const { return tail_[-1]; }
+  T& back() { return tail_[-1]; }
 
   void swap(AppendLog& o) noexcept {
     chunks_.swap(o.chunks_);

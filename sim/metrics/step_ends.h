@@ -3,13 +3,15 @@
 // A low-load run of a million requests runs ~26 million steps; at 8 bytes each the log was the
 // largest buffer of the run, and on a virtual machine every fresh page of it costs a fault and a
 // clear (~1 ns per byte there). Steps are stored in blocks of kBlock: a block keeps the end of its
-// first step as a 64-bit base and each step as a 32-bit offset from it, which holds while the
-// block spans under 2^32 ns (4.3 s: 256 steps of 17 ms). A block whose span exceeds that (idle
-// gaps, very slow steps) keeps its steps as full 64-bit times instead. Reading step i gives exactly
-// the SimTime that was appended; the layout is invisible to readers.
+// first step as a 64-bit base and each step as a 32-bit offset from it (4.5 bytes per step), which
+// holds while the block spans under 2^32 ns (4.3 s: 16 steps of 268 ms; an overloaded 8B replica
+// takes ~65 ms per step). A block whose span exceeds that (idle gaps, very slow steps) keeps its
+// steps as full 64-bit times instead. Reading step i gives exactly the SimTime that was appended;
+// the layout is invisible to readers.
 #ifndef SERVESIM_SIM_METRICS_STEP_ENDS_H_
 #define SERVESIM_SIM_METRICS_STEP_ENDS_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -23,7 +25,7 @@ namespace servesim::metrics {
 
 class StepEnds {
  public:
-  static constexpr std::size_t kBlockShift = 8;
+  static constexpr std::size_t kBlockShift = 4;
   static constexpr std::size_t kBlock = std::size_t{1} << kBlockShift;  // steps per block
 
   StepEnds() = default;
@@ -34,12 +36,11 @@ class StepEnds {
   // REQUIRES: t ≥ the previous end (steps end in order).
   void push_back(SimTime t) {
     const std::size_t i = offsets_.size();
-    if ((i & (kBlock - 1)) == 0) {
-      base_.push_back(t.ns());
-      wide_block_.push_back(-1);
-    }
+    // (A negative time, never a step's end, would read as a wide block's index: its block is
+    // based at 0, and the offset, negative, sends it to the wide path.)
+    if ((i & (kBlock - 1)) == 0) base_.push_back(std::max<int64_t>(t.ns(), 0));
     const uint64_t off = static_cast<uint64_t>(t.ns() - base_.back());
-    if (wide_block_.back() < 0 && off <= kMaxOffset) {
+    if (base_.back() >= 0 && off <= kMaxOffset) {
       offsets_.push_back(static_cast<uint32_t>(off));
     } else {
       push_wide(t);
@@ -49,10 +50,8 @@ class StepEnds {
   std::size_t size() const { return offsets_.size(); }
   bool empty() const { return offsets_.empty(); }
   [[gnu::always_inline]] SimTime operator[](std::size_t i) const {
-    const std::size_t b = i >> kBlockShift;
-    if (wide_block_[b] < 0) [[likely]] {
-      return SimTime::from_ns(base_[b] + static_cast<int64_t>(offsets_[i]));
-    }
+    const int64_t base = base_[i >> kBlockShift];
+    if (base >= 0) [[likely]] return SimTime::from_ns(base + static_cast<int64_t>(offsets_[i]));
     return wide_at(i);
   }
   SimTime front() const { return (*this)[0]; }
@@ -62,7 +61,7 @@ class StepEnds {
   static constexpr uint64_t kMaxOffset = std::numeric_limits<uint32_t>::max();
 
   [[gnu::noinline]] SimTime wide_at(std::size_t i) const {
-    const auto w = static_cast<std::size_t>(wide_block_[i >> kBlockShift]);
+    const auto w = static_cast<std::size_t>(~base_[i >> kBlockShift]);
     return SimTime::from_ns(wide_[w * kBlock + (i & (kBlock - 1))]);
   }
 
@@ -70,23 +69,24 @@ class StepEnds {
   // wide_, and so does this one. offsets_ keeps a placeholder so that indexes stay aligned.
   [[gnu::noinline]] void push_wide(SimTime t) {
     const std::size_t first = base_.size() * kBlock - kBlock;
-    if (wide_block_.back() < 0) {
-      wide_block_.back() = static_cast<int32_t>(wide_.size() / kBlock);
+    if (base_.back() >= 0) {
       const std::size_t start = wide_.size();
       wide_.resize(start + kBlock, 0);
       for (std::size_t j = first; j < offsets_.size(); ++j) {
         wide_[start + (j - first)] = base_.back() + static_cast<int64_t>(offsets_[j]);
       }
+      base_.back() = ~static_cast<int64_t>(start / kBlock);
     }
     const std::size_t i = offsets_.size();
-    wide_[static_cast<std::size_t>(wide_block_.back()) * kBlock + (i - first)] = t.ns();
+    wide_[static_cast<std::size_t>(~base_.back()) * kBlock + (i - first)] = t.ns();
     offsets_.push_back(0);
   }
 
-  AppendLog<uint32_t> offsets_;      // per step: its end − its block's base (0 in a wide block)
-  std::vector<int64_t> base_;        // per block: the end of its first step, in ns
-  std::vector<int32_t> wide_block_;  // per block: −1, or its index among the wide blocks
-  std::vector<int64_t> wide_;        // kBlock full times per wide block
+  AppendLog<uint32_t> offsets_;  // per step: its end − its block's base (0 in a wide block)
+  // Per block: the end of its first step in ns (≥ 0: step ends are never negative), or, for a
+  // wide block, ~(its index among the wide blocks) (< 0).
+  AppendLog<int64_t> base_;
+  std::vector<int64_t> wide_;  // kBlock full times per wide block
 };
 
 }  // namespace servesim::metrics

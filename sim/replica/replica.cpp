@@ -260,16 +260,23 @@ void Replica::schedule_running_slow(bool& preempted) {
   const int32_t threshold = config_.long_prefill_token_threshold > 0
                                 ? config_.long_prefill_token_threshold
                                 : std::numeric_limits<int32_t>::max();
-  for (int32_t s : running_) {
-    Req& r = slots_[s];
+  // One pass over the running list where there used to be three (clear and settle everyone; the
+  // walk; collect the batch): a request is made ready (its stale `scheduled` cleared, a decoder
+  // settled at step k) when the walk reaches it, or when it is picked as a victim before that;
+  // the batch is summed as the walk schedules it; only the requests the walk never reached
+  // (budget exhausted) are visited again. Same operations on each request, in the same order.
+  const auto make_ready = [this, k](Req& r) {
     r.scheduled = 0;
     if (r.phase == Phase::kDecode) settle_decoder(r, k);
-  }
+  };
+  int64_t decoders = 0;
+  int64_t decoder_ctx = 0;
   // vLLM's ordered walk over self.running (scheduler.py, "First, schedule the RUNNING requests").
   size_t i = 0;
   while (i < running_.size() && budget_ > 0) {
     const int32_t s = running_[i];
     Req& r = slots_[s];
+    make_ready(r);
     int64_t q = std::min<int64_t>(num_tokens(r) - r.num_computed, threshold);
     q = std::min<int64_t>(q, budget_);
     if (q <= 0) {
@@ -288,6 +295,7 @@ void Replica::schedule_running_slow(bool& preempted) {
       if (fcfs_) {
         victim = running_.back();
         running_.pop_back();
+        if (victim != s) make_ready(slots_[victim]);  // not reached by the walk yet
       } else {
         // max(self.running, key=(priority, arrival_time)): the first maximal element.
         size_t vi = 0;
@@ -299,8 +307,16 @@ void Replica::schedule_running_slow(bool& preempted) {
         victim = running_[vi];
         running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(vi));
         Req& v = slots_[victim];
-        if (v.scheduled > 0) {  // already scheduled this step: give its tokens back
+        if (vi > i) {
+          make_ready(v);  // not reached by the walk yet
+        } else if (v.scheduled > 0) {  // already scheduled this step: give its tokens back
           budget_ += v.scheduled;
+          if (v.phase == Phase::kDecode) {
+            --decoders;
+            decoder_ctx -= v.num_computed;
+          } else {
+            step_prefills_.erase(std::find(step_prefills_.begin(), step_prefills_.end(), victim));
+          }
           v.scheduled = 0;
         }
         if (vi < i) --i;
@@ -312,30 +328,30 @@ void Replica::schedule_running_slow(bool& preempted) {
     if (!scheduled) break;
     r.scheduled = static_cast<int32_t>(q);
     budget_ -= q;
-    if (r.phase == Phase::kPrefill) after_allocation(s, r.scheduled);
+    if (r.phase == Phase::kPrefill) {
+      after_allocation(s, r.scheduled);
+      step_prefills_.push_back(s);
+    } else {
+      ++decoders;
+      decoder_ctx += r.num_computed;
+    }
     ++i;
   }
-  // Collect the batch; decoders left out this step (budget exhausted) skip a token.
-  step_decoders_ = 0;
-  step_decoder_ctx_ = 0;
-  for (int32_t s : running_) {
+  // Decoders the walk did not reach (budget exhausted) skip a token this step.
+  for (size_t j = i; j < running_.size(); ++j) {
+    const int32_t s = running_[j];
     Req& r = slots_[s];
-    if (r.phase == Phase::kDecode) {
-      if (r.scheduled > 0) {
-        ++step_decoders_;
-        step_decoder_ctx_ += r.num_computed;
-      } else {
-        close_segment(r, k - 1);
-        r.seg_start = k + 1;  // tentative: the next token comes at the next step it runs
-        // Its block and finish steps move by one: re-index it (old entries go stale).
-        remove_decoder(r);
-        ++r.epoch;
-        add_decoder(s, k + 1);
-      }
-    } else if (r.scheduled > 0) {
-      step_prefills_.push_back(s);
-    }
+    make_ready(r);
+    if (r.phase != Phase::kDecode) continue;
+    close_segment(r, k - 1);
+    r.seg_start = k + 1;  // tentative: the next token comes at the next step it runs
+    // Its block and finish steps move by one: re-index it (old entries go stale).
+    remove_decoder(r);
+    ++r.epoch;
+    add_decoder(s, k + 1);
   }
+  step_decoders_ = decoders;
+  step_decoder_ctx_ = decoder_ctx;
   // Decoders that ran keep their index entries: settling does not move their block or finish
   // steps. Drop this step's stale bucket entries so that slow steps do not let them pile up.
   auto& bucket = block_buckets_[k % config_.block_size];

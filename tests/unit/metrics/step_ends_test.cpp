@@ -24,8 +24,8 @@ TEST_CASE("step ends: a block's offsets hold up to 2^32 - 1 ns, one more turns t
   for (const int64_t last : {kMax, kMax + 1}) {
     StepEnds log;
     std::vector<int64_t> want;
-    // Block 0: steps 0..254 close together, step 255 at base + last.
-    for (int64_t i = 0; i < 255; ++i) want.push_back(base + i * 1000);
+    // Block 0: its steps but the last close together, the last at base + last.
+    for (std::size_t i = 0; i + 1 < StepEnds::kBlock; ++i) want.push_back(base + int64_t(i) * 1000);
     want.push_back(base + last);
     // Block 1 starts again from a fresh base and stays compact.
     for (int64_t i = 0; i < 300; ++i) want.push_back(base + last + 1 + i * 7);
@@ -51,6 +51,14 @@ TEST_CASE("step ends: idle gaps and equal times, wide blocks between compact one
   require_same(copy, want);
   StepEnds moved = std::move(log);
   require_same(moved, want);
+}
+
+TEST_CASE("step ends: negative times read back too") {
+  StepEnds log;
+  std::vector<int64_t> want;
+  for (int64_t i = -40; i < 40; ++i) want.push_back(i * 3);
+  for (int64_t t : want) log.push_back(SimTime::from_ns(t));
+  require_same(log, want);
 }
 
 TEST_CASE("step ends: an initializer list, and an empty log") {
