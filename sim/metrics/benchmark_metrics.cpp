@@ -27,6 +27,61 @@
 namespace servesim::metrics {
 namespace {
 
+// Per-step difference array of the tokens that end a within-segment gap (compute_metrics, pass 3),
+// one per replica. An entry counts the segments that start or end at one step — at most the
+// batch — so entries are 16-bit, zeroed by calloc (fresh pages are written once, by the counts),
+// half the memory of 32-bit entries: for a low-load run of 26 million steps, 52 MB of page faults
+// fewer. The first entry that would leave the 16-bit range widens the array to 32 bits.
+class StepDiff {
+ public:
+  explicit StepDiff(std::size_t n) : n_(n) {
+    narrow_ = static_cast<int16_t*>(std::calloc(n, sizeof(int16_t)));
+    if (narrow_ == nullptr) throw std::bad_alloc();
+    advise_huge_pages(narrow_, n * sizeof(int16_t));
+  }
+  StepDiff(const StepDiff&) = delete;
+  StepDiff& operator=(const StepDiff&) = delete;
+  ~StepDiff() {
+    std::free(narrow_);
+    std::free(wide_);
+  }
+  void add(std::size_t i, int v) {
+    if (wide_ == nullptr) {
+      const int next = narrow_[i] + v;
+      if (next >= std::numeric_limits<int16_t>::min() &&
+          next <= std::numeric_limits<int16_t>::max()) {
+        narrow_[i] = static_cast<int16_t>(next);
+        return;
+      }
+      widen();
+    }
+    wide_[i] += v;
+  }
+  // Calls f(entries) with the int16_t* or int32_t* array, whichever holds the counts.
+  template <typename F>
+  void visit(F&& f) const {
+    if (wide_ != nullptr) {
+      f(static_cast<const int32_t*>(wide_));
+    } else {
+      f(static_cast<const int16_t*>(narrow_));
+    }
+  }
+
+ private:
+  [[gnu::noinline]] void widen() {
+    wide_ = static_cast<int32_t*>(std::malloc(n_ * sizeof(int32_t)));
+    if (wide_ == nullptr) throw std::bad_alloc();
+    for (std::size_t i = 0; i < n_; ++i) wide_[i] = narrow_[i];
+    std::free(narrow_);
+    narrow_ = nullptr;
+  }
+
+  std::size_t n_;
+  int16_t* narrow_ = nullptr;
+  int32_t* wide_ = nullptr;
+};
+
+
 // Every name calculate_metrics()/benchmark() can summarize, in vLLM's print/save order.
 const std::vector<std::string>& known_metric_names() {
   static const std::vector<std::string> kNames = {"ttft", "tpot", "itl", "e2el",
@@ -391,28 +446,18 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // the samples take 8 bytes each.
   if (want_itl && !windowed) itls.reserve(total_steps + gaps_across_segments);
 
-  // Size steps + 1 each, zeroed by calloc: memory fresh from the system is zero already, so the
-  // pages are written once (by the counts), not twice (std::vector would clear them first).
-  struct FreeDeleter {
-    void operator()(int32_t* p) const { std::free(p); }
-  };
-  std::vector<std::unique_ptr<int32_t[], FreeDeleter>> within_diff(step_logs.size());
+  std::vector<std::unique_ptr<StepDiff>> within_diff(step_logs.size());  // steps + 1 entries
   for (const auto& r : records) {
     if (!want_itl && !want_peak_rate) break;
     if (!is_measured(r) || r.failed || !r.completed) continue;
-    auto& diff_ptr = within_diff[static_cast<std::size_t>(r.replica)];
+    auto& diff = within_diff[static_cast<std::size_t>(r.replica)];
     const auto& ends = step_logs[static_cast<std::size_t>(r.replica)].step_end;
-    if (!diff_ptr) {
-      diff_ptr.reset(static_cast<int32_t*>(std::calloc(ends.size() + 1, sizeof(int32_t))));
-      if (!diff_ptr) throw std::bad_alloc();
-      advise_huge_pages(diff_ptr.get(), (ends.size() + 1) * sizeof(int32_t));
-    }
-    int32_t* const diff = diff_ptr.get();
+    if (!diff) diff = std::make_unique<StepDiff>(ends.size() + 1);
     for (std::size_t i = 0; i < r.segments.size(); ++i) {
       const auto& seg = r.segments[i];
       const auto first = static_cast<std::size_t>(seg.first_step);
-      diff[first + 1] += 1;  // the gaps end at first_step + 1 … last_step
-      diff[static_cast<std::size_t>(seg.last_step + 1)] -= 1;
+      diff->add(first + 1, 1);  // the gaps end at first_step + 1 … last_step
+      diff->add(static_cast<std::size_t>(seg.last_step + 1), -1);
       if (num_buckets > 0) count_tokens(ends[first], 1);
       if (want_itl && i > 0) {
         const auto& prev = r.segments[i - 1];
@@ -421,16 +466,22 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     }
   }
   for (std::size_t rep = 0; rep < within_diff.size(); ++rep) {
-    const int32_t* const diff = within_diff[rep].get();
-    if (diff == nullptr) continue;
+    if (!within_diff[rep]) continue;
     const auto& ends = step_logs[rep].step_end;
-    int64_t within = 0;  // diff[0] is 0: no gap ends at step 0
-    for (std::size_t s = 1; s < ends.size(); ++s) {
-      within += diff[s];
-      if (within == 0) continue;
-      if (want_itl) itls.add((ends[s] - ends[s - 1]).ns(), within);
-      if (num_buckets > 0) count_tokens(ends[s], within);
-    }
+    within_diff[rep]->visit([&](const auto* diff) {
+      int64_t within = 0;  // diff[0] is 0: no gap ends at step 0
+      SimTime prev_end = ends.empty() ? SimTime() : ends[0];
+      for (std::size_t s = 1; s < ends.size(); ++s) {
+        const SimTime end = ends[s];
+        within += diff[s];
+        if (within != 0) {
+          if (want_itl) itls.add((end - prev_end).ns(), within);
+          if (num_buckets > 0) count_tokens(end, within);
+        }
+        prev_end = end;
+      }
+    });
+    within_diff[rep].reset();
   }
   within_diff.clear();
   if (num_buckets > 0) {

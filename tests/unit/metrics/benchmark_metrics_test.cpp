@@ -575,5 +575,24 @@ TEST_CASE("ITL multiset: a dense window gives the summary of sorting every sampl
   CHECK_FALSE(s.set_window(0, 10, 10));
 }
 
+TEST_CASE("ITL counts per step hold a batch of 32,767 and of 32,768 segments alike", "[metrics]") {
+  // Steps end at 100, 150, 220 ms; n requests each emit 3 tokens in steps 0..2. Expectation: ITL
+  // = n × 50 ms and n × 70 ms (mean 60; median 60, numpy's mean of the two middle values 50 and
+  // 70), 3n output tokens in the first second.
+  // compute_metrics counts the tokens ending a gap per step in a difference array whose entries
+  // are 16-bit until one would leave that range (+n at step 1, −n at step 3): n = 32,767 fits,
+  // n = 32,768 widens the array, and the figures must not change.
+  for (const int n : {32767, 32768}) {
+    std::vector<StepLog> logs(1);
+    logs[0].step_end = {ms(100), ms(150), ms(220)};
+    std::vector<RequestRecord> records;
+    for (int i = 0; i < n; ++i) records.push_back(testing::make_record(i, 0, 1, {{0, 2}}, logs[0]));
+    const auto m = compute_metrics(records, logs, all_percentiles());
+    CHECK_THAT(m.summaries.at("itl").mean_ms, WithinRel(60.0, kRel));
+    CHECK_THAT(m.summaries.at("itl").median_ms, WithinRel(60.0, kRel));
+    CHECK(m.max_output_tokens_per_s == 3.0 * n);
+  }
+}
+
 }  // namespace
 }  // namespace servesim::metrics
