@@ -76,6 +76,18 @@ class AppendLog {
   const T& back() const { return tail_[-1]; }
   T& back() { return tail_[-1]; }
 
+  // Calls f(first, count) for the stored elements, chunk by chunk, in order (for passes over
+  // the whole log without indexing each element).
+  template <typename F>
+  void for_each_span(F&& f) const {
+    std::size_t left = size_;
+    for (std::size_t c = 0; c < chunks_.size() && left > 0; ++c) {
+      const std::size_t n = std::min(left, c == 0 ? first_capacity_ : kChunk);
+      f(static_cast<const T*>(chunks_[c]), n);
+      left -= n;
+    }
+  }
+
   void swap(AppendLog& o) noexcept {
     chunks_.swap(o.chunks_);
     std::swap(first_capacity_, o.first_capacity_);

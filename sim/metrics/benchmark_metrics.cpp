@@ -470,16 +470,15 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     const auto& ends = step_logs[rep].step_end;
     within_diff[rep]->visit([&](const auto* diff) {
       int64_t within = 0;  // diff[0] is 0: no gap ends at step 0
-      SimTime prev_end = ends.empty() ? SimTime() : ends[0];
-      for (std::size_t s = 1; s < ends.size(); ++s) {
-        const SimTime end = ends[s];
+      SimTime prev_end;
+      ends.for_each([&](std::size_t s, SimTime end) {
         within += diff[s];
-        if (within != 0) {
+        if (s > 0 && within != 0) {
           if (want_itl) itls.add((end - prev_end).ns(), within);
           if (num_buckets > 0) count_tokens(end, within);
         }
         prev_end = end;
-      }
+      });
     });
     within_diff[rep].reset();
   }

@@ -25,7 +25,7 @@ namespace servesim::metrics::detail {
 class WeightedNsSamples {
  public:
   // Adds `weight` copies of `value_ns`. Weights <= 0 are ignored.
-  void add(int64_t value_ns, int64_t weight) {
+  [[gnu::always_inline]] void add(int64_t value_ns, int64_t weight) {
     if (weight <= 0) return;
     total_ += weight;
     merged_ = false;

@@ -54,6 +54,20 @@ class StepEnds {
     if (base >= 0) [[likely]] return SimTime::from_ns(base + static_cast<int64_t>(offsets_[i]));
     return wide_at(i);
   }
+  // Calls f(i, end of step i) for every step in order: a pass over the whole log without the
+  // per-element lookups of operator[].
+  template <typename F>
+  void for_each(F&& f) const {
+    std::size_t i = 0;
+    int64_t base = 0;
+    offsets_.for_each_span([&](const uint32_t* off, std::size_t n) {
+      for (std::size_t j = 0; j < n; ++j, ++i) {
+        if ((i & (kBlock - 1)) == 0) base = base_[i >> kBlockShift];
+        f(i, base >= 0 ? SimTime::from_ns(base + static_cast<int64_t>(off[j])) : wide_at(i));
+      }
+    });
+  }
+
   SimTime front() const { return (*this)[0]; }
   SimTime back() const { return (*this)[size() - 1]; }
 

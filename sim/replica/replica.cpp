@@ -85,7 +85,10 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
     observer_->on_request_done(sim, spec.id);
     return;
   }
-  if (fcfs_) {
+  if (fcfs_ && arrivals_.empty() && waiting_fcfs_.size() < kSlottedWaiting) {
+    // A short queue: the request takes its slot now (it is behind everyone, as in arrivals_).
+    waiting_fcfs_.push_back(take_slot(spec, sim.now().ns()));
+  } else if (fcfs_) {
     // Under FCFS a request that was never admitted waits as its spec, without a slot: under
     // overload hundreds of thousands wait, and only the queue's head is ever looked at
     // (waiting_front() gives it a slot when it gets there).

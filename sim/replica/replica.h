@@ -243,6 +243,9 @@ class Replica : public engine::EventHandler {
     int64_t id;
     int64_t arrival_ns;  // when it reached this engine
   };
+  // While arrivals_ is empty and waiting_fcfs_ holds fewer than this, an arrival takes its slot
+  // at once (a short queue gains nothing from waiting without one).
+  static constexpr size_t kSlottedWaiting = 64;
   std::deque<int32_t> waiting_fcfs_;
   std::deque<Arrival> arrivals_;
   std::deque<workloads::RequestSpec> rich_arrivals_;

@@ -11,11 +11,18 @@
 namespace servesim::metrics {
 namespace {
 
+// Both ways of reading (operator[] and for_each) give back exactly what was appended.
 void require_same(const StepEnds& log, const std::vector<int64_t>& want) {
   REQUIRE(log.size() == want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     if (log[i].ns() != want[i]) FAIL("step " << i << ": " << log[i].ns() << " != " << want[i]);
   }
+  std::size_t next = 0;
+  log.for_each([&](std::size_t i, SimTime t) {
+    if (i != next || t.ns() != want[i]) FAIL("for_each at " << next << ": step " << i);
+    ++next;
+  });
+  CHECK(next == want.size());
 }
 
 TEST_CASE("step ends: a block's offsets hold up to 2^32 - 1 ns, one more turns the block wide") {
@@ -82,6 +89,15 @@ TEST_CASE("append log: values cross from the growing first chunk into fixed chun
   std::size_t mismatches = 0;
   for (std::size_t i = 0; i < n; ++i) mismatches += log[i] != static_cast<uint32_t>(i * 2654435761u);
   CHECK(mismatches == 0);
+  std::size_t seen = 0;
+  std::size_t span_mismatches = 0;
+  log.for_each_span([&](const uint32_t* p, std::size_t m) {
+    for (std::size_t j = 0; j < m; ++j, ++seen) {
+      span_mismatches += p[j] != static_cast<uint32_t>(seen * 2654435761u);
+    }
+  });
+  CHECK(seen == n);
+  CHECK(span_mismatches == 0);
   AppendLog<uint32_t> copy = log;
   CHECK(copy.size() == n);
   CHECK(copy[n - 1] == log[n - 1]);
