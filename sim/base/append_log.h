@@ -63,11 +63,15 @@ class AppendLog {
   void push_back(const T& v) {
     if (tail_ == tail_end_) grow();
     *tail_++ = v;
-    ++size_;
   }
 
-  std::size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
+  // Chunks before the last are full (kChunk elements; the first becomes a chunk of kChunk before a
+  // second exists), so the size follows from the write position.
+  std::size_t size() const {
+    if (chunks_.empty()) return 0;
+    return (chunks_.size() - 1) * kChunk + static_cast<std::size_t>(tail_ - chunks_.back());
+  }
+  bool empty() const { return size() == 0; }
   [[gnu::always_inline]] const T& operator[](std::size_t i) const {
     return chunks_[i >> kShift][i & (kChunk - 1)];
   }
@@ -80,7 +84,7 @@ class AppendLog {
   // the whole log without indexing each element).
   template <typename F>
   void for_each_span(F&& f) const {
-    std::size_t left = size_;
+    std::size_t left = size();
     for (std::size_t c = 0; c < chunks_.size() && left > 0; ++c) {
       const std::size_t n = std::min(left, c == 0 ? first_capacity_ : kChunk);
       f(static_cast<const T*>(chunks_[c]), n);
@@ -91,26 +95,27 @@ class AppendLog {
   void swap(AppendLog& o) noexcept {
     chunks_.swap(o.chunks_);
     std::swap(first_capacity_, o.first_capacity_);
-    std::swap(size_, o.size_);
     std::swap(tail_, o.tail_);
     std::swap(tail_end_, o.tail_end_);
   }
 
  private:
   void append_all(const AppendLog& o) {
-    for (std::size_t i = 0; i < o.size_; ++i) push_back(o[i]);
+    const std::size_t n = o.size();
+    for (std::size_t i = 0; i < n; ++i) push_back(o[i]);
   }
   [[gnu::noinline]] void grow() {
-    if (size_ < kChunk) {  // the first chunk, growing 4× at a time up to kChunk
+    const std::size_t size = this->size();
+    if (size < kChunk) {  // the first chunk, growing 4× at a time up to kChunk
       const std::size_t n = std::min(kChunk, std::max<std::size_t>(4096, 4 * first_capacity_));
       void* p = std::realloc(chunks_.empty() ? nullptr : chunks_[0], n * sizeof(T));
       if (p == nullptr) throw std::bad_alloc();
       if (chunks_.empty()) chunks_.push_back(nullptr);
       chunks_[0] = static_cast<T*>(p);
       first_capacity_ = n;
-      tail_ = chunks_[0] + size_;
+      tail_ = chunks_[0] + size;
       tail_end_ = chunks_[0] + n;
-      advise_huge_pages(tail_, (n - size_) * sizeof(T));
+      advise_huge_pages(tail_, (n - size) * sizeof(T));
       return;
     }
     constexpr std::size_t kAlign = std::size_t{2} << 20;  // a huge page
@@ -124,7 +129,6 @@ class AppendLog {
 
   std::vector<T*> chunks_;          // [0] grows to kChunk elements; the rest hold kChunk each
   std::size_t first_capacity_ = 0;  // elements allocated in chunks_[0]
-  std::size_t size_ = 0;
   T* tail_ = nullptr;      // where the next element goes
   T* tail_end_ = nullptr;  // end of the chunk being written
 };

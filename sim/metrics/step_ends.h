@@ -35,12 +35,10 @@ class StepEnds {
 
   // REQUIRES: t ≥ the previous end (steps end in order).
   void push_back(SimTime t) {
-    const std::size_t i = offsets_.size();
-    // (A negative time, never a step's end, would read as a wide block's index: its block is
-    // based at 0, and the offset, negative, sends it to the wide path.)
-    if ((i & (kBlock - 1)) == 0) base_.push_back(std::max<int64_t>(t.ns(), 0));
-    const uint64_t off = static_cast<uint64_t>(t.ns() - base_.back());
-    if (base_.back() >= 0 && off <= kMaxOffset) {
+    if (block_left_ == 0) start_block(t);
+    --block_left_;
+    const uint64_t off = static_cast<uint64_t>(t.ns()) - static_cast<uint64_t>(block_base_);
+    if (off < offset_limit_) [[likely]] {
       offsets_.push_back(static_cast<uint32_t>(off));
     } else {
       push_wide(t);
@@ -79,6 +77,15 @@ class StepEnds {
     return SimTime::from_ns(wide_[w * kBlock + (i & (kBlock - 1))]);
   }
 
+  // A new block, based at t. (A negative time, never a step's end, would read as a wide block's
+  // index: its block is based at 0, and the offset, negative, sends it to the wide path.)
+  [[gnu::noinline]] void start_block(SimTime t) {
+    block_base_ = std::max<int64_t>(t.ns(), 0);
+    base_.push_back(block_base_);
+    block_left_ = kBlock;
+    offset_limit_ = kMaxOffset + 1;
+  }
+
   // The current block does not fit 32-bit offsets (or no longer does): its steps so far move to
   // wide_, and so does this one. offsets_ keeps a placeholder so that indexes stay aligned.
   [[gnu::noinline]] void push_wide(SimTime t) {
@@ -90,6 +97,7 @@ class StepEnds {
         wide_[start + (j - first)] = base_.back() + static_cast<int64_t>(offsets_[j]);
       }
       base_.back() = ~static_cast<int64_t>(start / kBlock);
+      offset_limit_ = 0;  // the rest of the block goes here too
     }
     const std::size_t i = offsets_.size();
     wide_[static_cast<std::size_t>(~base_.back()) * kBlock + (i - first)] = t.ns();
@@ -101,6 +109,11 @@ class StepEnds {
   // wide block, ~(its index among the wide blocks) (< 0).
   AppendLog<int64_t> base_;
   std::vector<int64_t> wide_;  // kBlock full times per wide block
+  // The block being written: its base, the steps it still takes, and the offsets it can store
+  // (2^32 while compact, 0 once wide).
+  int64_t block_base_ = 0;
+  std::size_t block_left_ = 0;
+  uint64_t offset_limit_ = 0;
 };
 
 }  // namespace servesim::metrics
