@@ -77,7 +77,7 @@ struct RequestRecord {
 };
 
 // End time of every step a replica ran, in order; index = step index.
-// (~4 bytes per step, not a vector's 8: at low load a run logs tens of millions of steps;
+// (~4.5 bytes per step, not a vector's 8: at low load a run logs tens of millions of steps;
 // step_ends.h.)
 struct StepLog {
   StepEnds step_end;
