@@ -151,11 +151,12 @@ void check_completed_record(const RequestRecord& r, const std::vector<StepLog>& 
                  who() + ": replica index outside step_logs");
   SERVESIM_CHECK(!r.segments.empty(), who() + ": completed without token segments");
   const auto& ends = logs[static_cast<std::size_t>(r.replica)].step_end;
+  const auto steps = static_cast<int64_t>(ends.size());
   int64_t prev_last = -1;
   int64_t tokens = 0;
   for (const auto& seg : r.segments) {
     SERVESIM_CHECK(seg.first_step > prev_last && seg.first_step <= seg.last_step &&
-                       seg.last_step < static_cast<int64_t>(ends.size()),
+                       seg.last_step < steps,
                    who() + ": token segments out of order or outside the StepLog");
     tokens += seg.tokens();
     prev_last = seg.last_step;

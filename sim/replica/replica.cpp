@@ -741,7 +741,7 @@ void Replica::remove_running(int32_t slot) {
 // ---------------------------------------------------------------------------------------------
 // Waiting queue: a deque for FCFS, an ordered set for the priority policy.
 
-int32_t Replica::waiting_front() {
+int32_t Replica::waiting_front_slow() {
   if (!fcfs_) return std::get<3>(*waiting_prio_.begin());
   if (waiting_fcfs_.empty()) {
     // The head is the oldest arrival never admitted: it takes a slot now.

@@ -213,7 +213,10 @@ class Replica : public engine::EventHandler {
   bool waiting_empty() const { return waiting_size() == 0; }
   // The head of the waiting queue, given a slot if it has none yet (FCFS: an arrival never
   // admitted). May grow slots_: take no Req reference across it.
-  int32_t waiting_front();
+  int32_t waiting_front() {
+    return fcfs_ && !waiting_fcfs_.empty() ? waiting_fcfs_.front() : waiting_front_slow();
+  }
+  int32_t waiting_front_slow();
   void waiting_pop_front();
   void waiting_push_front(int32_t slot);
   void waiting_push_back(int32_t slot);  // priority policy only (FCFS arrivals go to arrivals_)
