@@ -52,6 +52,32 @@ int dtype_bytes_of(const json& j, const std::string& where) {
                     "' (expected bfloat16, float16 or float32)");
 }
 
+// layer_types (transformers >= 4.53: one "full_attention" / "sliding_attention" per layer, as
+// gpt-oss and Gemma-3 configs carry) with sliding_window. vLLM builds a SlidingWindowSpec for each
+// "sliding_attention" layer and a FullAttentionSpec for the others (vllm/v1/kv_cache_interface.py).
+void parse_sliding_layers(const json& j, const std::string& where, ModelSpec& m) {
+  if (!j.contains("layer_types") || j["layer_types"].is_null()) return;
+  const json& types = j["layer_types"];
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != m.num_layers) {
+    throw ConfigError(where + ": field 'layer_types' must be an array of num_hidden_layers (" +
+                      std::to_string(m.num_layers) + ") strings");
+  }
+  int64_t sliding = 0;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+    if (t == "sliding_attention") {
+      ++sliding;
+    } else if (t != "full_attention") {
+      throw ConfigError(where + ": field 'layer_types[" + std::to_string(i) + "]' has value " +
+                        types[i].dump() +
+                        " (expected \"full_attention\" or \"sliding_attention\")");
+    }
+  }
+  if (sliding == 0) return;
+  m.sliding_window = require_positive(j, "sliding_window", where);
+  m.num_sliding_layers = sliding;
+}
+
 ModelSpec parse_model(const json& j, const std::string& name, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object (an HF config.json)");
   ModelSpec m;
@@ -117,6 +143,7 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
     }
     m.shared_expert_intermediate_size = shared;
   }
+  parse_sliding_layers(j, where, m);
   if (m.num_experts > 0) {
     m.experts_per_token = require_positive(j, "num_experts_per_tok", where);
     if (m.experts_per_token > m.num_experts) {

@@ -200,6 +200,42 @@ TEST_CASE("HF defaults and field conventions", "[models]") {
   }
 }
 
+TEST_CASE("sliding-window layers come from layer_types", "[models]") {
+  SECTION("gpt-oss-120b: 18 of 36 layers slide over 128 tokens") {
+    const ModelSpec m = load_model("gpt-oss-120b");
+    CHECK(m.sliding_window == 128);
+    CHECK(m.num_sliding_layers == 18);
+    CHECK(m.num_full_attention_layers() == 18);
+  }
+  SECTION("a window without layer_types is not a sliding layer") {
+    // Mistral-7B-v0.1 names a 4,096-token window; Qwen2.5 one with use_sliding_window false.
+    for (const char* name : {"mistral-7b", "qwen2.5-7b", "llama-3.1-8b"}) {
+      const ModelSpec m = load_model(name);
+      CHECK(m.num_sliding_layers == 0);
+      CHECK(m.sliding_window == 0);
+      CHECK(m.num_full_attention_layers() == m.num_layers);
+    }
+  }
+  SECTION("all full_attention: no window") {
+    const ModelSpec m = load_model(write_temp(
+        "full.json", tiny_config(R"(, "layer_types": ["full_attention", "full_attention"])")));
+    CHECK(m.num_sliding_layers == 0);
+  }
+  SECTION("errors") {
+    CHECK_THROWS_WITH(
+        load_model(write_temp("short.json", tiny_config(R"(, "layer_types": ["full_attention"])"))),
+        Contains("short.json") && Contains("'layer_types'") && Contains("num_hidden_layers (2)"));
+    CHECK_THROWS_WITH(
+        load_model(write_temp("odd.json", tiny_config(
+            R"(, "layer_types": ["full_attention", "chunked_attention"], "sliding_window": 8)"))),
+        Contains("'layer_types[1]'") && Contains("chunked_attention"));
+    CHECK_THROWS_WITH(
+        load_model(write_temp("nowin.json", tiny_config(
+            R"(, "layer_types": ["sliding_attention", "full_attention"])"))),
+        Contains("nowin.json") && Contains("sliding_window"));
+  }
+}
+
 TEST_CASE("errors name the file, the field and the known names", "[models]") {
   SECTION("unknown catalog name lists the catalog") {
     CHECK_THROWS_WITH(load_model("llama-9"),
