@@ -172,8 +172,14 @@ MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts) {
   plan.kv_bytes = s.budget - s.weights - s.activations - s.other;
   plan.kv_bytes_per_token = s.kv_bytes_per_token;
 
-  const double block_bytes =
+  double block_bytes =
       static_cast<double>(opts.block_size) * static_cast<double>(s.kv_bytes_per_token);
+  const int64_t layers_stage = ceil_div(m.num_layers, d.pipeline_parallel_size);
+  if (opts.kv_layers_per_block > 0 && opts.kv_layers_per_block < layers_stage) {
+    // A hybrid block holds kv_layers_per_block layers (kv_bytes_per_token covers every layer).
+    block_bytes = static_cast<double>(opts.block_size) *
+                  static_cast<double>(s.kv_bytes_per_token / layers_stage * opts.kv_layers_per_block);
+  }
   if (plan.kv_bytes < block_bytes) {
     // vLLM: "No available memory for the cache blocks". We also refuse a cache that cannot hold
     // one block, since no request could ever run.
@@ -213,7 +219,7 @@ MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts) {
   if (opts.num_gpu_blocks_override > 0) {
     plan.num_blocks = opts.num_gpu_blocks_override;
   }
-  plan.kv_tokens = plan.num_blocks * opts.block_size;
+  plan.kv_tokens = plan.num_blocks / std::max(1, opts.kv_cache_groups) * opts.block_size;
   return plan;
 }
 

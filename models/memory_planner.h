@@ -21,7 +21,7 @@ struct MemoryPlan {
   double kv_bytes = 0;            // per rank, what is left for the KV cache
   int64_t kv_bytes_per_token = 0; // per rank
   int64_t num_blocks = 0;
-  int64_t kv_tokens = 0;          // num_blocks * block_size
+  int64_t kv_tokens = 0;          // num_blocks / kv_cache_groups * block_size
 };
 
 struct MemoryPlanOptions {
@@ -31,6 +31,11 @@ struct MemoryPlanOptions {
   int max_num_seqs = 1024;
   // If > 0, overrides the computed block count (like vLLM's --num-gpu-blocks-override).
   int64_t num_gpu_blocks_override = 0;
+  // Hybrid KV cache (sim/replica/engine_config.h): layers per block (0 = all the stage's layers)
+  // and KV cache groups sharing the pool (1 + sliding groups). vLLM reports the cache as
+  // num_blocks / groups · block_size tokens (kv_cache_utils, "GPU KV cache size").
+  int64_t kv_layers_per_block = 0;
+  int kv_cache_groups = 1;
 };
 
 // Throws ConfigError when the model does not fit: the message says how much memory is missing and

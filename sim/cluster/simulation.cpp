@@ -196,6 +196,12 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
   // micro-batches already overlap; async scheduling applies to single-stage replicas only.
   if (config.pipeline_parallel_size > 1) p.engine.async_scheduling = 0;
+  // servesim's virtual engines keep every layer of a stage in each block (docs/semantics.md).
+  if (config.pipeline_parallel_size > 1) {
+    p.engine.kv_layers_per_block = 0;
+    p.engine.kv_sliding_groups = 0;
+    p.engine.kv_sliding_window = 0;
+  }
   d.cuda_graph_sizes = models::default_cuda_graph_sizes(
       p.engine.max_num_seqs, p.engine.max_num_batched_tokens,
       vllm_version(p.engine.vllm_version).cuda_graphs);
@@ -206,11 +212,26 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   mo.max_num_batched_tokens = p.engine.max_num_batched_tokens;
   mo.max_num_seqs = p.engine.max_num_seqs;
   mo.num_gpu_blocks_override = p.engine.num_gpu_blocks_override;
+  mo.kv_layers_per_block = p.engine.kv_layers_per_block;
+  mo.kv_cache_groups = 1 + p.engine.kv_sliding_groups;
   p.memory = models::plan_memory(d, mo);
 
   // vLLM V1 refuses to start when one request of max_model_len tokens cannot fit in the KV cache
-  // (kv_cache_utils.check_enough_kv_cache_memory), suggesting a smaller --max-model-len.
-  if (p.memory.kv_tokens < p.engine.max_model_len) {
+  // (kv_cache_utils.check_enough_kv_cache_memory), suggesting a smaller --max-model-len. With
+  // sliding-window groups a request needs its full-attention blocks plus, per sliding group,
+  // cdiv(min(W − 1 + max_num_batched_tokens, max_model_len), block_size) + 1 blocks
+  // (SlidingWindowSpec.max_memory_usage_bytes).
+  bool too_long = p.memory.kv_tokens < p.engine.max_model_len;
+  if (p.engine.kv_sliding_groups > 0) {
+    const int64_t bs = p.engine.block_size;
+    const int64_t len = p.engine.max_model_len;
+    const int64_t window_tokens = std::min<int64_t>(
+        p.engine.kv_sliding_window - 1 + p.engine.max_num_batched_tokens, len);
+    const int64_t need = (len + bs - 1) / bs +
+                         p.engine.kv_sliding_groups * ((window_tokens + bs - 1) / bs + 1);
+    too_long = p.memory.num_blocks < need;
+  }
+  if (too_long) {
     const bool user_set = config.engine.max_model_len > 0;
     throw ConfigError(
         "--max-model-len: " + std::to_string(p.engine.max_model_len) +

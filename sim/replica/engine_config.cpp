@@ -38,6 +38,20 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
                       " has no async scheduling; expected --vllm-version 0.10 or newer");
   }
   if (c.max_model_len == 0) c.max_model_len = static_cast<int>(model.max_position_embeddings);
+  // Hybrid KV layout: vLLM groups the layers by the smallest layer count of a type; servesim
+  // models the case where that is the full-attention count (one full group, as gpt-oss's 18 + 18
+  // and Gemma-3's 1 : 5 give).
+  c.kv_layers_per_block = 0;
+  c.kv_sliding_groups = 0;
+  c.kv_sliding_window = 0;
+  const int64_t full_layers = model.num_full_attention_layers();
+  if (version.hybrid_kv_cache && model.num_sliding_layers > 0 && full_layers > 0 &&
+      full_layers <= model.num_sliding_layers) {
+    c.kv_layers_per_block = full_layers;
+    c.kv_sliding_groups =
+        static_cast<int>((model.num_sliding_layers + full_layers - 1) / full_layers);
+    c.kv_sliding_window = model.sliding_window;
+  }
 
   require(c.max_num_seqs >= 1, "--max-num-seqs", std::to_string(c.max_num_seqs), "an integer >= 1");
   require(c.max_num_batched_tokens >= 1, "--max-num-batched-tokens",

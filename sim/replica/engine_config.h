@@ -45,6 +45,18 @@ struct EngineConfig {
   std::string scheduling_policy = "fcfs";
   // --num-gpu-blocks-override: force the KV block count (0 = computed from memory).
   int64_t num_gpu_blocks_override = 0;
+
+  // Resolved, not flags: the KV cache layout of vLLM's hybrid KV cache manager for a model with
+  // sliding-window layers (vllm/v1/core/kv_cache_utils.py, docs.vllm.ai design/
+  // hybrid_kv_cache_manager). The layers are grouped `kv_layers_per_block` at a time (the number
+  // of full-attention layers); one block of the shared pool holds block_size tokens of one group;
+  // a request holds one block per block_size tokens for the full-attention group and, for each
+  // of the `kv_sliding_groups` sliding groups, blocks for its last `kv_sliding_window` tokens
+  // only. 0 / 0 / 0: every layer in every block (no sliding layers, a version without the
+  // hybrid manager, more full than sliding layers, or pipeline parallelism; docs/semantics.md).
+  int64_t kv_layers_per_block = 0;
+  int kv_sliding_groups = 0;
+  int64_t kv_sliding_window = 0;
 };
 
 // Fills the defaults of config.vllm_version and checks every value; throws ConfigError naming the

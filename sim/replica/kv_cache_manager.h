@@ -108,6 +108,18 @@ class KvCacheManager {
   // the request itself (table.extent); otherwise (finished) they can never be hit again.
   void free(int64_t request_id, KvTable& table, int64_t full_blocks, bool preempted);
 
+  // Blocks a request holds outside its table: the sliding-window groups of vLLM's hybrid KV cache
+  // manager (SlidingWindowManager; sim/replica/replica.h, "Sliding-window layers"). They are never
+  // hit again (servesim does not prefix-cache sliding-window blocks: docs/semantics.md).
+  // take_detached pops `n` from the head of the free queue, evicting what they cached;
+  // release_detached returns `n` to its tail (`full`: they hold computed content, so reusing them
+  // later counts as an eviction, as vLLM counts a reused block that kept its hash).
+  // REQUIRES: n <= num_free_blocks() for take_detached.
+  void take_detached(int64_t n) { pop_head(n); }
+  void release_detached(int64_t n, bool full) {
+    push_dead(n, full && prefix_caching_ ? Kind::kDeadKeyed : Kind::kDead);
+  }
+
   // Counters for the prefix-cache hit rate (tokens).
   void record_query(int64_t queried_tokens, int64_t hit_tokens) {
     queried_tokens_ += queried_tokens;

@@ -20,6 +20,7 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       records_(records),
       observer_(observer),
       fcfs_(config.scheduling_policy != "priority"),
+      sliding_groups_(config.kv_sliding_groups),
       block_buckets_(config.block_size),
       async_(config.async_scheduling == 1),
       cost_memo_(cost.make_memo()),
@@ -161,6 +162,21 @@ int64_t Replica::new_blocks_for(const Req& r, int32_t q) const {
   return std::max<int64_t>(0, need - r.kv.count);
 }
 
+void Replica::apply_sliding(Req& r, int64_t new_full, int64_t c) {
+  if (sliding_groups_ == 0) return;
+  const int64_t lo = sliding_lo(r.kv.count, c);
+  const int64_t d = sliding_groups_ * (new_full - (lo - r.sw_lo));
+  if (d > 0) kv_.take_detached(d);
+  if (d < 0) kv_.release_detached(-d, /*full=*/true);  // skipped blocks are full and computed
+  r.sw_lo = static_cast<int32_t>(lo);
+}
+
+void Replica::release_sliding(Req& r) {
+  if (sliding_groups_ == 0) return;
+  kv_.release_detached(sliding_groups_ * (r.kv.count - r.sw_lo), /*full=*/false);
+  r.sw_lo = 0;
+}
+
 void Replica::set_chain_keys(Req& r, const workloads::RequestSpec& spec) const {
   // Engine block i holds tokens [i*bs, (i+1)*bs): its content and its whole prefix are fixed by
   // the chain entry of the trace block holding its last token, so (that entry, i) is its key —
@@ -222,7 +238,8 @@ bool Replica::schedule_running_fast() {
     const Req& r = slots_[s];
     const int32_t q = std::min(num_tokens(r) - r.num_computed, threshold);
     want += q;
-    blocks += new_blocks_for(r, q);
+    const int64_t full = new_blocks_for(r, q);
+    blocks += full + sliding_delta(r, full, r.num_computed);
   }
   if (want > budget_) return false;
   // Decoders whose next token starts a new block this step; drop stale entries on the way.
@@ -230,18 +247,27 @@ bool Replica::schedule_running_fast() {
   size_t live = 0;
   for (const Entry& e : bucket) {
     const Req& r = slots_[e.slot];
-    if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
+    if (r.epoch == e.epoch && r.phase == Phase::kDecode) {
+      bucket[live++] = e;
+      blocks += sliding_delta(r, 1, decoder_context(r, k));
+    }
   }
   bucket.resize(live);
   blocks += static_cast<int64_t>(live);
   if (blocks > kv_.num_free_blocks()) return false;
 
   // Everyone in `running` gets exactly what it wants: the order no longer matters.
-  for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+  for (const Entry& e : bucket) {
+    Req& r = slots_[e.slot];
+    kv_.allocate(1, r.kv);
+    apply_sliding(r, 1, decoder_context(r, k));
+  }
   for (int32_t s : prefilling_) {
     Req& r = slots_[s];
     r.scheduled = std::min(num_tokens(r) - r.num_computed, threshold);
-    kv_.allocate(new_blocks_for(r, r.scheduled), r.kv);
+    const int64_t full = new_blocks_for(r, r.scheduled);
+    kv_.allocate(full, r.kv);
+    apply_sliding(r, full, r.num_computed);
     after_allocation(s, r.scheduled);
     step_prefills_.push_back(s);
   }
@@ -289,8 +315,9 @@ void Replica::schedule_running_slow(bool& preempted) {
     bool scheduled = false;
     for (;;) {
       const int64_t need = new_blocks_for(r, static_cast<int32_t>(q));
-      if (need <= kv_.num_free_blocks()) {
+      if (need + sliding_delta(r, need, r.num_computed) <= kv_.num_free_blocks()) {
         kv_.allocate(need, r.kv);
+        apply_sliding(r, need, r.num_computed);
         scheduled = true;
         break;
       }
@@ -385,11 +412,15 @@ void Replica::schedule_waiting() {
     int64_t q = std::min<int64_t>(nt - cached, threshold);
     q = std::min<int64_t>(q, budget_);
     const int64_t fresh = (cached + q + bs - 1) / bs - hits;
-    if (kv_.blocks_needed(fresh, hits, hits_scratch_) > kv_.num_free_blocks()) break;
+    // Sliding groups: blocks for the window of the cached part and the new tokens (a waiting
+    // request holds no table: after take_hits it holds `hits` blocks).
+    const int64_t sliding = sliding_delta(r, hits + fresh, cached);
+    if (kv_.blocks_needed(fresh, hits, hits_scratch_) + sliding > kv_.num_free_blocks()) break;
 
     waiting_pop_front();
     kv_.take_hits(r.id, hits, hits_scratch_, r.kv);
     kv_.allocate(fresh, r.kv);
+    apply_sliding(r, hits + fresh, cached);
     kv_.record_query(nt, cached);
     if (!r.admitted_before) {
       (*records_)[r.id].cached_prompt_tokens = static_cast<int32_t>(cached);
@@ -478,13 +509,21 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
     // schedule_running_fast(): the decoders whose next token starts a new block.
     std::vector<Entry>& bucket = block_buckets_[bi];
     size_t live = 0;
+    int64_t sliding = 0;
     for (const Entry& e : bucket) {
       const Req& r = slots_[e.slot];
-      if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
+      if (r.epoch == e.epoch && r.phase == Phase::kDecode) {
+        bucket[live++] = e;
+        if (sliding_groups_ != 0) sliding += sliding_delta(r, 1, decoder_context(r, k));
+      }
     }
     bucket.resize(live);
-    if (static_cast<int64_t>(live) > kv_.num_free_blocks()) return false;  // the slow path
-    for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+    if (static_cast<int64_t>(live) + sliding > kv_.num_free_blocks()) return false;  // slow path
+    for (const Entry& e : bucket) {
+      Req& r = slots_[e.slot];
+      kv_.allocate(1, r.kv);
+      apply_sliding(r, 1, decoder_context(r, k));
+    }
     step_decoder_ctx_ = decoder_ctx_offset_ + n * k;
 
     // start_step(): the step's cost and counters.
@@ -613,6 +652,7 @@ void Replica::end_step(engine::Simulator& sim) {
     if (r.generated == 1) rec.first_token = sim.now();
     if (r.seg_start < 0) r.seg_start = k;
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
+    apply_sliding(r, 0, r.num_computed);  // vLLM frees the prompt's skipped blocks next step
     if (r.generated >= r.output) {
       finish(sim, s, k);
     } else {
@@ -672,6 +712,7 @@ void Replica::preempt(int32_t slot, int64_t step) {
   }
   r.seg_start = -1;
   register_computed(r);
+  release_sliding(r);
   kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/true);
   r.num_computed = 0;
   r.scheduled = 0;
@@ -700,6 +741,7 @@ void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
   rec.completed = true;
   close_segment(r, step);
   register_computed(r);
+  release_sliding(r);
   kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/false);
   remove_running(slot);
   if (r.phase == Phase::kDecode) remove_decoder(r);

@@ -45,6 +45,17 @@
 // whose bucket does not fit the free blocks (the general path preempts) and leaves in flight the
 // step in which the next request finishes, or whose end is not the next event.
 //
+// Sliding-window layers (EngineConfig::kv_sliding_groups > 0: vLLM's hybrid KV cache manager,
+// vllm/v1/core/single_type_kv_cache_manager.py). Every block of the pool holds block_size tokens
+// of one group of layers. A request's table (KvTable) is its full-attention group; each sliding
+// group allocates the same block indices but frees those wholly before token c − W + 1 whenever
+// the request is scheduled with c computed tokens (SlidingWindowManager.remove_skipped_blocks), so
+// it holds blocks [sw_lo, count). Those are taken from and returned to the same pool
+// (KvCacheManager::take_detached / release_detached) where vLLM frees and allocates them: at each
+// scheduled prefill chunk, when a prompt completes (vLLM: at the next step) and, for decoders, at
+// each block boundary — between boundaries a decoder may hold one block more than vLLM, which
+// frees the oldest block one token before the boundary.
+//
 // Ownership: the Replica keeps its in-flight request state; per-request results go to the
 // RequestRecord vector owned by the caller (indexed by request id), and the caller is told of each
 // finished or failed request through RequestObserver.
@@ -153,6 +164,7 @@ class Replica : public engine::EventHandler {
     int64_t seg_start = -1;       // first step of the open token segment, -1 = none
     bool admitted_before = false;
     KvTable kv;                   // block table (after a preemption: its cached blocks)
+    int32_t sw_lo = 0;            // sliding-window groups: blocks [0, sw_lo) freed (file comment)
     // Content keys of the prompt's full blocks when the request carries a trace hash chain
     // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
     std::vector<uint64_t> chain_keys;
@@ -198,6 +210,26 @@ class Replica : public engine::EventHandler {
   // Registers the request's computed full blocks of its shared range not yet registered.
   void register_computed(Req& r);
   int64_t new_blocks_for(const Req& r, int32_t q) const;
+  // Sliding-window groups (file comment). sliding_lo: the first block still needed with c tokens
+  // computed, for a table of `count` blocks. sliding_delta: the pool blocks the sliding groups
+  // take (> 0) or give back (< 0) when the table grows by `new_full` blocks at c computed tokens
+  // (asked before it grows); apply_sliding does it, called after the table grew by `new_full`.
+  // All 0 / no-ops without sliding groups.
+  int64_t sliding_lo(int64_t count, int64_t c) const {
+    return std::min<int64_t>(
+        std::max<int64_t>(0, c - config_.kv_sliding_window + 1) / config_.block_size, count);
+  }
+  int64_t sliding_delta(const Req& r, int64_t new_full, int64_t c) const {
+    if (sliding_groups_ == 0) return 0;
+    return sliding_groups_ * (new_full - (sliding_lo(r.kv.count + new_full, c) - r.sw_lo));
+  }
+  void apply_sliding(Req& r, int64_t new_full, int64_t c);
+  // A decoder's computed tokens at step k (its progress is implicit between settlements).
+  static int64_t decoder_context(const Req& r, int64_t k) {
+    return int64_t{r.num_computed} + (k - r.base_step);
+  }
+  // Returns the sliding groups' blocks of a request whose table is about to be freed.
+  void release_sliding(Req& r);
   void preempt(int32_t slot, int64_t step);
   void finish(engine::Simulator& sim, int32_t slot, int64_t step);
   void fail(engine::Simulator& sim, int32_t slot, const std::string& why);
@@ -229,6 +261,7 @@ class Replica : public engine::EventHandler {
   std::vector<metrics::RequestRecord>* records_;
   RequestObserver* observer_;
   bool fcfs_;
+  int64_t sliding_groups_;  // config_.kv_sliding_groups (0: no sliding-window groups)
   std::vector<Replica*> virtual_engines_;  // engines 1..PP−1 when this is engine 0 of a group
   PipelineStages* pipeline_ = nullptr;     // the group's stages (every engine of a group)
 

@@ -62,9 +62,12 @@ std::vector<VllmVersionInfo> build_table() {
   {
     VllmVersionInfo v = v1("0.9");
     v.cuda_graphs = CudaGraphSizesRule::kV1Dense512;
+    v.hybrid_kv_cache = true;
     v.async_scheduling_available = false;
     v.rescale_arrivals = false;
     v.sources += "; --cuda-graph-sizes [512] -> [1,2,4]+range(8,513,8) (SchedulerConfig); "
+                 "hybrid KV cache manager for sliding-window + full-attention models "
+                 "(vllm/v1/core/kv_cache_coordinator.py, vllm/v1/kv_cache_interface.py v0.9.0); "
                  "RandomDataset lengths on [floor(L(1-r)), ceil(L(1+r))] "
                  "(vllm/benchmarks/datasets.py)";
     t.push_back(v);
@@ -72,6 +75,7 @@ std::vector<VllmVersionInfo> build_table() {
   {
     VllmVersionInfo v = v1("0.10");
     v.cuda_graphs = CudaGraphSizesRule::kV1Dense2x;
+    v.hybrid_kv_cache = true;
     v.rescale_arrivals = false;
     v.sources += "; --cuda-graph-sizes [] -> [min(2*max_num_seqs,512)] -> "
                  "[1,2,4]+range(8,max+1,8) (vllm/config/scheduler.py); --async-scheduling added, "
@@ -81,6 +85,7 @@ std::vector<VllmVersionInfo> build_table() {
   for (int minor = 11; minor <= 19; ++minor) {
     VllmVersionInfo v = v1("0." + std::to_string(minor));
     v.cuda_graphs = CudaGraphSizesRule::kV1Sparse;
+    v.hybrid_kv_cache = true;
     v.async_scheduling_default = minor >= 14;
     v.sources += "; capture sizes [1,2,4]+range(8,256,8)+range(256,max+1,16), "
                  "max=min(2*max_num_seqs,512) (CompilationConfig); vllm bench serve get_request "

@@ -40,6 +40,10 @@ struct VllmVersionInfo {
   models::CudaGraphSizesRule cuda_graphs = models::CudaGraphSizesRule::kV1Sparse;
   bool async_scheduling_available = true;  // --async-scheduling exists (V1 >= 0.10)
   bool async_scheduling_default = false;   // ... and is on by default
+  // The hybrid KV cache manager: sliding-window layers keep blocks for their window only
+  // (vllm/v1/core/single_type_kv_cache_manager.py SlidingWindowManager; without it they are
+  // allocated like full attention — FullAttentionSpec.sliding_window's docstring).
+  bool hybrid_kv_cache = false;
   // Benchmark client of the same release (benchmark_serving.py / vllm bench serve):
   bool legacy_random_lengths = false;  // random dataset lengths on [int(L·r), L] (else [L(1−r), L(1+r)])
   bool rescale_arrivals = true;        // delays cumulated then rescaled so the last is at n/rate

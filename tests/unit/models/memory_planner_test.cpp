@@ -231,5 +231,32 @@ TEST_CASE("MXFP4 experts: weights per rank at 4.25 bits per expert weight", "[mo
   CHECK(plan_memory(d, options(8192, 64)).weight_bytes / kGiB == Approx(30.4).margin(0.5));
 }
 
+TEST_CASE("hybrid KV blocks hold one group of layers", "[models][memory]") {
+  // gpt-oss-120b, 18 full + 18 sliding layers: vLLM's hybrid manager makes blocks of 18 layers
+  // (page = 18 · block_size · kv hidden size) shared by 2 groups, and reports num_blocks / 2 ·
+  // block_size tokens. The same KV memory holds twice the blocks; the tokens reported are the
+  // same (to one block of rounding).
+  Deployment d;
+  d.model = load_model("gpt-oss-120b");
+  d.gpu = hardware::load_gpu("h100-sxm");
+  d.tensor_parallel_size = 2;
+  const MemoryPlan all = plan_memory(d, options(8192, 1024));
+  MemoryPlanOptions o = options(8192, 1024);
+  o.kv_layers_per_block = 18;
+  o.kv_cache_groups = 2;
+  const MemoryPlan hybrid = plan_memory(d, o);
+  CHECK(hybrid.kv_bytes == all.kv_bytes);
+  CHECK(hybrid.kv_bytes_per_token == all.kv_bytes_per_token);  // every layer, per token
+  // floor(2x) is 2 floor(x) or 2 floor(x) + 1.
+  CHECK(hybrid.num_blocks >= 2 * all.num_blocks);
+  CHECK(hybrid.num_blocks <= 2 * all.num_blocks + 1);
+  CHECK(hybrid.kv_tokens == hybrid.num_blocks / 2 * 16);
+  CHECK(hybrid.kv_tokens == all.kv_tokens);
+  // kv_layers_per_block >= the layers: the plain layout.
+  o.kv_layers_per_block = 36;
+  o.kv_cache_groups = 1;
+  CHECK(plan_memory(d, o).num_blocks == all.num_blocks);
+}
+
 }  // namespace
 }  // namespace servesim::models

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "hardware/gpu_spec.h"
+#include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "sim/replica/engine_config.h"
 
@@ -100,6 +101,39 @@ TEST_CASE("resolve_engine_config takes the version's defaults", "[replica][versi
   c.async_scheduling = 0;  // --no-async-scheduling on 0.14+: off
   c.vllm_version = "0.15";
   CHECK(resolve_engine_config(c, gpu("h100-sxm", 79.6), m).async_scheduling == 0);
+}
+
+TEST_CASE("the hybrid KV layout from 0.9 on, for sliding-window models only",
+          "[replica][version]") {
+  const models::ModelSpec oss = models::load_model("gpt-oss-120b");
+  EngineConfig c;
+  EngineConfig r = resolve_engine_config(c, gpu("h100-sxm", 79.6), oss);
+  CHECK(r.kv_layers_per_block == 18);
+  CHECK(r.kv_sliding_groups == 1);
+  CHECK(r.kv_sliding_window == 128);
+  for (const char* v : {"0.9", "0.10", "0.11"}) {
+    c.vllm_version = v;
+    CHECK(resolve_engine_config(c, gpu("h100-sxm", 79.6), oss).kv_sliding_groups == 1);
+  }
+  for (const char* v : {"0.6", "0.8"}) {  // before the hybrid manager: every layer in every block
+    c.vllm_version = v;
+    r = resolve_engine_config(c, gpu("h100-sxm", 79.6), oss);
+    CHECK(r.kv_sliding_groups == 0);
+    CHECK(r.kv_layers_per_block == 0);
+  }
+  // Gemma-3 style, 1 full : 5 sliding: blocks of 1 layer, 5 sliding groups.
+  models::ModelSpec g = oss;
+  g.num_layers = 6;
+  g.num_sliding_layers = 5;
+  c.vllm_version = "0.19";
+  r = resolve_engine_config(c, gpu("h100-sxm", 79.6), g);
+  CHECK(r.kv_layers_per_block == 1);
+  CHECK(r.kv_sliding_groups == 5);
+  // More full than sliding layers (not modelled) and no sliding layers: the plain layout.
+  g.num_sliding_layers = 2;
+  CHECK(resolve_engine_config(c, gpu("h100-sxm", 79.6), g).kv_sliding_groups == 0);
+  CHECK(resolve_engine_config(c, gpu("h100-sxm", 79.6), models::load_model("llama-3.1-8b"))
+            .kv_sliding_groups == 0);
 }
 
 TEST_CASE("CUDA-graph capture sizes per rule", "[replica][version]") {
