@@ -176,6 +176,10 @@ std::vector<ConfigField> build_fields() {
   f.push_back(engine_field("num_gpu_blocks_override", K::kInt,
                            "force the KV block count, 0 = from memory [0]",
                            &sim::EngineConfig::num_gpu_blocks_override));
+  f.push_back(engine_field("disable_hybrid_kv_cache_manager", K::kBool,
+                           "sliding-window layers keep KV blocks for every token, not only their "
+                           "window (docs/semantics.md) [false: hybrid from 0.9]",
+                           &sim::EngineConfig::disable_hybrid_kv_cache_manager));
   // Load (vllm bench serve).
   f.push_back(ConfigField{
       "request_rate", K::kRate,

@@ -104,6 +104,17 @@ nlohmann::json per_replica_summary(const SimulationConfig& config, const Prepare
   return out;
 }
 
+// Blocks one request of max_model_len tokens needs with sliding-window groups: its full-attention
+// blocks plus, per sliding group, cdiv(min(W − 1 + max_num_batched_tokens, max_model_len),
+// block_size) + 1 (SlidingWindowSpec.max_memory_usage_bytes).
+int64_t blocks_for_longest_request(const EngineConfig& e) {
+  const int64_t bs = e.block_size;
+  const int64_t len = e.max_model_len;
+  const int64_t window_tokens =
+      std::min<int64_t>(e.kv_sliding_window - 1 + e.max_num_batched_tokens, len);
+  return (len + bs - 1) / bs + e.kv_sliding_groups * ((window_tokens + bs - 1) / bs + 1);
+}
+
 }  // namespace
 
 PreparedDeployment prepare_deployment(const SimulationConfig& config) {
@@ -217,20 +228,10 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   p.memory = models::plan_memory(d, mo);
 
   // vLLM V1 refuses to start when one request of max_model_len tokens cannot fit in the KV cache
-  // (kv_cache_utils.check_enough_kv_cache_memory), suggesting a smaller --max-model-len. With
-  // sliding-window groups a request needs its full-attention blocks plus, per sliding group,
-  // cdiv(min(W − 1 + max_num_batched_tokens, max_model_len), block_size) + 1 blocks
-  // (SlidingWindowSpec.max_memory_usage_bytes).
-  bool too_long = p.memory.kv_tokens < p.engine.max_model_len;
-  if (p.engine.kv_sliding_groups > 0) {
-    const int64_t bs = p.engine.block_size;
-    const int64_t len = p.engine.max_model_len;
-    const int64_t window_tokens = std::min<int64_t>(
-        p.engine.kv_sliding_window - 1 + p.engine.max_num_batched_tokens, len);
-    const int64_t need = (len + bs - 1) / bs +
-                         p.engine.kv_sliding_groups * ((window_tokens + bs - 1) / bs + 1);
-    too_long = p.memory.num_blocks < need;
-  }
+  // (kv_cache_utils.check_enough_kv_cache_memory), suggesting a smaller --max-model-len.
+  const bool too_long = p.engine.kv_sliding_groups > 0
+                            ? p.memory.num_blocks < blocks_for_longest_request(p.engine)
+                            : p.memory.kv_tokens < p.engine.max_model_len;
   if (too_long) {
     const bool user_set = config.engine.max_model_len > 0;
     throw ConfigError(
@@ -448,6 +449,8 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   // one-node TP-only result files stay as they were.
   const hardware::Placement placement = hardware::place_replica(
       d.tensor_parallel_size, d.pipeline_parallel_size, d.gpus_per_node);
+  // Echoed only when set, so that result files of other runs stay as they were.
+  if (config.engine.disable_hybrid_kv_cache_manager) cfg["disable_hybrid_kv_cache_manager"] = true;
   if (d.pipeline_parallel_size > 1 || placement.num_nodes > 1) {
     cfg["gpus_per_node"] = d.gpus_per_node;
     cfg["num_nodes"] = placement.num_nodes;
@@ -520,7 +523,9 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
         {"activation_gib_per_gpu", p.memory.activation_bytes / double(1ull << 30)},
         {"non_torch_gib_per_gpu", p.memory.non_torch_bytes / double(1ull << 30)},
         {"max_concurrency_at_max_model_len",
-         double(p.memory.kv_tokens) / double(p.engine.max_model_len)},
+         p.engine.kv_sliding_groups > 0
+             ? double(p.memory.num_blocks) / double(blocks_for_longest_request(p.engine))
+             : double(p.memory.kv_tokens) / double(p.engine.max_model_len)},
         {"peak_used_blocks", total.peak_used_blocks}}},
       {"preemptions", total.preemptions},
       {"preempted_requests", preempted_requests},
@@ -540,6 +545,12 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"num_replicas", r.replica_stats.size()},
       {"prediction", prediction_basis_json(p)},
   };
+  if (p.engine.kv_sliding_groups > 0) {
+    // vLLM's hybrid KV layout (docs/semantics.md, "Sliding-window layers"); absent otherwise.
+    out["kv_cache"]["kv_cache_groups"] = 1 + p.engine.kv_sliding_groups;
+    out["kv_cache"]["layers_per_block"] = p.engine.kv_layers_per_block;
+    out["kv_cache"]["sliding_window"] = p.engine.kv_sliding_window;
+  }
   if ((w.dataset_name != "random" && w.dataset_name != "generated-shared-prefix") ||
       w.multi_turn || !w.workload_file.empty()) {
     // Prefix-cache counters in tokens and blocks (not echoed for the two original datasets, to

@@ -45,7 +45,8 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   c.kv_sliding_groups = 0;
   c.kv_sliding_window = 0;
   const int64_t full_layers = model.num_full_attention_layers();
-  if (version.hybrid_kv_cache && model.num_sliding_layers > 0 && full_layers > 0 &&
+  if (version.hybrid_kv_cache && !c.disable_hybrid_kv_cache_manager &&
+      model.num_sliding_layers > 0 && full_layers > 0 &&
       full_layers <= model.num_sliding_layers) {
     c.kv_layers_per_block = full_layers;
     c.kv_sliding_groups =

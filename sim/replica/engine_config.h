@@ -45,6 +45,9 @@ struct EngineConfig {
   std::string scheduling_policy = "fcfs";
   // --num-gpu-blocks-override: force the KV block count (0 = computed from memory).
   int64_t num_gpu_blocks_override = 0;
+  // --disable-hybrid-kv-cache-manager: sliding-window layers keep blocks for every token, as
+  // vLLM does with this flag (and before 0.9).
+  bool disable_hybrid_kv_cache_manager = false;
 
   // Resolved, not flags: the KV cache layout of vLLM's hybrid KV cache manager for a model with
   // sliding-window layers (vllm/v1/core/kv_cache_utils.py, docs.vllm.ai design/

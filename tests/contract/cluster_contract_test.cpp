@@ -98,6 +98,51 @@ TEST_CASE("one replica behind the router is the single-replica run", "[contract]
   REQUIRE_FALSE(servesim_summary(a, p, ra).contains("replicas"));
 }
 
+TEST_CASE("gpt-oss on vLLM 0.19: the hybrid KV layout, and without it", "[contract][sliding]") {
+  // Expectations (docs/semantics.md, "Sliding-window layers"): blocks of 18 layers shared by a
+  // full and a sliding group give floor(2x) of the plain layout's blocks, the same tokens
+  // reported; one 131,072-token request needs 8,192 full + cdiv(127 + 8,192, 16) + 1 = 521
+  // sliding blocks; the result file says so; --disable-hybrid-kv-cache-manager (or --vllm-version
+  // 0.8) keeps every layer in every block. Every block is back after the run in both layouts.
+  SimulationConfig c;
+  c.model = "gpt-oss-120b";
+  c.gpu = "h100-sxm";
+  c.tensor_parallel_size = 2;
+  c.calibration = "none";
+  c.workload.num_prompts = 60;
+  c.workload.request_rate = 4.0;
+  c.workload.random_input_len = 3000;
+  c.workload.random_output_len = 200;
+  const PreparedDeployment hybrid = prepare_deployment(c);
+  SimulationConfig off = c;
+  off.engine.disable_hybrid_kv_cache_manager = true;
+  const PreparedDeployment plain = prepare_deployment(off);
+  CHECK(hybrid.engine.kv_sliding_groups == 1);
+  CHECK(plain.engine.kv_sliding_groups == 0);
+  CHECK(hybrid.memory.num_blocks >= 2 * plain.memory.num_blocks);
+  CHECK(hybrid.memory.num_blocks <= 2 * plain.memory.num_blocks + 1);
+  CHECK(hybrid.memory.kv_tokens == plain.memory.kv_tokens);
+  const SimulationResult rh = run_simulation(c, hybrid);
+  const SimulationResult rp = run_simulation(off, plain);
+  const nlohmann::json sh = servesim_summary(c, hybrid, rh);
+  const nlohmann::json sp = servesim_summary(off, plain, rp);
+  CHECK(sh["kv_cache"]["kv_cache_groups"] == 2);
+  CHECK(sh["kv_cache"]["layers_per_block"] == 18);
+  CHECK(sh["kv_cache"]["sliding_window"] == 128);
+  CHECK_THAT(sh["kv_cache"]["max_concurrency_at_max_model_len"].get<double>(),
+             Catch::Matchers::WithinRel(double(hybrid.memory.num_blocks) / (8192 + 521), 1e-12));
+  CHECK_FALSE(sp["kv_cache"].contains("kv_cache_groups"));
+  CHECK(sp["config"]["disable_hybrid_kv_cache_manager"] == true);
+  CHECK_FALSE(sh["config"].contains("disable_hybrid_kv_cache_manager"));
+  for (const auto* r : {&rh, &rp}) {
+    for (const ReplicaStats& st : r->replica_stats) CHECK(st.used_blocks_now == 0);
+    for (const auto& rec : r->records) CHECK(rec.completed);
+  }
+  SimulationConfig old = c;
+  old.engine.vllm_version = "0.8";
+  CHECK(prepare_deployment(old).engine.kv_sliding_groups == 0);
+}
+
 TEST_CASE("round-robin spreads requests exactly", "[contract][cluster]") {
   // Expectations: request i (in send order = id order) goes to replica i mod N, so each of N = 3
   // replicas gets 200 of 600 requests, whatever their load.
