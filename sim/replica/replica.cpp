@@ -162,8 +162,7 @@ int64_t Replica::new_blocks_for(const Req& r, int32_t q) const {
   return std::max<int64_t>(0, need - r.kv.count);
 }
 
-void Replica::apply_sliding(Req& r, int64_t new_full, int64_t c) {
-  if (sliding_groups_ == 0) return;
+void Replica::apply_sliding_groups(Req& r, int64_t new_full, int64_t c) {
   const int64_t lo = sliding_lo(r.kv.count, c);
   const int64_t d = sliding_groups_ * (new_full - (lo - r.sw_lo));
   if (d > 0) kv_.take_detached(d);
@@ -247,20 +246,22 @@ bool Replica::schedule_running_fast() {
   size_t live = 0;
   for (const Entry& e : bucket) {
     const Req& r = slots_[e.slot];
-    if (r.epoch == e.epoch && r.phase == Phase::kDecode) {
-      bucket[live++] = e;
-      blocks += sliding_delta(r, 1, decoder_context(r, k));
-    }
+    if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
   }
   bucket.resize(live);
   blocks += static_cast<int64_t>(live);
+  if (sliding_groups_ != 0) {
+    for (const Entry& e : bucket) {
+      const Req& r = slots_[e.slot];
+      blocks += sliding_delta(r, 1, decoder_context(r, k));
+    }
+  }
   if (blocks > kv_.num_free_blocks()) return false;
 
   // Everyone in `running` gets exactly what it wants: the order no longer matters.
-  for (const Entry& e : bucket) {
-    Req& r = slots_[e.slot];
-    kv_.allocate(1, r.kv);
-    apply_sliding(r, 1, decoder_context(r, k));
+  for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+  if (sliding_groups_ != 0) {
+    for (const Entry& e : bucket) apply_sliding(slots_[e.slot], 1, decoder_context(slots_[e.slot], k));
   }
   for (int32_t s : prefilling_) {
     Req& r = slots_[s];
@@ -509,20 +510,22 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
     // schedule_running_fast(): the decoders whose next token starts a new block.
     std::vector<Entry>& bucket = block_buckets_[bi];
     size_t live = 0;
-    int64_t sliding = 0;
     for (const Entry& e : bucket) {
       const Req& r = slots_[e.slot];
-      if (r.epoch == e.epoch && r.phase == Phase::kDecode) {
-        bucket[live++] = e;
-        if (sliding_groups_ != 0) sliding += sliding_delta(r, 1, decoder_context(r, k));
-      }
+      if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
     }
     bucket.resize(live);
+    int64_t sliding = 0;
+    if (sliding_groups_ != 0) {
+      for (const Entry& e : bucket) {
+        const Req& r = slots_[e.slot];
+        sliding += sliding_delta(r, 1, decoder_context(r, k));
+      }
+    }
     if (static_cast<int64_t>(live) + sliding > kv_.num_free_blocks()) return false;  // slow path
-    for (const Entry& e : bucket) {
-      Req& r = slots_[e.slot];
-      kv_.allocate(1, r.kv);
-      apply_sliding(r, 1, decoder_context(r, k));
+    for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+    if (sliding_groups_ != 0) {
+      for (const Entry& e : bucket) apply_sliding(slots_[e.slot], 1, decoder_context(slots_[e.slot], k));
     }
     step_decoder_ctx_ = decoder_ctx_offset_ + n * k;
 

@@ -163,8 +163,8 @@ class Replica : public engine::EventHandler {
     int32_t scheduled = 0;        // tokens scheduled in the step in flight
     int64_t seg_start = -1;       // first step of the open token segment, -1 = none
     bool admitted_before = false;
-    KvTable kv;                   // block table (after a preemption: its cached blocks)
     int32_t sw_lo = 0;            // sliding-window groups: blocks [0, sw_lo) freed (file comment)
+    KvTable kv;                   // block table (after a preemption: its cached blocks)
     // Content keys of the prompt's full blocks when the request carries a trace hash chain
     // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
     std::vector<uint64_t> chain_keys;
@@ -223,7 +223,10 @@ class Replica : public engine::EventHandler {
     if (sliding_groups_ == 0) return 0;
     return sliding_groups_ * (new_full - (sliding_lo(r.kv.count + new_full, c) - r.sw_lo));
   }
-  void apply_sliding(Req& r, int64_t new_full, int64_t c);
+  void apply_sliding(Req& r, int64_t new_full, int64_t c) {
+    if (sliding_groups_ != 0) apply_sliding_groups(r, new_full, c);
+  }
+  void apply_sliding_groups(Req& r, int64_t new_full, int64_t c);
   // A decoder's computed tokens at step k (its progress is implicit between settlements).
   static int64_t decoder_context(const Req& r, int64_t k) {
     return int64_t{r.num_computed} + (k - r.base_step);
