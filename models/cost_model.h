@@ -45,8 +45,10 @@ class CostMemo {
 // decoding sequences, all sampled, nothing prefilled (BatchShape with decode_seqs = sampled_seqs =
 // rows, decode_context_tokens = C, every other field 0). A step loop runs many such steps between
 // two events, with C growing by `rows` per step; a model whose step time has the roofline form
-//   attention(C) = layers · (max(attn_flops_per_ctx · C / compute_div,
-//                                (kv_bytes · (C + rows) + qo_bytes · rows) / memory_div) + latency)
+//   layer(x)     = max(attn_flops_per_ctx · x / compute_div,
+//                      (kv_bytes · (x + rows) + qo_bytes · rows) / memory_div) + latency
+//   attention(C) = layers · layer(C)                                  without sliding layers
+//                  layers · layer(C) + sliding_layers · layer(min(C, window_tokens))   with them
 //   total(C)     = linear + attention(C) + lm_head + comm + overhead + host   (summed left to right)
 // fills one (CostModel::decode_series), and total_s(C) is then estimate(shape).total_s bit for bit:
 // the same operations on the same values in the same order, the C-independent parts taken from an
@@ -54,7 +56,9 @@ class CostMemo {
 struct DecodeSeries {
   bool valid = false;  // false: the model has no such form (call estimate_memo for each step)
   double rows = 0;
-  double layers = 0;
+  double layers = 0;          // full-attention layers (all layers when sliding_layers is 0)
+  double sliding_layers = 0;  // sliding-window layers; 0: none
+  int64_t window_tokens = 0;  // rows · W: the decode context a sliding layer is charged at most
   double attn_flops_per_ctx = 0;
   double compute_div = 0;  // peak FLOP/s · compute efficiency
   double kv_bytes = 0;     // per token of context or of the batch
@@ -67,7 +71,12 @@ struct DecodeSeries {
     const double c = static_cast<double>(context);
     const double compute = attn_flops_per_ctx * c / compute_div;
     const double bytes = kv_bytes * (c + rows) + qo_bytes * rows;
-    return layers * (std::max(compute, bytes / memory_div) + latency);
+    const double full = layers * (std::max(compute, bytes / memory_div) + latency);
+    if (sliding_layers == 0) return full;
+    const double w = static_cast<double>(std::min(context, window_tokens));
+    const double compute_w = attn_flops_per_ctx * w / compute_div;
+    const double bytes_w = kv_bytes * (w + rows) + qo_bytes * rows;
+    return full + sliding_layers * (std::max(compute_w, bytes_w / memory_div) + latency);
   }
   double total_s(int64_t context) const {
     return linear_s + attention_s(context) + lm_head_s + comm_s + overhead_s + host_s;
@@ -93,6 +102,10 @@ class CostModel {
     (void)memo;
     return {};
   }
+  // The attention window W of the model's sliding-window layers (ModelSpec::sliding_window), 0
+  // when it has none. The caller building a BatchShape fills prefill_window_attn_work and
+  // prefill_window_context_tokens with it when it is > 0.
+  virtual int64_t sliding_window() const { return 0; }
 };
 
 }  // namespace servesim::models

@@ -44,7 +44,7 @@ struct ModelSpec {
   // config.json's layer_types ("sliding_attention" entries) with its sliding_window; a config
   // without layer_types has no sliding layers here, whatever its sliding_window says (Qwen2/3 set
   // use_sliding_window false; Mistral-7B-v0.1 names a window for every layer: docs/cost_model.md
-  // §3.3 says why servesim keeps it full). 0 / 0 = full attention everywhere.
+  // §3.3.1 says why servesim keeps it full). 0 / 0 = full attention everywhere.
   int64_t sliding_window = 0;
   int64_t num_sliding_layers = 0;
   int64_t num_full_attention_layers() const { return num_layers - num_sliding_layers; }

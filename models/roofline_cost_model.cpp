@@ -254,6 +254,13 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
   kv_bytes_per_token_ = 2.0 * kv_heads_rank * d_head * d.kv_dtype_bytes();
   qo_bytes_per_token_ = 2.0 * heads_rank * d_head * ab;
   num_layers_ = static_cast<double>(m.num_layers);
+  if (m.num_sliding_layers > 0) {
+    require(m.sliding_window > 0 && m.num_sliding_layers <= m.num_layers,
+            "model " + m.name + " needs sliding_window > 0 and at most num_layers sliding layers");
+    sliding_layers_ = static_cast<double>(m.num_sliding_layers);
+    sliding_window_ = m.sliding_window;
+  }
+  full_attention_layers_ = static_cast<double>(m.num_full_attention_layers());
 
   // LM head: [rows, h] × [h, V/t], weights in the model dtype (not quantized).
   const double v_rank = static_cast<double>(m.vocab_size) / t;
@@ -482,29 +489,42 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool 
   return p;
 }
 
-double RooflineCostModel::attention_s(const BatchShape& shape, double tokens) const {
+double RooflineCostModel::layer_attention_s(double prefill_work, int64_t kv_read,
+                                            int64_t decode_ctx, double tokens) const {
   // One varlen kernel per layer for prefill chunks and decodes together.
-  const double attn_flops =
-      attn_flops_per_work_ *
-      (shape.prefill_attn_work + static_cast<double>(shape.decode_context_tokens));
-  const double kv_read = static_cast<double>(shape.prefill_context_tokens + shape.prefill_tokens +
-                                             shape.decode_context_tokens);
+  const double attn_flops = attn_flops_per_work_ * (prefill_work + static_cast<double>(decode_ctx));
   const double attn_bytes =
-      kv_bytes_per_token_ * (kv_read + tokens) + qo_bytes_per_token_ * tokens;
+      kv_bytes_per_token_ * (static_cast<double>(kv_read) + tokens) + qo_bytes_per_token_ * tokens;
   double attn_compute_s;
   if (table_prefill_attn_on_) {
     // Measured causal prefill; the decode rows keep the roofline (the table's decode attention
     // is SDPA over contiguous K/V, not vLLM's paged kernel).
-    attn_compute_s = table_prefill_attention_s(shape.prefill_attn_work) +
-                     attn_flops_per_work_ * static_cast<double>(shape.decode_context_tokens) /
+    attn_compute_s = table_prefill_attention_s(prefill_work) +
+                     attn_flops_per_work_ * static_cast<double>(decode_ctx) /
                          (bf16_peak_flops_ * opts_.compute_efficiency);
   } else {
     attn_compute_s = attn_flops / (bf16_peak_flops_ * opts_.compute_efficiency);
   }
-  const double attn_layer_s =
-      std::max(attn_compute_s, attn_bytes / (bandwidth_ * opts_.memory_efficiency)) +
-      opts_.op_latency_s;
-  return num_layers_ * attn_layer_s;
+  return std::max(attn_compute_s, attn_bytes / (bandwidth_ * opts_.memory_efficiency)) +
+         opts_.op_latency_s;
+}
+
+double RooflineCostModel::attention_s(const BatchShape& shape, double tokens) const {
+  const double full = layer_attention_s(
+      shape.prefill_attn_work,
+      shape.prefill_context_tokens + shape.prefill_tokens + shape.decode_context_tokens,
+      shape.decode_context_tokens, tokens);
+  if (sliding_window_ == 0) return num_layers_ * full;
+  // Sliding-window layers: the windowed prefill sums, and at most W context tokens per decoding
+  // sequence (min(C, n·W): exact when each has >= W, an upper bound of Σ min(c_i, W) otherwise).
+  // The KV write and the Q/O traffic are those of the full layers.
+  const int64_t decode_window =
+      std::min(shape.decode_context_tokens, shape.decode_seqs * sliding_window_);
+  const double windowed = layer_attention_s(
+      shape.prefill_window_attn_work,
+      shape.prefill_window_context_tokens + shape.prefill_tokens + decode_window, decode_window,
+      tokens);
+  return full_attention_layers_ * full + sliding_layers_ * windowed;
 }
 
 double RooflineCostModel::lm_head_s(double rows) const {
@@ -600,8 +620,15 @@ DecodeSeries RooflineCostModel::decode_series(int64_t rows, CostMemo* memo) cons
   d.rows = static_cast<double>(rows);
   // attention_s() with prefill_attn_work = prefill tokens = prefill context = 0: the FLOPs are
   // attn_flops_per_work_ · (0 + C) = attn_flops_per_work_ · C, the prefill table's time at 0 work
-  // is 0 (0 + x = x), the KV read is C; the same products and quotients follow.
-  d.layers = num_layers_;
+  // is 0 (0 + x = x), the KV read is C; the same products and quotients follow. The sliding
+  // layers' the same at min(C, rows·W), added after the full layers' product.
+  if (sliding_window_ == 0) {
+    d.layers = num_layers_;
+  } else {
+    d.layers = full_attention_layers_;
+    d.sliding_layers = sliding_layers_;
+    d.window_tokens = rows * sliding_window_;
+  }
   d.attn_flops_per_ctx = attn_flops_per_work_;
   d.compute_div = bf16_peak_flops_ * opts_.compute_efficiency;
   d.kv_bytes = kv_bytes_per_token_;
@@ -632,7 +659,8 @@ PipelineStepTimes RooflineCostModel::estimate_pipeline(const BatchShape& shape) 
   }
   const Parts p = parts(shape, /*per_stage=*/true);
   t.overhead_s = p.cost.overhead_s + p.cost.host_s;  // V0 virtual engines: host work is serial
-  // Per-layer work is the same on every stage; the LM head runs on the last.
+  // Per-layer work is the same on every stage (with sliding-window layers, the average layer's);
+  // the LM head runs on the last.
   const double per_layer = (p.cost.linear_s + p.cost.attention_s) / num_layers_;
   for (int s = 0; s < pp_; ++s) {
     const size_t i = static_cast<size_t>(s);

@@ -155,8 +155,13 @@ class RooflineCostModel : public CostModel {
   StepCost estimate_memo(const BatchShape& shape, CostMemo* memo) const override;
   // attention_s() for a decode-only shape, split into its constants (CostModel::decode_series).
   DecodeSeries decode_series(int64_t rows, CostMemo* memo) const override;
-  // The same step split into stages and hand-offs (see PipelineStepTimes).
+  // The same step split into stages and hand-offs (see PipelineStepTimes). With sliding-window
+  // layers every stage is charged the average layer's attention (the sliding layers spread over
+  // the stages in proportion to their layers; exact for gpt-oss's alternating layers when a stage
+  // holds an even number of them).
   PipelineStepTimes estimate_pipeline(const BatchShape& shape) const;
+  // ModelSpec::sliding_window when the model has sliding-window layers, else 0.
+  int64_t sliding_window() const override { return sliding_window_; }
 
   const RooflineOptions& options() const { return opts_; }
   // Where the linear ops' times come from: KernelSource::label() when a table is in use, else
@@ -207,7 +212,13 @@ class RooflineCostModel : public CostModel {
   double layer_linear_s(double tokens) const;
   // Parts of StepCost shared by parts() and estimate_memo(): attention of all layers,
   // the LM head on `rows` sampled rows, and overhead_s, host_s and total_s (from the other parts).
+  // Attention: the full layers at the shape's full sums, the sliding-window layers at its
+  // windowed ones (docs/cost_model.md §3.3.1).
   double attention_s(const BatchShape& shape, double tokens) const;
+  // One layer's attention kernel (§3.3) for `prefill_work` Σ causal work of the prefill chunks,
+  // `kv_read` KV tokens read, `decode_ctx` decode context and `tokens` new tokens of the step.
+  double layer_attention_s(double prefill_work, int64_t kv_read, int64_t decode_ctx,
+                           double tokens) const;
   double lm_head_s(double rows) const;
   void add_overheads(const BatchShape& shape, StepCost& c) const;
   // Parts of a step shared by estimate() and estimate_pipeline().
@@ -233,6 +244,11 @@ class RooflineCostModel : public CostModel {
   double kv_bytes_per_token_ = 0;    // per layer per rank: 2 · kv_heads_per_rank · head_dim · kv dtype
   double qo_bytes_per_token_ = 0;    // per layer per rank: Q read + O write
   double num_layers_ = 0;            // all layers (Σ over PP stages)
+  // Sliding-window layers (ModelSpec::num_sliding_layers, window sliding_window_) and the others;
+  // 0 / 0 / num_layers_ for a model without.
+  double sliding_layers_ = 0;
+  double full_attention_layers_ = 0;
+  int64_t sliding_window_ = 0;
 
   // LM head (last stage), per rank.
   LinearOp lm_head_op_;

@@ -577,6 +577,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     shape.decode_seqs = step_decoders_ + ghost_seqs_;
     shape.decode_context_tokens = step_decoder_ctx_ + ghost_ctx_;
     shape.sampled_seqs = step_decoders_ + ghost_seqs_;
+    const int64_t window = cost_.sliding_window();  // 0: no sliding-window layers
     for (int32_t s : step_prefills_) {
       const Req& r = slots_[s];
       const double q = r.scheduled;
@@ -585,6 +586,11 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
       shape.prefill_tokens += r.scheduled;
       shape.prefill_attn_work += q * (c + q / 2.0);
       shape.prefill_context_tokens += r.num_computed;
+      if (window > 0) {
+        shape.prefill_window_attn_work +=
+            models::windowed_attn_work(c, q, static_cast<double>(window));
+        shape.prefill_window_context_tokens += std::min<int64_t>(r.num_computed, window);
+      }
       if (r.num_computed + r.scheduled == num_tokens(r)) ++shape.sampled_seqs;
     }
 

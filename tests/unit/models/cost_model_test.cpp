@@ -444,12 +444,15 @@ TEST_CASE("cost model: decode series equal estimate() bit for bit", "[models][co
   // DecodeSeries::total_s(C) must be the same double as estimate() of the decode-only shape with
   // context C (the replica's decode runs rely on it for byte-identical results): exact equality,
   // for dense and MoE models, TP 1 and 4, the uncalibrated options with host terms and serial
-  // overheads, and the ideal model; with and without a memo.
+  // overheads, and the ideal model; with and without a memo. gpt-oss-120b (18 of 36 layers with
+  // a 128-token window): contexts below, at and above rows·W as well.
   std::vector<std::unique_ptr<CostModel>> models;
   models.push_back(std::make_unique<RooflineCostModel>(deploy(llama31_8b())));
   models.push_back(std::make_unique<RooflineCostModel>(deploy(llama31_70b(), 4)));
   models.push_back(std::make_unique<RooflineCostModel>(deploy(mixtral_8x7b(), 2)));
   models.push_back(std::make_unique<IdealCostModel>(deploy(llama31_8b())));
+  models.push_back(std::make_unique<RooflineCostModel>(deploy(load_model("gpt-oss-120b"), 2)));
+  models.push_back(std::make_unique<IdealCostModel>(deploy(load_model("gpt-oss-120b"), 8)));
   Deployment d = deploy(llama31_8b());
   RooflineOptions o = RooflineOptions::from_gpu(d.gpu);
   o.step_overhead_s = 2e-3;
@@ -459,13 +462,15 @@ TEST_CASE("cost model: decode series equal estimate() bit for bit", "[models][co
   o.host_per_prefill_token_s = 1e-7;
   o.host_per_sampled_token_s = 4.1e-6;
   models.push_back(std::make_unique<RooflineCostModel>(d, o));
+  models.push_back(std::make_unique<RooflineCostModel>(deploy(load_model("gpt-oss-120b"), 2), o));
   for (const auto& m : models) {
     const std::unique_ptr<CostMemo> memo = m->make_memo();
     for (int64_t rows : {1, 2, 7, 16, 100, 513}) {
       for (CostMemo* mm : {static_cast<CostMemo*>(nullptr), memo.get()}) {
         const DecodeSeries s = m->decode_series(rows, mm);
         REQUIRE(s.valid);
-        for (int64_t ctx : {int64_t{0}, rows, rows * 1000 + 17, rows * 131071}) {
+        for (int64_t ctx : {int64_t{0}, rows, rows * 128 - 1, rows * 128, rows * 128 + 1,
+                            rows * 1000 + 17, rows * 131071}) {
           BatchShape shape;
           shape.decode_seqs = rows;
           shape.sampled_seqs = rows;
