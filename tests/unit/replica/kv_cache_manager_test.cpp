@@ -102,6 +102,9 @@ TEST_CASE("prefix caching off never hits", "[kv]") {
 // registrations, preemptions and finishes; every hit count and free count must agree. This is
 // the proof that block runs keep vLLM's LRU eviction order and every hit.
 TEST_CASE("block runs hit and evict exactly like a per-block LRU free queue", "[kv]") {
+  // Operations: arrivals, admissions (with cache hits), growth, registration of shared blocks,
+  // preemption, completion, and blocks held outside the table (the sliding-window groups:
+  // take_detached / release_detached).
   for (const bool caching : {true, false}) {
     int64_t hits_all_seeds = 0;
     for (uint64_t seed = 1; seed <= 40; ++seed) {
@@ -121,6 +124,7 @@ TEST_CASE("block runs hit and evict exactly like a per-block LRU free queue", "[
         int64_t hit_blocks = 0;  // taken from the cache at admission: computed, so full
         KvTable table;
         std::vector<int32_t> ref_table;
+        std::vector<int32_t> ref_detached;  // the reference's blocks for take_detached
       };
       std::vector<Request> reqs;
       std::vector<int32_t> hits_new, hits_ref;
@@ -156,7 +160,7 @@ TEST_CASE("block runs hit and evict exactly like a per-block LRU free queue", "[
           r.hit_blocks = h;
           r.state = kRunning;
         } else if (r.state == kRunning) {
-          const int64_t what = uniform(0, 3);
+          const int64_t what = uniform(0, 5);
           if (what <= 1) {  // grows, and registers part of its shared prefix
             const int64_t n = std::min<int64_t>(uniform(0, 3), kv.num_free_blocks());
             kv.allocate(n, r.table);
@@ -167,7 +171,21 @@ TEST_CASE("block runs hit and evict exactly like a per-block LRU free queue", "[
               kv.register_shared(r.group, r.table, 0, last);
               ref.register_shared(r.group, r.ref_table, 0, last);
             }
+          } else if (what == 4) {  // takes blocks outside its table
+            const int64_t n = std::min<int64_t>(uniform(0, 3), kv.num_free_blocks());
+            kv.take_detached(n);
+            ref.allocate(n, r.ref_detached);
+          } else if (what == 5) {  // gives back its oldest detached blocks
+            const auto n = static_cast<std::ptrdiff_t>(
+                uniform(0, static_cast<int64_t>(r.ref_detached.size())));
+            const bool full = uniform(0, 1) == 1;
+            kv.release_detached(n, full);
+            ref.release_blocks({r.ref_detached.begin(), r.ref_detached.begin() + n}, full);
+            r.ref_detached.erase(r.ref_detached.begin(), r.ref_detached.begin() + n);
           } else {  // preempted (what == 2) or finished (what == 3)
+            kv.release_detached(static_cast<int64_t>(r.ref_detached.size()), false);
+            ref.release_blocks(r.ref_detached, false);
+            r.ref_detached.clear();
             // As in the replica: blocks served from the cache count as computed, so a free never
             // reports fewer full blocks than the request hit.
             const int64_t full = uniform(r.hit_blocks, r.table.count);

@@ -66,6 +66,12 @@ class ReferenceKvCache {
   // left intact so that it can serve as `previous` after a preemption.
   void free(int64_t request_id, const std::vector<int32_t>& table, int64_t full_blocks);
 
+  // Blocks held outside a table (KvCacheManager::take_detached / release_detached): taken like
+  // fresh blocks (allocate into a list of their own), returned to the tail in the order given;
+  // `full` ones (with prefix caching) keep a content key nobody looks up, so that reusing them
+  // counts as an eviction.
+  void release_blocks(const std::vector<int32_t>& blocks, bool full);
+
   // Counters for the prefix-cache hit rate (tokens).
   void record_query(int64_t queried_tokens, int64_t hit_tokens) {
     queried_tokens_ += queried_tokens;
@@ -221,6 +227,15 @@ inline void ReferenceKvCache::free(int64_t request_id, const std::vector<int32_t
       blocks_[b].key = unique_key(request_id, i);
     }
     if (--blocks_[b].ref == 0) push_free_tail(b);
+  }
+}
+
+inline void ReferenceKvCache::release_blocks(const std::vector<int32_t>& blocks, bool full) {
+  for (const int32_t b : blocks) {
+    SERVESIM_CHECK(blocks_[b].ref == 1, "releasing a block that is not held once");
+    if (prefix_caching_ && full) blocks_[b].key = (1ull << 62) | static_cast<uint64_t>(b);
+    blocks_[b].ref = 0;
+    push_free_tail(b);
   }
 }
 
