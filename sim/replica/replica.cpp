@@ -162,12 +162,18 @@ int64_t Replica::new_blocks_for(const Req& r, int32_t q) const {
   return std::max<int64_t>(0, need - r.kv.count);
 }
 
-void Replica::apply_sliding_groups(Req& r, int64_t new_full, int64_t c) {
+void Replica::trim_sliding_groups(Req& r, int64_t c) {
   const int64_t lo = sliding_lo(r.kv.count, c);
-  const int64_t d = sliding_groups_ * (new_full - (lo - r.sw_lo));
-  if (d > 0) kv_.take_detached(d);
-  if (d < 0) kv_.release_detached(-d, /*full=*/true);  // skipped blocks are full and computed
-  r.sw_lo = static_cast<int32_t>(lo);
+  if (lo > r.sw_lo) {  // skipped blocks are full and computed
+    kv_.release_detached(sliding_groups_ * (lo - r.sw_lo), /*full=*/true);
+    r.sw_lo = static_cast<int32_t>(lo);
+  }
+}
+
+void Replica::admit_sliding(Req& r, int64_t c) {
+  if (sliding_groups_ == 0) return;
+  r.sw_lo = static_cast<int32_t>(sliding_lo(r.kv.count, c));
+  kv_.take_detached(sliding_groups_ * (r.kv.count - r.sw_lo));
 }
 
 void Replica::release_sliding(Req& r) {
@@ -237,8 +243,9 @@ bool Replica::schedule_running_fast() {
     const Req& r = slots_[s];
     const int32_t q = std::min(num_tokens(r) - r.num_computed, threshold);
     want += q;
-    const int64_t full = new_blocks_for(r, q);
-    blocks += full + sliding_delta(r, full, r.num_computed);
+    // With sliding groups, their growth without the trims: whatever the order, each request
+    // then finds its blocks free (the trims only add to them).
+    blocks += new_blocks_for(r, q) * (1 + sliding_groups_);
   }
   if (want > budget_) return false;
   // Decoders whose next token starts a new block this step; drop stale entries on the way.
@@ -249,26 +256,27 @@ bool Replica::schedule_running_fast() {
     if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
   }
   bucket.resize(live);
-  blocks += static_cast<int64_t>(live);
-  if (sliding_groups_ != 0) {
-    for (const Entry& e : bucket) {
-      const Req& r = slots_[e.slot];
-      blocks += sliding_delta(r, 1, decoder_context(r, k));
-    }
-  }
+  blocks += static_cast<int64_t>(live) * (1 + sliding_groups_);
   if (blocks > kv_.num_free_blocks()) return false;
 
   // Everyone in `running` gets exactly what it wants: the order no longer matters.
-  for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
-  if (sliding_groups_ != 0) {
-    for (const Entry& e : bucket) apply_sliding(slots_[e.slot], 1, decoder_context(slots_[e.slot], k));
+  if (sliding_groups_ == 0) {
+    for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+  } else {
+    for (const Entry& e : bucket) {
+      Req& r = slots_[e.slot];
+      trim_sliding(r, decoder_context(r, k));
+      kv_.allocate(1, r.kv);
+      grow_sliding(1);
+    }
   }
   for (int32_t s : prefilling_) {
     Req& r = slots_[s];
     r.scheduled = std::min(num_tokens(r) - r.num_computed, threshold);
     const int64_t full = new_blocks_for(r, r.scheduled);
+    trim_sliding(r, r.num_computed);
     kv_.allocate(full, r.kv);
-    apply_sliding(r, full, r.num_computed);
+    grow_sliding(full);
     after_allocation(s, r.scheduled);
     step_prefills_.push_back(s);
   }
@@ -317,8 +325,9 @@ void Replica::schedule_running_slow(bool& preempted) {
     for (;;) {
       const int64_t need = new_blocks_for(r, static_cast<int32_t>(q));
       if (need + sliding_delta(r, need, r.num_computed) <= kv_.num_free_blocks()) {
+        trim_sliding(r, r.num_computed);
         kv_.allocate(need, r.kv);
-        apply_sliding(r, need, r.num_computed);
+        grow_sliding(need);
         scheduled = true;
         break;
       }
@@ -421,7 +430,7 @@ void Replica::schedule_waiting() {
     waiting_pop_front();
     kv_.take_hits(r.id, hits, hits_scratch_, r.kv);
     kv_.allocate(fresh, r.kv);
-    apply_sliding(r, hits + fresh, cached);
+    admit_sliding(r, cached);
     kv_.record_query(nt, cached);
     if (!r.admitted_before) {
       (*records_)[r.id].cached_prompt_tokens = static_cast<int32_t>(cached);
@@ -515,17 +524,19 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
       if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
     }
     bucket.resize(live);
-    int64_t sliding = 0;
-    if (sliding_groups_ != 0) {
-      for (const Entry& e : bucket) {
-        const Req& r = slots_[e.slot];
-        sliding += sliding_delta(r, 1, decoder_context(r, k));
-      }
+    // With sliding groups, their growth without the trims (as in schedule_running_fast).
+    if (static_cast<int64_t>(live) * (1 + sliding_groups_) > kv_.num_free_blocks()) {
+      return false;  // the slow path
     }
-    if (static_cast<int64_t>(live) + sliding > kv_.num_free_blocks()) return false;  // slow path
-    for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
-    if (sliding_groups_ != 0) {
-      for (const Entry& e : bucket) apply_sliding(slots_[e.slot], 1, decoder_context(slots_[e.slot], k));
+    if (sliding_groups_ == 0) {
+      for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+    } else {
+      for (const Entry& e : bucket) {
+        Req& r = slots_[e.slot];
+        trim_sliding(r, decoder_context(r, k));
+        kv_.allocate(1, r.kv);
+        grow_sliding(1);
+      }
     }
     step_decoder_ctx_ = decoder_ctx_offset_ + n * k;
 
@@ -661,7 +672,7 @@ void Replica::end_step(engine::Simulator& sim) {
     if (r.generated == 1) rec.first_token = sim.now();
     if (r.seg_start < 0) r.seg_start = k;
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
-    apply_sliding(r, 0, r.num_computed);  // vLLM frees the prompt's skipped blocks next step
+    trim_sliding(r, r.num_computed);  // vLLM frees the prompt's skipped blocks next step
     if (r.generated >= r.output) {
       finish(sim, s, k);
     } else {

@@ -210,11 +210,12 @@ class Replica : public engine::EventHandler {
   // Registers the request's computed full blocks of its shared range not yet registered.
   void register_computed(Req& r);
   int64_t new_blocks_for(const Req& r, int32_t q) const;
-  // Sliding-window groups (file comment). sliding_lo: the first block still needed with c tokens
-  // computed, for a table of `count` blocks. sliding_delta: the pool blocks the sliding groups
-  // take (> 0) or give back (< 0) when the table grows by `new_full` blocks at c computed tokens
-  // (asked before it grows); apply_sliding does it, called after the table grew by `new_full`.
-  // All 0 / no-ops without sliding groups.
+  // Sliding-window groups (file comment); all no-ops without them. vLLM's order for a scheduled
+  // request: free the blocks before token c − W + 1 (trim_sliding), then allocate the new ones
+  // for every group (the table's, then grow_sliding for the sliding groups). sliding_lo: the
+  // first block still needed with c tokens computed, for a table of `count` blocks. sliding_delta:
+  // what a request's trim and growth by `new_full` blocks take from the pool (> 0) or give back
+  // (< 0), asked before either (vLLM's per-request check).
   int64_t sliding_lo(int64_t count, int64_t c) const {
     return std::min<int64_t>(
         std::max<int64_t>(0, c - config_.kv_sliding_window + 1) / config_.block_size, count);
@@ -223,10 +224,16 @@ class Replica : public engine::EventHandler {
     if (sliding_groups_ == 0) return 0;
     return sliding_groups_ * (new_full - (sliding_lo(r.kv.count + new_full, c) - r.sw_lo));
   }
-  void apply_sliding(Req& r, int64_t new_full, int64_t c) {
-    if (sliding_groups_ != 0) apply_sliding_groups(r, new_full, c);
+  void trim_sliding(Req& r, int64_t c) {
+    if (sliding_groups_ != 0) trim_sliding_groups(r, c);
   }
-  void apply_sliding_groups(Req& r, int64_t new_full, int64_t c);
+  void trim_sliding_groups(Req& r, int64_t c);
+  void grow_sliding(int64_t new_full) {
+    if (sliding_groups_ != 0) kv_.take_detached(sliding_groups_ * new_full);
+  }
+  // A request admitted with c tokens computed (cached) and a table of r.kv.count blocks: its
+  // sliding groups hold the blocks from c − W + 1 on.
+  void admit_sliding(Req& r, int64_t c);
   // A decoder's computed tokens at step k (its progress is implicit between settlements).
   static int64_t decoder_context(const Req& r, int64_t k) {
     return int64_t{r.num_computed} + (k - r.base_step);

@@ -297,6 +297,20 @@ TEST_CASE("a sliding group holds the window's blocks, a full group every block",
     // The sliding blocks change memory, not time: the same steps at the same times.
     CHECK(h.records[0].last_token == plain.records[0].last_token);
   }
+  SECTION("a full cache: the trims come before the allocations, nothing is over-allocated") {
+    // Long prompts in chunks of 512 and decoders at block boundaries on caches from nearly too
+    // small to ample: the steps where a request's own trim pays for its growth must not
+    // allocate first (an earlier version did, and stopped on "allocate beyond free blocks").
+    for (int64_t blocks = 260; blocks <= 1400; blocks += 95) {
+      Harness h(with_sliding_group(config(32, 512)), blocks, 48);
+      for (int i = 0; i < 48; ++i) h.add(i, 1000 + 37 * i, 60 + 11 * i);
+      h.sim.run();
+      CHECK(h.observer.done == 48);
+      for (const auto& r : h.records) CHECK(r.completed);
+      CHECK(h.replica->stats().used_blocks_now == 0);
+      CHECK(h.replica->stats().peak_used_blocks <= blocks);
+    }
+  }
   SECTION("under preemption every block comes back") {
     // 40 requests of 700 + 300 tokens on 600 blocks: the cache fills, requests are preempted
     // and readmitted; after the run nothing is held.
