@@ -170,6 +170,12 @@ void Replica::trim_sliding_groups(Req& r, int64_t c) {
   }
 }
 
+void Replica::allocate_with_sliding(Req& r, int64_t new_full, int64_t c) {
+  trim_sliding_groups(r, c);
+  kv_.allocate(new_full, r.kv);
+  kv_.take_detached(sliding_groups_ * new_full);
+}
+
 void Replica::admit_sliding(Req& r, int64_t c) {
   if (sliding_groups_ == 0) return;
   r.sw_lo = static_cast<int32_t>(sliding_lo(r.kv.count, c));
@@ -265,18 +271,18 @@ bool Replica::schedule_running_fast() {
   } else {
     for (const Entry& e : bucket) {
       Req& r = slots_[e.slot];
-      trim_sliding(r, decoder_context(r, k));
-      kv_.allocate(1, r.kv);
-      grow_sliding(1);
+      allocate_with_sliding(r, 1, decoder_context(r, k));
     }
   }
   for (int32_t s : prefilling_) {
     Req& r = slots_[s];
     r.scheduled = std::min(num_tokens(r) - r.num_computed, threshold);
     const int64_t full = new_blocks_for(r, r.scheduled);
-    trim_sliding(r, r.num_computed);
-    kv_.allocate(full, r.kv);
-    grow_sliding(full);
+    if (sliding_groups_ == 0) {
+      kv_.allocate(full, r.kv);
+    } else {
+      allocate_with_sliding(r, full, r.num_computed);
+    }
     after_allocation(s, r.scheduled);
     step_prefills_.push_back(s);
   }
@@ -324,10 +330,14 @@ void Replica::schedule_running_slow(bool& preempted) {
     bool scheduled = false;
     for (;;) {
       const int64_t need = new_blocks_for(r, static_cast<int32_t>(q));
-      if (need + sliding_delta(r, need, r.num_computed) <= kv_.num_free_blocks()) {
-        trim_sliding(r, r.num_computed);
-        kv_.allocate(need, r.kv);
-        grow_sliding(need);
+      if (sliding_groups_ == 0 ? need <= kv_.num_free_blocks()
+                               : need + sliding_delta(r, need, r.num_computed) <=
+                                     kv_.num_free_blocks()) {
+        if (sliding_groups_ == 0) {
+          kv_.allocate(need, r.kv);
+        } else {
+          allocate_with_sliding(r, need, r.num_computed);
+        }
         scheduled = true;
         break;
       }
@@ -533,9 +543,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
     } else {
       for (const Entry& e : bucket) {
         Req& r = slots_[e.slot];
-        trim_sliding(r, decoder_context(r, k));
-        kv_.allocate(1, r.kv);
-        grow_sliding(1);
+        allocate_with_sliding(r, 1, decoder_context(r, k));
       }
     }
     step_decoder_ctx_ = decoder_ctx_offset_ + n * k;

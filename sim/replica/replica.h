@@ -212,7 +212,7 @@ class Replica : public engine::EventHandler {
   int64_t new_blocks_for(const Req& r, int32_t q) const;
   // Sliding-window groups (file comment); all no-ops without them. vLLM's order for a scheduled
   // request: free the blocks before token c − W + 1 (trim_sliding), then allocate the new ones
-  // for every group (the table's, then grow_sliding for the sliding groups). sliding_lo: the
+  // for every group (allocate_with_sliding). sliding_lo: the
   // first block still needed with c tokens computed, for a table of `count` blocks. sliding_delta:
   // what a request's trim and growth by `new_full` blocks take from the pool (> 0) or give back
   // (< 0), asked before either (vLLM's per-request check).
@@ -228,9 +228,9 @@ class Replica : public engine::EventHandler {
     if (sliding_groups_ != 0) trim_sliding_groups(r, c);
   }
   void trim_sliding_groups(Req& r, int64_t c);
-  void grow_sliding(int64_t new_full) {
-    if (sliding_groups_ != 0) kv_.take_detached(sliding_groups_ * new_full);
-  }
+  // trim_sliding, then the table's `new_full` new blocks and the sliding groups' (vLLM's order).
+  // REQUIRES: sliding groups.
+  void allocate_with_sliding(Req& r, int64_t new_full, int64_t c);
   // A request admitted with c tokens computed (cached) and a table of r.kv.count blocks: its
   // sliding groups hold the blocks from c − W + 1 on.
   void admit_sliding(Req& r, int64_t c);
