@@ -55,8 +55,24 @@ int dtype_bytes_of(const json& j, const std::string& where) {
 // layer_types (transformers >= 4.53: one "full_attention" / "sliding_attention" per layer, as
 // gpt-oss and Gemma-3 configs carry) with sliding_window. vLLM builds a SlidingWindowSpec for each
 // "sliding_attention" layer and a FullAttentionSpec for the others (vllm/v1/kv_cache_interface.py).
+// Without layer_types, a "mistral" config's sliding_window (Mistral-7B-v0.1: 4096) is vLLM's
+// model-level window: ModelConfig passes it to CacheConfig.sliding_window (unless
+// use_sliding_window is false or --disable-sliding-window) and every Attention layer without a
+// per-layer window falls back to it (vllm/attention/layer.py). Other model types without
+// layer_types keep full attention here (docs/cost_model.md §3.3.1 says why).
 void parse_sliding_layers(const json& j, const std::string& where, ModelSpec& m) {
-  if (!j.contains("layer_types") || j["layer_types"].is_null()) return;
+  if (!j.contains("layer_types") || j["layer_types"].is_null()) {
+    const bool mistral = j.contains("model_type") && j["model_type"].is_string() &&
+                         j["model_type"].get<std::string>() == "mistral";
+    const bool window = j.contains("sliding_window") && !j["sliding_window"].is_null();
+    const bool off = j.contains("use_sliding_window") && j["use_sliding_window"].is_boolean() &&
+                     !j["use_sliding_window"].get<bool>();
+    if (mistral && window && !off) {
+      m.sliding_window = require_positive(j, "sliding_window", where);
+      m.num_sliding_layers = m.num_layers;
+    }
+    return;
+  }
   const json& types = j["layer_types"];
   if (!types.is_array() || static_cast<int64_t>(types.size()) != m.num_layers) {
     throw ConfigError(where + ": field 'layer_types' must be an array of num_hidden_layers (" +

@@ -41,10 +41,11 @@ struct ModelSpec {
   // Sliding-window attention (gpt-oss, Gemma-2/3 style): `num_sliding_layers` of the num_layers
   // layers attend to the last `sliding_window` tokens only (a query at position p sees keys
   // p − W + 1 … p, as vLLM's kernels and its SlidingWindowManager count them). Read from
-  // config.json's layer_types ("sliding_attention" entries) with its sliding_window; a config
-  // without layer_types has no sliding layers here, whatever its sliding_window says (Qwen2/3 set
-  // use_sliding_window false; Mistral-7B-v0.1 names a window for every layer: docs/cost_model.md
-  // §3.3.1 says why servesim keeps it full). 0 / 0 = full attention everywhere.
+  // config.json's layer_types ("sliding_attention" entries) with its sliding_window; without
+  // layer_types, a "mistral" config's sliding_window applies to every layer, as in vLLM
+  // (Mistral-7B-v0.1: 4,096), and other configs have no sliding layers whatever their
+  // sliding_window says (Qwen2/3 set use_sliding_window false; docs/cost_model.md §3.3.1).
+  // 0 / 0 = full attention everywhere.
   int64_t sliding_window = 0;
   int64_t num_sliding_layers = 0;
   int64_t num_full_attention_layers() const { return num_layers - num_sliding_layers; }

@@ -207,9 +207,24 @@ TEST_CASE("sliding-window layers come from layer_types", "[models]") {
     CHECK(m.num_sliding_layers == 18);
     CHECK(m.num_full_attention_layers() == 18);
   }
-  SECTION("a window without layer_types is not a sliding layer") {
-    // Mistral-7B-v0.1 names a 4,096-token window; Qwen2.5 one with use_sliding_window false.
-    for (const char* name : {"mistral-7b", "qwen2.5-7b", "llama-3.1-8b"}) {
+  SECTION("without layer_types: a mistral config's window is every layer's, others have none") {
+    // Mistral-7B-v0.1 names a 4,096-token window, which vLLM applies to every layer.
+    const ModelSpec mistral = load_model("mistral-7b");
+    CHECK(mistral.sliding_window == 4096);
+    CHECK(mistral.num_sliding_layers == 32);
+    CHECK(mistral.num_full_attention_layers() == 0);
+    const ModelSpec off = load_model(write_temp(
+        "mistral_off.json",
+        tiny_config(R"(, "model_type": "mistral", "sliding_window": 64, "use_sliding_window": false)")));
+    CHECK(off.num_sliding_layers == 0);
+    const ModelSpec null_window = load_model(write_temp(
+        "mistral_null.json", tiny_config(R"(, "model_type": "mistral", "sliding_window": null)")));
+    CHECK(null_window.num_sliding_layers == 0);
+    // Qwen2.5 names a window with use_sliding_window false; other types without layer_types.
+    const ModelSpec other = load_model(
+        write_temp("other.json", tiny_config(R"(, "model_type": "gemma2", "sliding_window": 64)")));
+    CHECK(other.num_sliding_layers == 0);
+    for (const char* name : {"qwen2.5-7b", "llama-3.1-8b"}) {
       const ModelSpec m = load_model(name);
       CHECK(m.num_sliding_layers == 0);
       CHECK(m.sliding_window == 0);
