@@ -210,12 +210,12 @@ class Replica : public engine::EventHandler {
   // Registers the request's computed full blocks of its shared range not yet registered.
   void register_computed(Req& r);
   int64_t new_blocks_for(const Req& r, int32_t q) const;
-  // Sliding-window groups (file comment); all no-ops without them. vLLM's order for a scheduled
+  // Sliding-window groups (file comment); no-ops without them. vLLM's order for a scheduled
   // request: free the blocks before token c − W + 1 (trim_sliding), then allocate the new ones
-  // for every group (allocate_with_sliding). sliding_lo: the
-  // first block still needed with c tokens computed, for a table of `count` blocks. sliding_delta:
-  // what a request's trim and growth by `new_full` blocks take from the pool (> 0) or give back
-  // (< 0), asked before either (vLLM's per-request check).
+  // for every group (allocate_with_sliding). sliding_lo: the first block still needed with c
+  // tokens computed, for a table of `count` blocks. sliding_delta: what a request's trim and
+  // growth by `new_full` blocks take from the pool (> 0) or give back (< 0), asked before either
+  // (vLLM's per-request check). The fast paths check the growth alone (any order then fits).
   int64_t sliding_lo(int64_t count, int64_t c) const {
     return std::min<int64_t>(
         std::max<int64_t>(0, c - config_.kv_sliding_window + 1) / config_.block_size, count);
