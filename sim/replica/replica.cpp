@@ -176,6 +176,17 @@ void Replica::allocate_with_sliding(Req& r, int64_t new_full, int64_t c) {
   kv_.take_detached(sliding_groups_ * new_full);
 }
 
+void Replica::allocate_boundary_blocks(const std::vector<Entry>& bucket, int64_t k) {
+  if (sliding_groups_ == 0) {
+    for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+    return;
+  }
+  for (const Entry& e : bucket) {
+    Req& r = slots_[e.slot];
+    allocate_with_sliding(r, 1, decoder_context(r, k));
+  }
+}
+
 void Replica::admit_sliding(Req& r, int64_t c) {
   if (sliding_groups_ == 0) return;
   r.sw_lo = static_cast<int32_t>(sliding_lo(r.kv.count, c));
@@ -266,14 +277,7 @@ bool Replica::schedule_running_fast() {
   if (blocks > kv_.num_free_blocks()) return false;
 
   // Everyone in `running` gets exactly what it wants: the order no longer matters.
-  if (sliding_groups_ == 0) {
-    for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
-  } else {
-    for (const Entry& e : bucket) {
-      Req& r = slots_[e.slot];
-      allocate_with_sliding(r, 1, decoder_context(r, k));
-    }
-  }
+  allocate_boundary_blocks(bucket, k);
   for (int32_t s : prefilling_) {
     Req& r = slots_[s];
     r.scheduled = std::min(num_tokens(r) - r.num_computed, threshold);
@@ -538,14 +542,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
     if (static_cast<int64_t>(live) * (1 + sliding_groups_) > kv_.num_free_blocks()) {
       return false;  // the slow path
     }
-    if (sliding_groups_ == 0) {
-      for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
-    } else {
-      for (const Entry& e : bucket) {
-        Req& r = slots_[e.slot];
-        allocate_with_sliding(r, 1, decoder_context(r, k));
-      }
-    }
+    allocate_boundary_blocks(bucket, k);
     step_decoder_ctx_ = decoder_ctx_offset_ + n * k;
 
     // start_step(): the step's cost and counters.

@@ -231,6 +231,9 @@ class Replica : public engine::EventHandler {
   // trim_sliding, then the table's `new_full` new blocks and the sliding groups' (vLLM's order).
   // REQUIRES: sliding groups.
   void allocate_with_sliding(Req& r, int64_t new_full, int64_t c);
+  // One block for each decoder of `bucket` (live entries: their next token starts a block at
+  // step k), and its sliding groups' (trims first). REQUIRES: the free blocks cover the growth.
+  void allocate_boundary_blocks(const std::vector<Entry>& bucket, int64_t k);
   // A request admitted with c tokens computed (cached) and a table of r.kv.count blocks: its
   // sliding groups hold the blocks from c − W + 1 on.
   void admit_sliding(Req& r, int64_t c);

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -251,25 +252,21 @@ TEST_CASE("sliding window: monotone, ideal below roofline, parts sum to the tota
                  WithinRel(t0, 1e-12));
       CHECK(ideal.estimate(base).total_s <= t0);
       CHECK(t0 <= full.estimate(base).total_s);
+      // One field raised at a time.
+      const std::function<void(BatchShape&, int64_t)> raise[] = {
+          [](BatchShape& s, int64_t a) { s.prefill_window_attn_work += a * 100.0; },
+          [](BatchShape& s, int64_t a) { s.prefill_window_context_tokens += a; },
+          [](BatchShape& s, int64_t a) { s.prefill_attn_work += a * 1000.0; },
+          [](BatchShape& s, int64_t a) { s.prefill_tokens += a; },
+          [](BatchShape& s, int64_t a) { s.decode_seqs += a; },
+          [](BatchShape& s, int64_t a) { s.decode_context_tokens += a; },
+      };
       for (int64_t add : {1, 7, 100, 5000}) {
-        BatchShape s = base;
-        s.prefill_window_attn_work += add * 100.0;
-        CHECK(model.estimate(s).total_s >= t0);
-        s = base;
-        s.prefill_window_context_tokens += add;
-        CHECK(model.estimate(s).total_s >= t0);
-        s = base;
-        s.prefill_attn_work += add * 1000.0;
-        CHECK(model.estimate(s).total_s >= t0);
-        s = base;
-        s.prefill_tokens += add;
-        CHECK(model.estimate(s).total_s >= t0);
-        s = base;
-        s.decode_seqs += add;
-        CHECK(model.estimate(s).total_s >= t0);
-        s = base;
-        s.decode_context_tokens += add;
-        CHECK(model.estimate(s).total_s >= t0);
+        for (const auto& f : raise) {
+          BatchShape s = base;
+          f(s, add);
+          CHECK(model.estimate(s).total_s >= t0);
+        }
       }
     }
     for (int64_t q : {1, 100, 2048}) {
