@@ -180,6 +180,23 @@ std::vector<ConfigField> build_fields() {
                            "sliding-window layers keep KV blocks for every token, not only their "
                            "window (docs/semantics.md) [false: hybrid from 0.9]",
                            &sim::EngineConfig::disable_hybrid_kv_cache_manager));
+  f.push_back(ConfigField{
+      "enable_chunked_prefill", K::kBool,
+      "split long prompts over steps; --no-enable-chunked-prefill turns it off, which on V0 rows "
+      "selects V0's prefill-first scheduler [the version's: V1 on; V0 on when max-model-len > "
+      "32768]",
+      "",
+      [](SimulationConfig& c, const json& v) {
+        c.engine.enable_chunked_prefill = v.get<bool>() ? 1 : 0;
+      },
+      [](const SimulationConfig& c) {
+        return c.engine.enable_chunked_prefill < 0 ? json(nullptr)
+                                                   : json(c.engine.enable_chunked_prefill == 1);
+      }});
+  f.push_back(engine_field("num_scheduler_steps", K::kPositiveInt,
+                           "V0 multi-step scheduling: decode steps per scheduler call (vLLM "
+                           "0.6-0.7, with --no-enable-chunked-prefill) [1]",
+                           &sim::EngineConfig::num_scheduler_steps));
   // Load (vllm bench serve).
   f.push_back(ConfigField{
       "request_rate", K::kRate,

@@ -102,6 +102,10 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   if (!skipped(o, "async_scheduling")) {
     cmd.add_flag("--no-async-scheduling", o.no_async_scheduling, "turn async scheduling off");
   }
+  if (!skipped(o, "enable_chunked_prefill")) {
+    cmd.add_flag("--no-enable-chunked-prefill", o.no_chunked_prefill,
+                 "turn chunked prefill off (V0 rows: V0's prefill-first scheduler)");
+  }
 }
 
 sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
@@ -133,6 +137,7 @@ sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
   }
   if (o.no_prefix_caching) from_flags["enable_prefix_caching"] = false;
   if (o.no_async_scheduling) from_flags["async_scheduling"] = false;
+  if (o.no_chunked_prefill) from_flags["enable_chunked_prefill"] = false;
   apply_config_json(config, from_flags, "command line");
   return config;
 }
@@ -190,6 +195,7 @@ json deployment_overrides(const CLI::App& cmd, const RunOptions& o) {
   }
   if (o.no_prefix_caching) j["enable_prefix_caching"] = false;
   if (o.no_async_scheduling) j["async_scheduling"] = false;
+  if (o.no_chunked_prefill) j["enable_chunked_prefill"] = false;
   return j;
 }
 

@@ -20,6 +20,7 @@ struct RunOptions {
   std::map<std::string, bool> flags;                      // bool fields given as bare flags
   bool no_prefix_caching = false;
   bool no_async_scheduling = false;
+  bool no_chunked_prefill = false;
   // Keys a command handles itself (e.g. sweep's list-valued --request-rate): not registered.
   std::vector<std::string> skip;
 };

@@ -451,6 +451,8 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       d.tensor_parallel_size, d.pipeline_parallel_size, d.gpus_per_node);
   // Echoed only when set, so that result files of other runs stay as they were.
   if (config.engine.disable_hybrid_kv_cache_manager) cfg["disable_hybrid_kv_cache_manager"] = true;
+  if (p.engine.enable_chunked_prefill == 0) cfg["enable_chunked_prefill"] = false;
+  if (p.engine.num_scheduler_steps > 1) cfg["num_scheduler_steps"] = p.engine.num_scheduler_steps;
   if (d.pipeline_parallel_size > 1 || placement.num_nodes > 1) {
     cfg["gpus_per_node"] = d.gpus_per_node;
     cfg["num_nodes"] = placement.num_nodes;

@@ -1,5 +1,6 @@
 #include "sim/replica/engine_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -27,9 +28,23 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   EngineConfig c = config;
   const VllmVersionInfo& version = vllm_version(c.vllm_version);
   c.vllm_version = version.version;
+  const bool v0 = version.engine == EngineGeneration::kV0;
+  if (c.max_model_len == 0) c.max_model_len = static_cast<int>(model.max_position_embeddings);
+  if (c.enable_chunked_prefill < 0) {
+    c.enable_chunked_prefill = !v0 || c.max_model_len > 32768 ? 1 : 0;
+  } else if (c.enable_chunked_prefill == 0 && !v0) {
+    throw ConfigError("--no-enable-chunked-prefill: modelled for the V0 engine only; expected "
+                      "--vllm-version 0.6 or 0.7 (vLLM " + version.version +
+                      " is V1, whose scheduler servesim always runs chunked)");
+  }
   const BatchDefaults defaults = batch_defaults(version, gpu);
   if (c.max_num_seqs == 0) c.max_num_seqs = defaults.max_num_seqs;
-  if (c.max_num_batched_tokens == 0) c.max_num_batched_tokens = defaults.max_num_batched_tokens;
+  if (c.max_num_batched_tokens == 0) {
+    // V0 SchedulerConfig: without chunked prefill a whole prompt must fit one step's budget.
+    c.max_num_batched_tokens = v0 && c.enable_chunked_prefill == 0
+                                   ? std::max(c.max_model_len, 2048)
+                                   : defaults.max_num_batched_tokens;
+  }
   if (std::isnan(c.gpu_memory_utilization)) c.gpu_memory_utilization = version.gpu_memory_utilization;
   if (c.async_scheduling < 0) {
     c.async_scheduling = version.async_scheduling_default ? 1 : 0;
@@ -37,7 +52,6 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
     throw ConfigError("--async-scheduling: vLLM " + version.version +
                       " has no async scheduling; expected --vllm-version 0.10 or newer");
   }
-  if (c.max_model_len == 0) c.max_model_len = static_cast<int>(model.max_position_embeddings);
   // Hybrid KV layout: vLLM groups the layers by the smallest layer count of a type; servesim
   // models the case where that is the full-attention count (one full group, as gpt-oss's 18 + 18
   // and Gemma-3's 1 : 5 give).
@@ -72,6 +86,24 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
           "an integer >= 2");
   require(c.scheduling_policy == "fcfs" || c.scheduling_policy == "priority",
           "--scheduling-policy", "'" + c.scheduling_policy + "'", "'fcfs' or 'priority'");
+  require(c.num_scheduler_steps >= 1, "--num-scheduler-steps", std::to_string(c.num_scheduler_steps),
+          "an integer >= 1");
+  if (c.num_scheduler_steps > 1) {
+    require(v0, "--num-scheduler-steps", std::to_string(c.num_scheduler_steps),
+            "1 on vLLM " + version.version + " (multi-step scheduling is a V0 feature: "
+            "--vllm-version 0.6 or 0.7)");
+    require(c.enable_chunked_prefill == 0, "--num-scheduler-steps",
+            std::to_string(c.num_scheduler_steps),
+            "1 with chunked prefill on (servesim models multi-step with V0's prefill-first "
+            "scheduler: add --no-enable-chunked-prefill)");
+  }
+  if (v0 && c.enable_chunked_prefill == 0) {
+    // V0 SchedulerConfig._verify_args: longer prompts could never be scheduled.
+    require(c.max_num_batched_tokens >= c.max_model_len, "--max-num-batched-tokens",
+            std::to_string(c.max_num_batched_tokens),
+            "a value >= --max-model-len (" + std::to_string(c.max_model_len) +
+                ") without chunked prefill (vLLM V0 refuses to start otherwise)");
+  }
   require(c.num_gpu_blocks_override >= 0, "--num-gpu-blocks-override",
           std::to_string(c.num_gpu_blocks_override), "an integer >= 0");
   return c;

@@ -48,6 +48,14 @@ struct EngineConfig {
   // --disable-hybrid-kv-cache-manager: sliding-window layers keep blocks for every token, as
   // vLLM does with this flag (and before 0.9).
   bool disable_hybrid_kv_cache_manager = false;
+  // --enable-chunked-prefill / --no-enable-chunked-prefill. -1 = the version's default: on for
+  // V1; on V0 rows (0.6, 0.7) only when max_model_len > 32,768 (EngineArgs.create_engine_config,
+  // use_long_context). Off is modelled on V0 rows only, where it selects V0's prefill-first
+  // scheduler (docs/semantics.md, "V0 scheduler"). Resolved to 0 or 1.
+  int enable_chunked_prefill = -1;
+  // --num-scheduler-steps: V0 multi-step scheduling (vLLM 0.6-0.7; gone in V1): the scheduler runs
+  // once per this many decode steps. 1 = off; > 1 needs a V0 row with chunked prefill off.
+  int num_scheduler_steps = 1;
 
   // Resolved, not flags: the KV cache layout of vLLM's hybrid KV cache manager for a model with
   // sliding-window layers (vllm/v1/core/kv_cache_utils.py, docs.vllm.ai design/

@@ -20,6 +20,9 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       records_(records),
       observer_(observer),
       fcfs_(config.scheduling_policy != "priority"),
+      prefill_first_(config.enable_chunked_prefill == 0),
+      // vLLM V0 BlockSpaceManager: watermark_blocks = int(watermark * num_gpu_blocks), 0.01.
+      watermark_blocks_(config.enable_chunked_prefill == 0 ? num_blocks / 100 : 0),
       sliding_groups_(config.kv_sliding_groups),
       block_buckets_(config.block_size),
       async_(config.async_scheduling == 1),
@@ -396,13 +399,7 @@ void Replica::schedule_running_slow(bool& preempted) {
     const int32_t s = running_[j];
     Req& r = slots_[s];
     make_ready(r);
-    if (r.phase != Phase::kDecode) continue;
-    close_segment(r, k - 1);
-    r.seg_start = k + 1;  // tentative: the next token comes at the next step it runs
-    // Its block and finish steps move by one: re-index it (old entries go stale).
-    remove_decoder(r);
-    ++r.epoch;
-    add_decoder(s, k + 1);
+    if (r.phase == Phase::kDecode) skip_decoder(s, k);
   }
   step_decoders_ = decoders;
   step_decoder_ctx_ = decoder_ctx;
@@ -415,6 +412,38 @@ void Replica::schedule_running_slow(bool& preempted) {
     if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
   }
   bucket.resize(live);
+}
+
+void Replica::skip_decoder(int32_t slot, int64_t k) {
+  Req& r = slots_[slot];
+  settle_decoder(r, k);
+  close_segment(r, k - 1);
+  r.seg_start = k + 1;  // tentative: the next token comes at the next step it runs
+  // Its block and finish steps move by one: re-index it (old entries go stale).
+  remove_decoder(r);
+  ++r.epoch;
+  add_decoder(slot, k + 1);
+}
+
+void Replica::schedule_v0_step(bool& preempted) {
+  const int64_t k = step_index_;
+  if (!in_decode_block(k)) {
+    block_start_ = -1;
+    schedule_waiting();  // whole prompts above the watermark (prefill_first_)
+    if (!step_prefills_.empty()) {
+      // "Don't schedule decodes if prefills are scheduled" (_schedule_default).
+      for (int32_t s : running_) {
+        if (slots_[s].phase == Phase::kDecode) skip_decoder(s, k);
+      }
+      return;
+    }
+  }
+  if (running_.empty()) return;
+  if (!schedule_running_fast()) {
+    ++stats_.slow_path_steps;
+    schedule_running_slow(preempted);
+  }
+  if (config_.num_scheduler_steps > 1 && block_start_ < 0 && step_decoders_ > 0) block_start_ = k;
 }
 
 void Replica::schedule_waiting() {
@@ -435,11 +464,15 @@ void Replica::schedule_waiting() {
     const int64_t cached = hits * bs;
     int64_t q = std::min<int64_t>(nt - cached, threshold);
     q = std::min<int64_t>(q, budget_);
+    if (prefill_first_ && q < nt - cached) break;  // V0: the whole prompt or nothing
     const int64_t fresh = (cached + q + bs - 1) / bs - hits;
     // Sliding groups: blocks for the window of the cached part and the new tokens (a waiting
     // request holds no table: after take_hits it holds `hits` blocks).
     const int64_t sliding = sliding_delta(r, hits + fresh, cached);
-    if (kv_.blocks_needed(fresh, hits, hits_scratch_) + sliding > kv_.num_free_blocks()) break;
+    if (kv_.blocks_needed(fresh, hits, hits_scratch_) + sliding + watermark_blocks_ >
+        kv_.num_free_blocks()) {
+      break;
+    }
 
     waiting_pop_front();
     kv_.take_hits(r.id, hits, hits_scratch_, r.kv);
@@ -489,6 +522,8 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
       n > config_.max_num_batched_tokens) {
     return false;
   }
+  // Multi-step: with nothing waiting, a decode block begins here (schedule_v0_step).
+  if (config_.num_scheduler_steps > 1 && block_start_ < 0) block_start_ = step_index_;
   const auto ni = static_cast<size_t>(n);
   if (ni >= decode_cost_.size()) {
     decode_cost_.resize(ni + 1);
@@ -583,11 +618,15 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     step_decoders_ = 0;
     step_decoder_ctx_ = 0;
     bool preempted = false;
-    if (!running_.empty() && !schedule_running_fast()) {
-      ++stats_.slow_path_steps;
-      schedule_running_slow(preempted);
+    if (prefill_first_) {
+      schedule_v0_step(preempted);
+    } else {
+      if (!running_.empty() && !schedule_running_fast()) {
+        ++stats_.slow_path_steps;
+        schedule_running_slow(preempted);
+      }
+      if (!preempted) schedule_waiting();
     }
-    if (!preempted) schedule_waiting();
 
     models::BatchShape shape;
     shape.decode_seqs = step_decoders_ + ghost_seqs_;
@@ -619,7 +658,10 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
         fail(sim, waiting_front(),
              "needs " + std::to_string((num_tokens(r) + config_.block_size - 1) /
                                        config_.block_size) +
-                 " KV blocks but the cache holds " + std::to_string(kv_.num_blocks()));
+                 " KV blocks but the cache holds " + std::to_string(kv_.num_blocks()) +
+                 (watermark_blocks_ > 0 ? " (V0 keeps " + std::to_string(watermark_blocks_) +
+                                              " of them free: its block manager's watermark)"
+                                        : std::string()));
         continue;
       }
       SERVESIM_CHECK(false, "running requests but nothing scheduled");
@@ -693,6 +735,9 @@ void Replica::end_step(engine::Simulator& sim) {
     settle_decoder(r, k + 1);
     finish(sim, e.slot, k);
   }
+  // Multi-step: a block whose requests have all finished (or been preempted) ends here; its
+  // remaining steps are not run.
+  if (running_.empty()) block_start_ = -1;
   if (!step_in_flight_ && (!running_.empty() || !waiting_empty() || ghost_seqs_ > 0)) {
     start_step(sim, true);
   }

@@ -56,6 +56,20 @@
 // each block boundary — between boundaries a decoder may hold one block more than vLLM, which
 // frees the oldest block one token before the boundary.
 //
+// V0 scheduler (EngineConfig::enable_chunked_prefill == 0, V0 rows only; vllm/core/scheduler.py
+// _schedule_default of vLLM 0.6-0.7, docs/semantics.md "V0 scheduler"). A step is either a prefill
+// step or a decode step: waiting requests are admitted first, FCFS, each with its whole prompt
+// within the token budget, while running < max_num_seqs and the free blocks stay above the block
+// manager's watermark (int(0.01 × blocks)); if any was admitted, the step runs only their
+// prefills and every decoder waits. Otherwise every running request decodes one token (with
+// V1's preemption of the last running request when a block is missing, as V0's recompute mode).
+// Multi-step scheduling (num_scheduler_steps = n > 1, vllm/engine/llm_engine.py with
+// multi_step_model_runner.py): a decode step begins a block of n steps during which nothing is
+// admitted (the scheduler runs only at block boundaries; a prefill step is a single step). A
+// request that finishes inside a block is returned and its blocks freed at once, as vLLM's
+// output processor does; vLLM's GPU batch keeps its row until the block ends, which servesim does
+// not charge (docs/semantics.md).
+//
 // Ownership: the Replica keeps its in-flight request state; per-request results go to the
 // RequestRecord vector owned by the caller (indexed by request id), and the caller is told of each
 // finished or failed request through RequestObserver.
@@ -203,6 +217,14 @@ class Replica : public engine::EventHandler {
   bool schedule_running_fast();
   void schedule_running_slow(bool& preempted);
   void schedule_waiting();
+  // V0's prefill-first step (vllm/core/scheduler.py _schedule_default; see the file comment).
+  void schedule_v0_step(bool& preempted);
+  // A running decoder gets no token in step k: its progress, block and finish steps move by one.
+  void skip_decoder(int32_t slot, int64_t k);
+  // Multi-step scheduling: step k continues the decode block begun at block_start_.
+  bool in_decode_block(int64_t k) const {
+    return block_start_ >= 0 && (k - block_start_) % config_.num_scheduler_steps != 0;
+  }
   void settle_decoder(Req& r, int64_t step);
   void add_decoder(int32_t slot, int64_t base_step);
   void remove_decoder(Req& r);
@@ -274,6 +296,10 @@ class Replica : public engine::EventHandler {
   std::vector<metrics::RequestRecord>* records_;
   RequestObserver* observer_;
   bool fcfs_;
+  // V0 without chunked prefill (EngineConfig::enable_chunked_prefill == 0): prefill-first steps,
+  // whole prompts, admission above the block manager's watermark (1 % of the blocks).
+  bool prefill_first_;
+  int64_t watermark_blocks_;
   int64_t sliding_groups_;  // config_.kv_sliding_groups (0: no sliding-window groups)
   std::vector<Replica*> virtual_engines_;  // engines 1..PP−1 when this is engine 0 of a group
   PipelineStages* pipeline_ = nullptr;     // the group's stages (every engine of a group)
@@ -323,6 +349,9 @@ class Replica : public engine::EventHandler {
   bool async_ = false;
   int64_t ghost_seqs_ = 0;
   int64_t ghost_ctx_ = 0;  // Σ their context tokens
+  // Multi-step scheduling (num_scheduler_steps > 1): the first step of the decode block in
+  // progress (-1: none).
+  int64_t block_start_ = -1;
   // The cost models' memos (CostModel::make_memo; null when a model keeps none).
   std::unique_ptr<models::CostMemo> cost_memo_;
   std::unique_ptr<models::CostMemo> ideal_memo_;
