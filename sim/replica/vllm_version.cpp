@@ -21,8 +21,9 @@ VllmVersionInfo v0(const std::string& version) {
   v.rescale_arrivals = false;
   v.sources =
       "V0 engine (VLLM_USE_V1 unset: vllm/envs.py); EngineArgs max_num_seqs=256, "
-      "enable_prefix_caching=False (vllm/engine/arg_utils.py); _DEFAULT_MAX_NUM_BATCHED_TOKENS=2048 "
-      "with chunked prefill (vllm/config.py); _BATCH_SIZES_TO_CAPTURE = [1,2,4]+[8i, i<=32] "
+      "enable_prefix_caching=False, chunked prefill only for max_model_len > 32K "
+      "(vllm/engine/arg_utils.py); budget max(max_model_len, 2048) without chunked prefill, "
+      "_DEFAULT_MAX_NUM_BATCHED_TOKENS=2048 with it (vllm/config.py SchedulerConfig); _BATCH_SIZES_TO_CAPTURE = [1,2,4]+[8i, i<=32] "
       "(vllm/worker/model_runner.py); benchmark_serving.py sample_random_requests "
       "randint(int(L*r), L+1), get_request sleeps an unrescaled gap after each request";
   return v;

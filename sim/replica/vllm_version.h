@@ -6,9 +6,10 @@
 // major.minor ("0.8.3" selects the 0.8 row); a version older than the oldest row or newer than
 // the newest is an error, not a guess.
 //
-// What a row does NOT change: the step loop is vLLM V1's scheduler for every row (a V0 row selects
-// V0's defaults, not V0's prefill-first scheduler — docs/semantics.md says where that differs), and
-// pipeline-parallel replicas always run V0's virtual engines (sim/replica/pipeline.h).
+// What a row does NOT change by itself: a V0 row runs V0's prefill-first scheduler only when
+// chunked prefill is off (EngineConfig::enable_chunked_prefill, its default up to 32K context;
+// sim/replica/replica.h), else V1's step loop; pipeline-parallel replicas always run V0's virtual
+// engines (sim/replica/pipeline.h).
 #ifndef SERVESIM_SIM_REPLICA_VLLM_VERSION_H_
 #define SERVESIM_SIM_REPLICA_VLLM_VERSION_H_
 
