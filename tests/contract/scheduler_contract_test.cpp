@@ -91,6 +91,31 @@ TEST_CASE("limits, conservation and Little's law hold on random runs", "[contrac
       c.workload.request_rate = std::numeric_limits<double>::infinity();
       check_contract(c);
     }
+    // V0's prefill-first scheduler (chunked prefill off below 32K context) and multi-step.
+    SECTION("V0 prefill-first with tight KV, seed " + std::to_string(seed)) {
+      c.engine.vllm_version = "0.6";
+      c.engine.max_model_len = 4096;
+      c.engine.num_gpu_blocks_override = 400;
+      check_contract(c);
+    }
+    SECTION("V0 multi-step, priority policy, tight KV, seed " + std::to_string(seed)) {
+      c.engine.vllm_version = "0.7";
+      c.engine.max_model_len = 4096;
+      c.engine.enable_chunked_prefill = 0;
+      c.engine.num_scheduler_steps = 1 + static_cast<int>(seed) * 3;
+      c.engine.scheduling_policy = "priority";
+      c.engine.num_gpu_blocks_override = 350;
+      check_contract(c);
+    }
+    SECTION("V0 multi-step closed loop with few seats, seed " + std::to_string(seed)) {
+      c.engine.vllm_version = "0.6";
+      c.engine.max_model_len = 2048;
+      c.engine.max_num_seqs = 7;
+      c.engine.num_scheduler_steps = 8;
+      c.max_concurrency = 12;
+      c.workload.request_rate = std::numeric_limits<double>::infinity();
+      check_contract(c);
+    }
   }
 }
 
