@@ -518,7 +518,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   // batch within the budget: schedule_running_fast() gives everyone one token, schedule_waiting()
   // has nothing to do.
   if (n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
-      !waiting_empty() || ghost_seqs_ != 0 || pipeline_ != nullptr ||
+      !waiting_empty() || ghost_seqs_ != 0 || dead_seqs_ != 0 || pipeline_ != nullptr ||
       n > config_.max_num_batched_tokens) {
     return false;
   }
@@ -629,9 +629,9 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     }
 
     models::BatchShape shape;
-    shape.decode_seqs = step_decoders_ + ghost_seqs_;
-    shape.decode_context_tokens = step_decoder_ctx_ + ghost_ctx_;
-    shape.sampled_seqs = step_decoders_ + ghost_seqs_;
+    shape.decode_seqs = step_decoders_ + ghost_seqs_ + dead_seqs_;
+    shape.decode_context_tokens = step_decoder_ctx_ + ghost_ctx_ + dead_ctx_;
+    shape.sampled_seqs = step_decoders_ + ghost_seqs_ + dead_seqs_;
     const int64_t window = cost_.sliding_window();  // 0: no sliding-window layers
     for (int32_t s : step_prefills_) {
       const Req& r = slots_[s];
@@ -738,6 +738,10 @@ void Replica::end_step(engine::Simulator& sim) {
   // Multi-step: a block whose requests have all finished (or been preempted) ends here; its
   // remaining steps are not run.
   if (running_.empty()) block_start_ = -1;
+  if (!in_decode_block(k + 1)) {
+    dead_seqs_ = 0;
+    dead_ctx_ = 0;
+  }
   if (!step_in_flight_ && (!running_.empty() || !waiting_empty() || ghost_seqs_ > 0)) {
     start_step(sim, true);
   }
@@ -805,6 +809,11 @@ void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
     // Already scheduled into the next step with an output placeholder (async_scheduler.py).
     ++ghost_seqs_;
     ghost_ctx_ += num_tokens(r);
+  }
+  if (in_decode_block(step + 1)) {
+    // Multi-step: its row rides to the end of the block (file comment).
+    ++dead_seqs_;
+    dead_ctx_ += num_tokens(r);
   }
   metrics::RequestRecord& rec = (*records_)[r.id];
   rec.last_token = sim.now();

@@ -67,8 +67,8 @@
 // multi_step_model_runner.py): a decode step begins a block of n steps during which nothing is
 // admitted (the scheduler runs only at block boundaries; a prefill step is a single step). A
 // request that finishes inside a block is returned and its blocks freed at once, as vLLM's
-// output processor does; vLLM's GPU batch keeps its row until the block ends, which servesim does
-// not charge (docs/semantics.md).
+// output processor does, but its row stays in the block's batch to the end (a "dead row": the
+// GPU runs the batch it was given; its tokens are discarded), charged at its final context.
 //
 // Ownership: the Replica keeps its in-flight request state; per-request results go to the
 // RequestRecord vector owned by the caller (indexed by request id), and the caller is told of each
@@ -352,6 +352,8 @@ class Replica : public engine::EventHandler {
   // Multi-step scheduling (num_scheduler_steps > 1): the first step of the decode block in
   // progress (-1: none).
   int64_t block_start_ = -1;
+  int64_t dead_seqs_ = 0;  // rows of requests that finished inside the block
+  int64_t dead_ctx_ = 0;   // Σ their context tokens
   // The cost models' memos (CostModel::make_memo; null when a model keeps none).
   std::unique_ptr<models::CostMemo> cost_memo_;
   std::unique_ptr<models::CostMemo> ideal_memo_;

@@ -179,6 +179,24 @@ TEST_CASE("multi-step: a block ends early when its requests have finished", "[re
   REQUIRE(h.records[1].first_token == end0 + SimTime::from_seconds_ceil(1e-3) + step_time(50));
 }
 
+TEST_CASE("multi-step: a request that finishes inside a block keeps its row to the block's end",
+          "[replica][v0]") {
+  // Blocks of 4. A (3 tokens out) and B (10) are prefilled together (200 tokens), then decode
+  // from step 1. A's last token comes at step 2; steps 3 and 4 still carry its dead row (2 rows,
+  // 1.02 ms, not 1.01); from step 5 (a new block) B runs alone.
+  Harness h(v0_config(8, 2048, 4), 1000, 2);
+  h.add(0, 100, 3);
+  h.add(1, 100, 10);
+  h.sim.run();
+  const SimTime prefill = step_time(200);
+  REQUIRE(h.records[0].last_token == prefill + step_time(2) + step_time(2));
+  SimTime end_b = prefill;
+  for (int i = 0; i < 4; ++i) end_b += step_time(2);
+  for (int i = 0; i < 5; ++i) end_b += step_time(1);
+  REQUIRE(h.records[1].last_token == end_b);
+  REQUIRE(h.replica->stats().scheduled_seqs == 2 + 4 * 2 + 5);
+}
+
 hardware::GpuSpec a100() {
   hardware::GpuSpec g;
   g.name = "a100-80gb";
