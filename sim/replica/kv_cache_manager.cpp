@@ -93,8 +93,7 @@ void KvCacheManager::evict(int32_t b) {
   Block& blk = blocks_[b];
   if (blk.key != kNoKey) {
     ++evicted_blocks_;
-    auto it = shared_.find(blk.key);
-    if (it != shared_.end() && it->second == b) shared_.erase(it);
+    shared_.erase_if(blk.key, b);  // unless a duplicate is the entry (register_shared)
     blk.key = kNoKey;
   }
   blk.node = -1;
@@ -159,9 +158,9 @@ int64_t KvCacheManager::find_cached(int64_t request_id, int64_t group, const KvT
   if (!prefix_caching_ || max_blocks <= 0) return 0;
   const int64_t limit = table.shared_limit;
   for (int64_t i = 0; i < std::min(limit, max_blocks); ++i) {
-    auto it = shared_.find(chain_keys != nullptr ? chain_keys[i] : shared_key(group, i));
-    if (it == shared_.end()) return static_cast<int64_t>(shared_hits.size());
-    shared_hits.push_back(it->second);
+    const int32_t b = shared_.find(chain_keys != nullptr ? chain_keys[i] : shared_key(group, i));
+    if (b < 0) return static_cast<int64_t>(shared_hits.size());
+    shared_hits.push_back(b);
   }
   if (max_blocks <= limit || !extent_valid(request_id, table)) {
     return static_cast<int64_t>(shared_hits.size());
@@ -240,7 +239,7 @@ void KvCacheManager::register_shared(int64_t group, const KvTable& table, int64_
     if (blocks_[b].key == k) continue;
     // Another copy may already be cached (two requests computed the same prefix at once); like
     // vLLM, the first one stays the map's entry and this block stays a private duplicate.
-    if (shared_.emplace(k, b).second) blocks_[b].key = k;
+    if (shared_.insert(k, b)) blocks_[b].key = k;
   }
 }
 

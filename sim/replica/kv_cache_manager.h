@@ -33,8 +33,9 @@
 #define SERVESIM_SIM_REPLICA_KV_CACHE_MANAGER_H_
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
+
+#include "sim/replica/key_index.h"
 
 namespace servesim::sim {
 
@@ -175,7 +176,7 @@ class KvCacheManager {
   int32_t head_ = -1, tail_ = -1;
   std::vector<Block> blocks_;  // identified blocks, by id
   std::vector<int32_t> free_ids_;
-  std::unordered_map<uint64_t, int32_t> shared_;  // shared key -> block id
+  KeyIndex shared_;  // shared key -> block id
   int64_t queried_tokens_ = 0;
   int64_t hit_tokens_ = 0;
   int64_t evicted_blocks_ = 0;
