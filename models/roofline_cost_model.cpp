@@ -419,6 +419,11 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
   return s;
 }
 
+double RooflineCostModel::layer_elementwise_time_s(double tokens) const {
+  if (!table_linear_ || tokens <= 0) return 0;
+  return untabled_elementwise_s_ + (table_elementwise_on_ ? table_elementwise_.at(tokens) : 0.0);
+}
+
 double RooflineCostModel::table_prefill_attention_s(double work) const {
   if (work <= 0) return 0;
   // One causal sequence of length L does L²/2 work: the step's work as one equivalent sequence.

@@ -170,6 +170,10 @@ class RooflineCostModel : public CostModel {
   // Linear time of one layer (all its GEMMs on one rank) at `tokens` rows, as estimate() charges
   // it (no CUDA-graph padding applied here).
   double layer_linear_time_s(double tokens) const { return layer_linear_s(tokens); }
+  // The part of layer_linear_time_s that is not GEMMs: the elementwise kernels between them (the
+  // measured chain, or t0 per tabled GEMM without one); 0 under the roofline, whose fitted GEMM
+  // times carry them.
+  double layer_elementwise_time_s(double tokens) const;
   // Tokens the linear ops (and TP all-reduces) run at: total_tokens() padded to the next CUDA-graph
   // capture size when padding is on and total_tokens() <= the largest size, else unchanged.
   int64_t linear_tokens(const BatchShape& shape) const;

@@ -36,9 +36,26 @@ MODELS = {  # hidden, intermediate, q heads, kv heads, head_dim, vocab
     "llama-2-7b": (4096, 11008, 32, 32, 128, 32000),
     "codellama-34b": (8192, 22016, 64, 8, 128, 32016),
     "qwen2.5-32b": (5120, 27648, 40, 8, 128, 152064),
+    # The rest of servesim's catalog (models/catalog), not in the shipped H100/H200 tables.
+    # MoE models (MOE below): their attention projections and LM head only; the routed experts
+    # are not dense GEMMs (servesim charges them by the roofline).
+    "gpt-oss-120b": (2880, 2880, 64, 8, 64, 201088),
+    "qwen3-32b": (5120, 25600, 64, 8, 128, 151936),
+    "qwen3-14b": (5120, 17408, 40, 8, 128, 151936),
+    "qwen2.5-72b": (8192, 29568, 64, 8, 128, 152064),
+    "qwen2.5-7b": (3584, 18944, 28, 4, 128, 152064),
+    "llama-2-13b": (5120, 13824, 40, 40, 128, 32000),
+    "llama-2-70b": (8192, 28672, 64, 8, 128, 32000),
+    "mistral-7b": (4096, 14336, 32, 8, 128, 32000),
+    "mixtral-8x7b": (4096, 14336, 32, 8, 128, 32000),
+    "mixtral-8x22b": (6144, 16384, 48, 8, 128, 32768),
 }
+MOE = {"gpt-oss-120b", "mixtral-8x7b", "mixtral-8x22b"}
 TPS = {"llama-3.1-8b": [1, 2], "llama-3.1-70b": [1, 2, 4, 8], "llama-2-7b": [1],
-       "codellama-34b": [1, 2], "qwen2.5-32b": [1, 2]}
+       "codellama-34b": [1, 2], "qwen2.5-32b": [1, 2], "gpt-oss-120b": [1, 2, 4, 8],
+       "qwen3-32b": [1, 2, 4], "qwen3-14b": [1, 2], "qwen2.5-72b": [1, 2, 4, 8],
+       "qwen2.5-7b": [1, 2], "llama-2-13b": [1, 2], "llama-2-70b": [1, 2, 4, 8],
+       "mistral-7b": [1, 2], "mixtral-8x7b": [1, 2, 4, 8], "mixtral-8x22b": [2, 4, 8]}
 # Elementwise chain (below): the dense models above plus the ones servesim's measured runs use
 # whose GEMM shapes are not above, and gpt-oss-120b (MoE: the SwiGLU runs on top-k rows per token
 # over the experts' intermediate width; its MXFP4 experts take bf16 activations, so no fp8 quant).
@@ -51,6 +68,12 @@ ELEMENTWISE = {
     "qwen3-32b": ((5120, 25600, 64, 8, 128, 1), [1, 2], ["bf16"]),
     "llama-2-7b": ((4096, 11008, 32, 32, 128, 1), [1], ["bf16"]),
     "qwen2.5-32b": ((5120, 27648, 40, 8, 128, 1), [1, 2], ["bf16"]),
+    "qwen3-14b": ((5120, 17408, 40, 8, 128, 1), [1, 2], ["bf16"]),
+    "qwen2.5-72b": ((8192, 29568, 64, 8, 128, 1), [2, 4, 8], ["bf16"]),
+    "qwen2.5-7b": ((3584, 18944, 28, 4, 128, 1), [1], ["bf16"]),
+    "llama-2-13b": ((5120, 13824, 40, 40, 128, 1), [1], ["bf16"]),
+    "mixtral-8x7b": ((4096, 14336, 32, 8, 128, 2), [1, 2, 4], ["bf16"]),
+    "mixtral-8x22b": ((6144, 16384, 48, 8, 128, 2), [4, 8], ["bf16"]),
 }
 TINY_ELEMENTWISE = {"tiny": ((64, 128, 4, 2, 16, 1), [1, 2], ["bf16"])}
 TOKENS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
@@ -76,15 +99,23 @@ def parse_args(argv):
     p.add_argument("--budget-s", type=float, default=480.0,
                    help="stop starting new measurements after this many seconds [480]")
     p.add_argument("--no-fp8", action="store_true", help="skip fp8 GEMMs")
-    p.add_argument("--sections", default="linear,attention,elementwise",
-                   help="comma-separated subset of linear,attention,elementwise [all]")
+    p.add_argument("--sections", default="linear,attention,decode,elementwise",
+                   help="comma-separated subset of linear, attention (causal prefill), decode "
+                        "(decode attention), elementwise [all]")
     p.add_argument("--no-compile", action="store_true",
                    help="elementwise: eager rows only (no torch.compile)")
+    p.add_argument("--models", default=None,
+                   help="comma-separated subset of the models measured [all of them, in order]")
+    p.add_argument("--skip-measured", nargs="+", default=[], metavar="CSV",
+                   help="kernel tables whose GEMM shapes (dtype, tokens, N, K) and prefill-"
+                        "attention head configurations are not measured again (to extend a "
+                        "table with the shapes it lacks)")
     a = p.parse_args(argv)
     a.sections = set(x for x in a.sections.split(",") if x)
-    bad = a.sections - {"linear", "attention", "elementwise"}
+    bad = a.sections - {"linear", "attention", "decode", "elementwise"}
     if bad:
-        p.error(f"--sections: unknown {sorted(bad)}; expected linear, attention, elementwise")
+        p.error(f"--sections: unknown {sorted(bad)}; expected linear, attention, decode, "
+                "elementwise")
     return a
 
 
@@ -140,12 +171,31 @@ def make_timer(torch, device):
     return timed_cuda if device.type == "cuda" else timed_cpu
 
 
-def linear_shapes(dims, tp):
+def linear_shapes(dims, tp, moe=False):
+    """(op, N, K) of a layer's dense GEMMs on one TP rank; an MoE model's experts are left out."""
     h, inter, qh, kvh, hd, vocab = dims
     kv_rank = max(1, kvh // tp)
-    return [("qkv_proj", (qh // tp + 2 * kv_rank) * hd, h), ("o_proj", h, qh * hd // tp),
-            ("gate_up_proj", 2 * inter // tp, h), ("down_proj", h, inter // tp),
-            ("lm_head", vocab // tp, h)]
+    attn = [("qkv_proj", (qh // tp + 2 * kv_rank) * hd, h), ("o_proj", h, qh * hd // tp)]
+    mlp = [] if moe else [("gate_up_proj", 2 * inter // tp, h), ("down_proj", h, inter // tp)]
+    return attn + mlp + [("lm_head", vocab // tp, h)]
+
+
+def measured_keys(paths):
+    """What the kernel tables at `paths` already hold: GEMM keys (dtype, m_tokens, n, k),
+    attention head configurations (q_heads, kv_heads, head_dim) with prefill rows, and compiled
+    elementwise-chain shapes (dtype, hidden, width, q_heads, kv_heads, head_dim)."""
+    linear, heads, elem = set(), set(), set()
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                if r.get("kind") == "linear":
+                    linear.add((r["dtype"], int(r["m_tokens"]), int(r["n"]), int(r["k"])))
+                elif r.get("kind") == "attn_prefill":
+                    heads.add((int(r["q_heads"]), int(r["kv_heads"]), int(r["head_dim"])))
+                elif r.get("kind") == "elementwise" and r.get("op") == "layer_compiled":
+                    elem.add((r["dtype"], int(r["n"]), int(r["k"]), int(r["q_heads"]),
+                              int(r["kv_heads"]), int(r["head_dim"])))
+    return linear, heads, elem
 
 
 def elementwise_bytes(hidden, width, q_heads, kv_heads, head_dim, fp8):
@@ -164,14 +214,15 @@ def elementwise_bytes(hidden, width, q_heads, kv_heads, head_dim, fp8):
 
 
 def measure_elementwise(torch, F, device, timed, w, tag, configs, tokens, fp8_ok, compile_ok,
-                        deadline):
+                        deadline, skip=frozenset()):
     """The elementwise kernels between a layer's GEMMs, as vLLM V1 runs them: its ops' native
     PyTorch forms (RMSNorm.forward_native with the residual add, RotaryEmbedding.forward_native
     neox style, SiluAndMul.forward_native, static per-tensor fp8 quantisation), compiled by
     torch.compile/Inductor with the token dimension dynamic (vLLM V1 compiles the model so, with
     custom ops off by default), plus the KV-cache write (reshape_and_cache_flash: a scatter into
     the cache by slot, eager here). One row per (model, TP, dtype, tokens): op layer_compiled (what
-    servesim reads) and layer_eager (the same chain unfused, for reference). Returns rows."""
+    servesim reads) and layer_eager (the same chain unfused, for reference); a shape in `skip`
+    (measured_keys) is not measured again. Returns rows."""
     rows = 0
     bf16 = torch.bfloat16
     for model, (dims, tps, dtypes) in configs.items():
@@ -182,6 +233,8 @@ def measure_elementwise(torch, F, device, timed, w, tag, configs, tokens, fp8_ok
             for dt in dtypes:
                 fp8 = dt == "fp8"
                 if fp8 and not fp8_ok:
+                    continue
+                if (dt, hidden, topk * inter_rank, qh, kvh, hd) in skip:
                     continue
                 eps = 1e-5
 
@@ -278,6 +331,16 @@ def main(argv):
     tag = args.tag or device_tag(torch, device)
     timed = make_timer(torch, device)
     models, tps = (TINY_MODELS, TINY_TPS) if args.tiny else (MODELS, TPS)
+    elementwise = TINY_ELEMENTWISE if args.tiny else ELEMENTWISE
+    if args.models is not None:
+        chosen = [x for x in args.models.split(",") if x]
+        unknown = [x for x in chosen if x not in models]
+        if unknown:
+            sys.exit(f"profile_gpu.py: --models: unknown {unknown}; expected some of "
+                     f"{', '.join(models)}")
+        models = {x: models[x] for x in chosen}
+        elementwise = {x: c for x, c in elementwise.items() if x in models}
+    skip_linear, skip_heads, skip_elem = measured_keys(args.skip_measured)
     tokens = TINY_TOKENS if args.tiny else TOKENS
     prefill_lens = TINY_PREFILL_LENS if args.tiny else PREFILL_LENS
     decode_batches = TINY_DECODE_BATCHES if args.tiny else DECODE_BATCHES
@@ -318,10 +381,10 @@ def main(argv):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(COLUMNS)
-        done = set()
+        done = set(skip_linear)
         for model, dims in (models.items() if "linear" in args.sections else ()):
             for tp in tps[model]:
-                for op, n, k in linear_shapes(dims, tp):
+                for op, n, k in linear_shapes(dims, tp, model in MOE):
                     for m in tokens:
                         if time.time() - t_start > args.budget_s:
                             break
@@ -359,10 +422,10 @@ def main(argv):
 
         # Attention: (q heads, kv heads) per GPU for the models and TP degrees above.
         heads = sorted({(d[2] // t, d[3] // t if d[3] >= t else 1, d[4])
-                        for mo, d in models.items() for t in tps[mo]}
-                       if "attention" in args.sections else ())
+                        for mo, d in models.items() for t in tps[mo]} - skip_heads
+                       if args.sections & {"attention", "decode"} else ())
         for qh, kvh, hd in heads:
-            for L in prefill_lens:  # prefill: one sequence, causal, q = kv = L
+            for L in (prefill_lens if "attention" in args.sections else ()):  # prefill: one sequence, causal, q = kv = L
                 if time.time() - t_start > args.budget_s:
                     break
                 q = torch.randn(1, qh, L, hd, device=device, dtype=torch.bfloat16)
@@ -373,7 +436,8 @@ def main(argv):
                 w.writerow([tag, "attn_prefill", "bf16", "", "", "sdpa_causal", L, "", "", 1, L, L,
                             qh, kvh, hd, f"{us:.2f}", f"{fl / us / 1e6:.1f}", ""])
                 rows += 1
-            for B in decode_batches:  # decode: q = 1 per sequence over kv = L cached tokens
+            for B in (decode_batches if "decode" in args.sections else ()):
+                # decode: q = 1 per sequence over kv = L cached tokens
                 for L in decode_lens:
                     if time.time() - t_start > args.budget_s:
                         break
@@ -392,8 +456,8 @@ def main(argv):
             compile_ok = (not args.no_compile and device.type == "cuda"
                           and hasattr(torch, "compile"))
             rows += measure_elementwise(torch, F, device, timed, w, tag,
-                                        TINY_ELEMENTWISE if args.tiny else ELEMENTWISE, tokens,
-                                        fp8, compile_ok, t_start + args.budget_s)
+                                        elementwise, tokens,
+                                        fp8, compile_ok, t_start + args.budget_s, skip_elem)
     print(f"wrote {path} rows {rows} in {time.time() - t_start:.0f} s on {device} "
           f"(torch {torch.__version__}{'' if has_sdpa else ', attention unfused: no SDPA'})")
 

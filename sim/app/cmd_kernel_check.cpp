@@ -190,15 +190,15 @@ class KernelCheckCommand : public Command {
       const models::RooflineCostModel cm(d, o);
       const double layers = static_cast<double>(d.model.num_layers);
       const double pred = layers * cm.layer_linear_time_s(static_cast<double>(layer_tokens_));
-      // The GEMMs alone: with a table, the charge less its per-GEMM elementwise allowance (t0 per
-      // GEMM); under the roofline, t0 is part of each GEMM's own fitted time.
-      const bool tabled = cm.kernel_source() != "roofline";
-      const double gemms = pred - (tabled ? layers * 4 * o.op_latency_s : 0.0);
+      // The GEMMs alone: the charge less the elementwise kernels between them (the measured
+      // chain, or t0 per GEMM); under the roofline they are part of each GEMM's fitted time.
+      const double tokens = static_cast<double>(layer_tokens_);
+      const double gemms = pred - layers * cm.layer_elementwise_time_s(tokens);
       if (!header) {
         out << "\nAll layers' linear time at " << layer_tokens_
             << " tokens: measured = Σ of the four GEMM rows × layers; predicted = the step cost "
-               "model's GEMMs; charged = what a step charges (with a table: + t0 per GEMM for the "
-               "elementwise kernels between GEMMs)\n";
+               "model's GEMMs; charged = what a step charges (with a table: + the elementwise "
+               "kernels between the GEMMs, measured or t0 per GEMM)\n";
         std::snprintf(line, sizeof line, "%-16s %3s %5s %12s %13s %8s %11s\n", "model", "tp",
                       "dtype", "measured ms", "predicted ms", "error", "charged ms");
         out << line;

@@ -61,6 +61,22 @@ TEST_CASE("kernel-check on the real H100 table", "[cli][kernels][realdata]") {
   REQUIRE(o.code == 0);
   CHECK(o.out.find("Kernel check: 1511 rows") != std::string::npos);
   CHECK(o.out.find("llama-3.1-8b") != std::string::npos);  // the all-layers linear time
+  // Σ of the four measured GEMMs × 32 layers at 256 tokens = 6.48 ms, and the step model's GEMMs
+  // are those rows (a monotone series): 0.0 % (the elementwise chain is charged apart).
+  const auto row = o.out.find("llama-3.1-8b       1  bf16");
+  REQUIRE(row != std::string::npos);
+  const std::string line = o.out.substr(row, o.out.find('\n', row) - row);
+  CHECK(line.find("6.48          6.48    +0.0%") != std::string::npos);
+}
+
+TEST_CASE("kernel-check on the catalog models' H100 measurements", "[cli][kernels][realdata]") {
+  // hardware/measurements/catalog: shapes the first table lacks, in the shipped table since.
+  Outcome o = run({"kernel-check", "--measured",
+                   "hardware/measurements/catalog/kernels_catalog_h100.csv", "--gpu", "h100-sxm"});
+  REQUIRE(o.code == 0);
+  CHECK(o.out.find("Kernel check: 2190 rows") != std::string::npos);
+  CHECK(o.out.find("attn_prefill bf16          78       0.0%") != std::string::npos);
+  CHECK(o.out.find("qwen3-32b          4  bf16") != std::string::npos);
 }
 
 }  // namespace

@@ -38,6 +38,25 @@ expected_header=$(head -1 "$root/data/realdata/gpu_kernels_h100_h200/kernels_h10
 [ "$(grep -c ',elementwise,bf16,tiny,[12],layer_eager,' "$csv")" = 8 ] ||
   { echo "expected 8 elementwise rows"; exit 1; }
 
+# --skip-measured: a second run given the first one's table measures none of its GEMM points or
+# head configurations again (decode rows go with their head configuration); the eager
+# elementwise rows stay, since only compiled shapes count as measured.
+"$py" "$root/scripts/profile_gpu.py" "$tmp/again" --device cpu --tiny --skip-measured "$csv"
+again=$tmp/again/kernels_cpu.csv
+for kind in linear attn_prefill attn_decode; do
+  [ "$(grep -c ",$kind," "$again" || true)" = 0 ] || { echo "--skip-measured remeasured $kind"; exit 1; }
+done
+[ "$(grep -c ',elementwise,' "$again")" = 8 ] || { echo "expected 8 eager rows again"; exit 1; }
+# --sections attention is prefill only, --sections decode decode only.
+"$py" "$root/scripts/profile_gpu.py" "$tmp/pre" --device cpu --tiny --sections attention
+[ "$(wc -l < "$tmp/pre/kernels_cpu.csv")" = 5 ] && ! grep -q attn_decode "$tmp/pre/kernels_cpu.csv" ||
+  { echo "--sections attention: expected the 4 prefill rows only"; exit 1; }
+# An unknown model is refused, naming the choices.
+if "$py" "$root/scripts/profile_gpu.py" "$tmp/bad" --device cpu --models nope 2> "$tmp/bad.txt"; then
+  echo "--models nope was accepted"; exit 1
+fi
+grep -q "unknown \['nope'\]; expected some of llama-3.1-8b" "$tmp/bad.txt"
+
 "$servesim" calibrate --gpu h100-sxm --kernels "$csv" --out "$tmp/profile.json" | tee "$tmp/cal.txt"
 # (layer_eager rows are read but make no curve: vLLM V1 runs the chain compiled)
 grep -q "Kernel tables: 40 rows from 1 files: 5 bf16 and 0 fp8 GEMM shapes, 2 prefill-attention shapes;" \

@@ -154,7 +154,17 @@ TEST_CASE("cost model: the measured chain replaces the t0-per-GEMM allowance", "
   for (double m : {1.0, 8.0, 64.0, 256.0, 2048.0, 8192.0}) {
     CHECK(both.layer_linear_time_s(m) ==
           Approx(gemms.layer_linear_time_s(m) - 4 * t0 + chain.at(m)).epsilon(1e-12));
+    // The non-GEMM part each reports (what kernel-check subtracts to compare the GEMMs alone):
+    // the chain with it, 4 t0 without; the GEMMs left over are the same either way.
+    CHECK(both.layer_elementwise_time_s(m) == Approx(chain.at(m)).epsilon(1e-12));
+    CHECK(gemms.layer_elementwise_time_s(m) == Approx(4 * t0).epsilon(1e-12));
+    CHECK(both.layer_linear_time_s(m) - both.layer_elementwise_time_s(m) ==
+          Approx(gemms.layer_linear_time_s(m) - gemms.layer_elementwise_time_s(m)).epsilon(1e-12));
   }
+  // Under the roofline the fitted GEMM times carry these kernels: nothing to subtract.
+  d.kernels = KernelSource{};
+  CHECK(RooflineCostModel(d).layer_elementwise_time_s(256) == 0.0);
+  d.kernels = full_table;
   // At decode sizes the chain is below the old allowance (4 t0 = 24 µs; 15.3 µs measured at 64
   // tokens); at an 8k-token prefill chunk it is ~27× more (644 µs).
   CHECK(chain.at(64) < 4 * t0);
