@@ -100,6 +100,7 @@ KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const
   std::map<LinearShape, std::vector<std::pair<double, double>>> lin;
   std::map<AttentionShape, std::vector<std::pair<double, double>>> pre;
   std::map<ElementwiseShape, std::vector<std::pair<double, double>>> elem;
+  std::map<MoeShape, std::vector<std::pair<double, double>>> moe;
   for (const KernelRow& r : rows) {
     if (r.kind == "linear") {
       lin[{r.dtype, r.n, r.k}].emplace_back(static_cast<double>(r.m_tokens), r.time_s);
@@ -108,6 +109,9 @@ KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const
     } else if (r.kind == "elementwise" && r.op == "layer_compiled") {
       elem[{r.dtype, r.n, r.k, r.q_heads, r.kv_heads, r.head_dim}].emplace_back(
           static_cast<double>(r.m_tokens), r.time_s);
+    } else if (r.kind == "moe") {
+      moe[{r.dtype, r.batch, r.q_len, r.n, r.k}].emplace_back(static_cast<double>(r.m_tokens),
+                                                             r.time_s);
     }
   }
   KernelProfile p;
@@ -117,6 +121,7 @@ KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const
   for (auto& [shape, samples] : elem) {
     p.elementwise_[shape] = MonotoneCurve::fit(std::move(samples));
   }
+  for (auto& [shape, samples] : moe) p.moe_[shape] = MonotoneCurve::fit(std::move(samples));
   return p;
 }
 
@@ -184,6 +189,23 @@ std::optional<ElementwiseShape> KernelProfile::nearest_elementwise_shape(
     const double db = std::log(elementwise_bytes_per_token(s) / bytes);
     const double dh = std::log(static_cast<double>(s.hidden) / static_cast<double>(shape.hidden));
     const double d = db * db + dh * dh;
+    if (d < best_d) {  // strict: ties go to the first in map order (deterministic)
+      best_d = d;
+      best = s;
+    }
+  }
+  return best;
+}
+
+std::optional<MoeShape> KernelProfile::nearest_moe_shape(const MoeShape& shape) const {
+  std::optional<MoeShape> best;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const auto& [s, curve] : moe_) {
+    const double dn = std::log(static_cast<double>(s.n) / static_cast<double>(shape.n));
+    const double dk = std::log(static_cast<double>(s.k) / static_cast<double>(shape.k));
+    // Another expert count or top-k routes the rows differently: only as a last resort.
+    const double dr = s.experts == shape.experts && s.top_k == shape.top_k ? 0 : 100;
+    const double d = dn * dn + dk * dk + dr;
     if (d < best_d) {  // strict: ties go to the first in map order (deterministic)
       best_d = d;
       best = s;
@@ -266,6 +288,20 @@ nlohmann::ordered_json KernelProfile::to_json() const {
     }
     j["elementwise"] = el;
   }
+  if (!moe_.empty()) {  // absent rather than empty, as above
+    nlohmann::ordered_json mo = nlohmann::ordered_json::array();
+    for (const auto& [s, c] : moe_) {
+      nlohmann::ordered_json e;
+      e["dtype"] = s.dtype;
+      e["experts"] = s.experts;
+      e["top_k"] = s.top_k;
+      e["n"] = s.n;
+      e["k"] = s.k;
+      add_curve(e, c, "tokens");
+      mo.push_back(e);
+    }
+    j["moe"] = mo;
+  }
   return j;
 }
 
@@ -323,6 +359,21 @@ KernelProfile KernelProfile::from_json(const nlohmann::json& j, const std::strin
       throw ConfigError(w + ": hidden, width, heads and head_dim must be > 0");
     }
     p.elementwise_[s] = curve_from_json(el[i], "tokens", w);
+  }
+  const auto mo = list("moe");
+  for (size_t i = 0; i < mo.size(); ++i) {
+    const std::string w = where + ": kernels.moe[" + std::to_string(i) + "]";
+    MoeShape s{require_field<std::string>(mo[i], "dtype", w),
+               require_field<long long>(mo[i], "experts", w),
+               require_field<long long>(mo[i], "top_k", w), require_field<long long>(mo[i], "n", w),
+               require_field<long long>(mo[i], "k", w)};
+    if (s.dtype != "bf16") {
+      throw ConfigError(w + ": field 'dtype' has '" + s.dtype + "'; expected bf16");
+    }
+    if (s.experts <= 0 || s.top_k <= 0 || s.top_k > s.experts || s.n <= 0 || s.k <= 0) {
+      throw ConfigError(w + ": experts, n and k must be > 0 and 0 < top_k <= experts");
+    }
+    p.moe_[s] = curve_from_json(mo[i], "tokens", w);
   }
   return p;
 }

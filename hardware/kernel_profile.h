@@ -1,6 +1,7 @@
 // KernelProfile: measured kernel times of one GPU — dense GEMMs by (dtype, N, K) against the
 // number of tokens, causal prefill attention by (q heads, kv heads, head dim) against the
-// sequence length, and one layer's elementwise chain by model shape per rank against the tokens —
+// sequence length, one layer's elementwise chain by model shape per rank against the tokens, and
+// MoE routed-expert grouped GEMMs by (experts, top-k, N, K) against the tokens —
 // as monotone curves interpolated in log–log space.
 //
 // Built from rows in the column layout of data/realdata/gpu_kernels_h100_h200/kernels_h100.csv
@@ -78,20 +79,34 @@ struct ElementwiseShape {
   }
 };
 
+// One projection (gate_up or down) of an MoE layer's routed experts, run as one grouped GEMM over
+// the experts a step's tokens were routed to; per rank, bf16 weights; x = tokens (each sent to
+// top_k experts).
+struct MoeShape {
+  std::string dtype;  // bf16
+  long long experts = 0, top_k = 0, n = 0, k = 0;
+  bool operator<(const MoeShape& o) const {
+    return std::tie(dtype, experts, top_k, n, k) < std::tie(o.dtype, o.experts, o.top_k, o.n, o.k);
+  }
+};
+
 class KernelProfile {
  public:
   KernelProfile() = default;
   // Linear rows → GEMM curves (x = tokens); attn_prefill rows → curves over the sequence length;
   // attn_decode rows are kept out (SDPA over contiguous K/V is not vLLM's paged kernel);
   // elementwise rows of op layer_compiled → curves over the tokens (layer_eager rows are kept out:
-  // vLLM V1 runs these ops compiled).
+  // vLLM V1 runs these ops compiled); moe rows → one curve per projection over the tokens.
   static KernelProfile from_rows(const std::vector<KernelRow>& rows, const std::string& gpu);
 
   const std::string& gpu() const { return gpu_; }
   const std::map<LinearShape, MonotoneCurve>& linear() const { return linear_; }
   const std::map<AttentionShape, MonotoneCurve>& prefill_attention() const { return prefill_; }
   const std::map<ElementwiseShape, MonotoneCurve>& elementwise() const { return elementwise_; }
-  bool empty() const { return linear_.empty() && prefill_.empty() && elementwise_.empty(); }
+  const std::map<MoeShape, MonotoneCurve>& moe() const { return moe_; }
+  bool empty() const {
+    return linear_.empty() && prefill_.empty() && elementwise_.empty() && moe_.empty();
+  }
 
   // Measured time (s) of a GEMM of this exact shape at `tokens` rows; nullopt when not measured.
   std::optional<double> linear_time_s(const LinearShape& shape, double tokens) const;
@@ -105,6 +120,10 @@ class KernelProfile {
   // log hidden) (KernelTimer::elementwise_bytes_per_token); nullopt when none of that dtype.
   std::optional<ElementwiseShape> nearest_elementwise_shape(const ElementwiseShape& shape) const;
 
+  // The measured routed-expert GEMM nearest to `shape` in (log N, log K), among those with the
+  // same experts and top-k first; nullopt when the profile has none.
+  std::optional<MoeShape> nearest_moe_shape(const MoeShape& shape) const;
+
   // A copy without the linear shape `leave_out` (for leave-one-shape-out checks).
   KernelProfile without(const LinearShape& leave_out) const;
 
@@ -117,6 +136,7 @@ class KernelProfile {
   std::map<LinearShape, MonotoneCurve> linear_;
   std::map<AttentionShape, MonotoneCurve> prefill_;
   std::map<ElementwiseShape, MonotoneCurve> elementwise_;
+  std::map<MoeShape, MonotoneCurve> moe_;
 };
 
 // Bytes one token moves through a layer's elementwise chain (the ideal traffic; the same formula

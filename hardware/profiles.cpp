@@ -275,9 +275,20 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
         throw ConfigError(t.where(i) + ": column 'dtype' has '" + r.dtype +
                           "'; expected bf16 or fp8");
       }
+    } else if (r.kind == "moe") {
+      // An MoE layer's routed experts as one grouped GEMM (scripts/profile_gpu.py --sections
+      // moe): n, k per rank, batch = experts, q_len = top-k.
+      if (r.m_tokens <= 0 || r.n <= 0 || r.k <= 0 || r.batch <= 0 || r.q_len <= 0 ||
+          r.q_len > r.batch) {
+        throw ConfigError(t.where(i) + ": an moe row needs m_tokens, n, k, batch (experts) > 0 "
+                          "and 0 < q_len (top-k) <= batch");
+      }
+      if (r.dtype != "bf16") {
+        throw ConfigError(t.where(i) + ": column 'dtype' has '" + r.dtype + "'; expected bf16");
+      }
     } else {
       throw ConfigError(t.where(i) + ": column 'kind' has '" + r.kind +
-                        "'; expected linear, attn_prefill, attn_decode or elementwise");
+                        "'; expected linear, attn_prefill, attn_decode, elementwise or moe");
     }
     out.push_back(std::move(r));
   }

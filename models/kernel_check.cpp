@@ -42,6 +42,19 @@ double roofline_linear_s(const RooflineOptions& o, const hardware::GpuSpec& gpu,
                        static_cast<double>(r.m_tokens), peak, gpu.hbm_bandwidth_bytes_per_s);
 }
 
+// One projection of the routed experts as the cost model's roofline charges them: one GEMM of
+// tokens·top-k rows over the weights of the experts expected to be hit (bf16).
+double roofline_moe_s(const RooflineOptions& o, const hardware::GpuSpec& gpu,
+                      const hardware::KernelRow& r) {
+  const double n = static_cast<double>(r.n), k = static_cast<double>(r.k);
+  const double tokens = static_cast<double>(r.m_tokens);
+  const double touched = expected_experts_touched(static_cast<double>(r.batch),
+                                                  static_cast<double>(r.q_len), tokens);
+  return roofline_op_s(o, 2.0 * n * k, touched * n * k * 2.0, (n + k) * 2.0,
+                       tokens * static_cast<double>(r.q_len), gpu.bf16_flops,
+                       gpu.hbm_bandwidth_bytes_per_s);
+}
+
 }  // namespace
 
 std::vector<KernelCheckRow> check_kernels(const std::vector<hardware::KernelRow>& rows,
@@ -90,6 +103,11 @@ std::vector<KernelCheckRow> check_kernels(const std::vector<hardware::KernelRow>
       c.source = options.kernels.profile->elementwise().count(shape) > 0
                      ? table_label
                      : table_label + ", nearest shape";
+    } else if (r.kind == "moe" && options.kernels.profile) {
+      const hardware::MoeShape shape{r.dtype, r.batch, r.q_len, r.n, r.k};
+      t = timer.moe_gemm_s(shape, 2.0, "bf16", static_cast<double>(r.m_tokens));
+      c.source = options.kernels.profile->moe().count(shape) > 0 ? table_label
+                                                                 : table_label + ", nearest shape";
     }
     if (t) {
       c.predicted_s = *t;
@@ -100,6 +118,7 @@ std::vector<KernelCheckRow> check_kernels(const std::vector<hardware::KernelRow>
       c.source = "allowance";
     } else {
       c.predicted_s = r.kind == "linear" ? roofline_linear_s(options.roofline, gpu, r)
+                      : r.kind == "moe"  ? roofline_moe_s(options.roofline, gpu, r)
                                          : roofline_attention_s(options.roofline, gpu, r);
       c.source = "roofline";
     }

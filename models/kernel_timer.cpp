@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "hardware/calibration.h"
+#include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
 
 namespace servesim::models {
@@ -139,6 +140,41 @@ std::optional<double> KernelTimer::linear_s(const std::string& dtype, double n, 
   return latency + (measured - latency) * ideal_gemm_s(target_, dtype, tokens, n, k) /
                        ideal_gemm_s(source_.measured_on, dtype, tokens,
                                     static_cast<double>(near->n), static_cast<double>(near->k));
+}
+
+namespace {
+
+double ideal_moe_s(const hardware::GpuSpec& gpu, const std::string& compute_dtype,
+                   double weight_bytes_per_param, const hardware::MoeShape& s, double tokens) {
+  const double experts = static_cast<double>(s.experts), top_k = static_cast<double>(s.top_k);
+  const double n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+  const double rows = tokens * top_k;
+  const double touched = expected_experts_touched(experts, top_k, tokens);
+  const double peak = compute_dtype == "fp8" && gpu.fp8_flops > 0 ? gpu.fp8_flops : gpu.bf16_flops;
+  const double bytes = touched * n * k * weight_bytes_per_param + rows * (n + k) * 2.0;
+  return std::max(2.0 * rows * n * k / peak, bytes / gpu.hbm_bandwidth_bytes_per_s);
+}
+
+}  // namespace
+
+std::optional<double> KernelTimer::moe_gemm_s(const hardware::MoeShape& shape,
+                                              double weight_bytes_per_param,
+                                              const std::string& compute_dtype,
+                                              double tokens) const {
+  if (!source_.profile || tokens <= 0) return std::nullopt;
+  const auto near = source_.profile->nearest_moe_shape(shape);
+  if (!near) return std::nullopt;
+  const double measured = source_.profile->moe().at(*near).at(tokens);
+  const bool same_shape = near->experts == shape.experts && near->top_k == shape.top_k &&
+                          near->n == shape.n && near->k == shape.k;
+  if (same_shape && !source_.transferred && weight_bytes_per_param == 2.0 &&
+      compute_dtype == "bf16") {
+    return measured;
+  }
+  const double latency = std::min(measured, fastest_gemm_s(*source_.profile));
+  return latency + (measured - latency) *
+                       ideal_moe_s(target_, compute_dtype, weight_bytes_per_param, shape, tokens) /
+                       ideal_moe_s(source_.measured_on, "bf16", 2.0, *near, tokens);
 }
 
 std::optional<double> KernelTimer::elementwise_layer_s(const hardware::ElementwiseShape& shape,

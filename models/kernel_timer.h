@@ -77,6 +77,19 @@ class KernelTimer {
   std::optional<double> elementwise_layer_s(const hardware::ElementwiseShape& shape,
                                             double tokens) const;
 
+  // One projection of an MoE layer's routed experts (hardware::MoeShape: experts, top-k, per-rank
+  // N × K) for `tokens` tokens, with expert weights of `weight_bytes_per_param` (2 bf16, 1 fp8,
+  // 0.53 mxfp4) and GEMMs in `compute_dtype` (bf16 | fp8), from the table's nearest measured
+  // grouped GEMM (bf16): exact for a measured bf16 shape on its own GPU; otherwise above the
+  // table's fixed latency λ (its fastest GEMM) scaled by the ideal grouped-GEMM ratio
+  //   t = λ + (t_S(tokens) − λ) · ideal_G / ideal_S,
+  //   ideal = max(2·rows·N·K / peak, (touched·N·K·w + rows·(N + K)·2) / bandwidth),
+  // rows = tokens·top_k, touched = expected_experts_touched(experts, top_k, tokens): the
+  // measured kernel's efficiency carried to another weight format, shape or GPU.
+  // nullopt when the table has no moe curve.
+  std::optional<double> moe_gemm_s(const hardware::MoeShape& shape, double weight_bytes_per_param,
+                                   const std::string& compute_dtype, double tokens) const;
+
   static double ideal_gemm_s(const hardware::GpuSpec& gpu, const std::string& dtype, double m,
                              double n, double k);
 

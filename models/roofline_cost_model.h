@@ -242,6 +242,7 @@ class RooflineCostModel : public CostModel {
   std::vector<LinearOp> dense_ops_;  // QKV, O, gate_up, down (or router + shared expert for MoE)
   bool moe_ = false;
   LinearOp expert_op_;               // one routed expert: flops per routed token, bytes per expert
+  double expert_inter_rank_ = 0;     // I_e / t: one expert's intermediate width on one rank
   double num_experts_ = 0;
   double top_k_ = 0;
   double attn_flops_per_work_ = 0;   // 4 · heads_per_rank · head_dim
@@ -281,6 +282,8 @@ class RooflineCostModel : public CostModel {
   hardware::MonotoneCurve table_lm_head_;       // s vs rows
   bool table_prefill_attn_on_ = false;
   hardware::MonotoneCurve table_prefill_attn_;  // s per layer vs equivalent sequence length
+  bool table_moe_on_ = false;                   // replaces the routed experts' roofline op
+  hardware::MonotoneCurve table_moe_;           // s per layer vs tokens: gate_up + down
 
   // Peaks.
   double linear_peak_flops_ = 0;     // fp8 under fp8 quantization when the GPU has it, else bf16

@@ -10,12 +10,13 @@ R=data/realdata
 K=$R/gpu_kernels_h100_h200
 E=hardware/measurements/elementwise
 C=hardware/measurements/catalog
-"$servesim" calibrate --gpu h100-sxm --kernels $K/kernels_h100.csv $E/elementwise_h100.csv $C/kernels_catalog_h100.csv \
+M=hardware/measurements/moe
+"$servesim" calibrate --gpu h100-sxm --kernels $K/kernels_h100.csv $E/elementwise_h100.csv $C/kernels_catalog_h100.csv $M/moe_h100.csv \
   --out hardware/kernels/h100-sxm.json \
-  --description "Measured kernel tables: $K/kernels_h100.csv (one H100 SXM, PyTorch 2.11 / CUDA 13, CUDA-graph replays; bf16 and fp8 GEMMs of 5 models at each TP shard, SDPA causal prefill) and $E/elementwise_h100.csv (one H100 SXM, 2026-11-25, scripts/profile_gpu.py --sections elementwise: each layer's elementwise chain compiled by torch.compile, 7 models' shapes at 1-4 TP shards) and $C/kernels_catalog_h100.csv (one H100 SXM, 2026-11-26, scripts/profile_gpu.py --skip-measured: the GEMMs, prefill attention and elementwise chains of the other 10 catalog models that the first two files lack; MoE experts excluded). Per-shape isotonic fit of log time. Made by scripts/derive_kernel_tables.sh."
-"$servesim" calibrate --gpu h200 --kernels $K/kernels_h200.csv $E/elementwise_h200.csv $C/kernels_catalog_h200.csv \
+  --description "Measured kernel tables: $K/kernels_h100.csv (one H100 SXM, PyTorch 2.11 / CUDA 13, CUDA-graph replays; bf16 and fp8 GEMMs of 5 models at each TP shard, SDPA causal prefill) and $E/elementwise_h100.csv (one H100 SXM, 2026-11-25, scripts/profile_gpu.py --sections elementwise: each layer's elementwise chain compiled by torch.compile, 7 models' shapes at 1-4 TP shards) and $C/kernels_catalog_h100.csv (one H100 SXM, 2026-11-26, scripts/profile_gpu.py --skip-measured: the GEMMs, prefill attention and elementwise chains of the other 10 catalog models that the first two files lack; MoE experts excluded) and $M/moe_h100.csv (one H100 SXM, 2026-11-26, scripts/profile_gpu.py --sections moe: the routed experts of gpt-oss-120b and the two Mixtrals as bf16 grouped GEMMs, torch._grouped_mm). Per-shape isotonic fit of log time. Made by scripts/derive_kernel_tables.sh."
+"$servesim" calibrate --gpu h200 --kernels $K/kernels_h200.csv $E/elementwise_h200.csv $C/kernels_catalog_h200.csv $M/moe_h200.csv \
   --out hardware/kernels/h200.json \
-  --description "Measured kernel tables: $K/kernels_h200.csv (one H200, PyTorch 2.11 / CUDA 13, CUDA-graph replays; bf16 and fp8 GEMMs of 5 models at each TP shard, SDPA causal prefill) and $E/elementwise_h200.csv (one H200, 2026-11-25, scripts/profile_gpu.py --sections elementwise, as for the H100) and $C/kernels_catalog_h200.csv (one H200, 2026-11-26, as for the H100). Per-shape isotonic fit of log time. Made by scripts/derive_kernel_tables.sh."
+  --description "Measured kernel tables: $K/kernels_h200.csv (one H200, PyTorch 2.11 / CUDA 13, CUDA-graph replays; bf16 and fp8 GEMMs of 5 models at each TP shard, SDPA causal prefill) and $E/elementwise_h200.csv (one H200, 2026-11-25, scripts/profile_gpu.py --sections elementwise, as for the H100) and $C/kernels_catalog_h200.csv (one H200, 2026-11-26, as for the H100) and $M/moe_h200.csv (one H200, 2026-11-26, as for the H100). Per-shape isotonic fit of log time. Made by scripts/derive_kernel_tables.sh."
 # Vidur's a100 SKU is the 80 GB part (data/realdata/README.md); bf16 GEMMs only, no attention.
 "$servesim" calibrate --gpu a100-80gb --kernels $R/vidur_profiling/profiling/compute/a100/*/*/mlp.csv \
   --out hardware/kernels/a100-80gb.json \

@@ -2,8 +2,9 @@
 """Measures the kernels a transformer serving step is made of on this machine's GPU, as the
 kernel tables servesim ships (data/realdata/gpu_kernels_h100_h200/kernels_h100.csv: same
 columns): dense linear layers (bf16, and fp8 where PyTorch and the GPU have it) of common models
-at each tensor-parallel shard, and attention through PyTorch SDPA (causal prefill of one
-sequence; decode of a batch over contiguous K/V).
+at each tensor-parallel shard, attention through PyTorch SDPA (causal prefill of one sequence;
+decode of a batch over contiguous K/V), each layer's elementwise chain compiled as vLLM V1 runs
+it, and (--sections moe) MoE routed experts as grouped GEMMs.
 
 Derived from data/realdata/gpu_kernels_h100_h200/measure.py (the program that made the shipped
 H100/H200 tables); differences: command-line options, a CPU path (wall-clock timing, no CUDA
@@ -76,6 +77,14 @@ ELEMENTWISE = {
     "mixtral-8x22b": ((6144, 16384, 48, 8, 128, 2), [4, 8], ["bf16"]),
 }
 TINY_ELEMENTWISE = {"tiny": ((64, 128, 4, 2, 16, 1), [1, 2], ["bf16"])}
+# MoE routed experts (--sections moe; not read by servesim yet: hardware/measurements/moe):
+# model: (hidden, expert intermediate, experts, top-k), TP degrees (each expert TP-sharded).
+MOE_EXPERTS = {
+    "gpt-oss-120b": ((2880, 2880, 128, 4), [1, 2, 4, 8]),
+    "mixtral-8x7b": ((4096, 14336, 8, 2), [1, 2, 4, 8]),
+    "mixtral-8x22b": ((6144, 16384, 8, 2), [2, 4, 8]),
+}
+TINY_MOE_EXPERTS = {"tiny": ((64, 64, 8, 2), [1, 2])}
 TOKENS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 PREFILL_LENS = [256, 512, 1024, 2048, 4096, 8192]
 DECODE_BATCHES = [1, 8, 32, 64, 128, 256]
@@ -101,7 +110,8 @@ def parse_args(argv):
     p.add_argument("--no-fp8", action="store_true", help="skip fp8 GEMMs")
     p.add_argument("--sections", default="linear,attention,decode,elementwise",
                    help="comma-separated subset of linear, attention (causal prefill), decode "
-                        "(decode attention), elementwise [all]")
+                        "(decode attention), elementwise, moe (routed experts; not in the "
+                        "default) [linear,attention,decode,elementwise]")
     p.add_argument("--no-compile", action="store_true",
                    help="elementwise: eager rows only (no torch.compile)")
     p.add_argument("--models", default=None,
@@ -112,10 +122,10 @@ def parse_args(argv):
                         "table with the shapes it lacks)")
     a = p.parse_args(argv)
     a.sections = set(x for x in a.sections.split(",") if x)
-    bad = a.sections - {"linear", "attention", "decode", "elementwise"}
+    bad = a.sections - {"linear", "attention", "decode", "elementwise", "moe"}
     if bad:
         p.error(f"--sections: unknown {sorted(bad)}; expected linear, attention, decode, "
-                "elementwise")
+                "elementwise, moe")
     return a
 
 
@@ -320,6 +330,68 @@ def measure_elementwise(torch, F, device, timed, w, tag, configs, tokens, fp8_ok
     return rows
 
 
+def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline):
+    """An MoE layer's routed-expert GEMMs, bf16, as one grouped GEMM per projection
+    (torch._grouped_mm where PyTorch has it, else a loop of per-expert matmuls): each of `m`
+    tokens picks top-k distinct experts uniformly at random (fixed seed; the routing
+    servesim's expected_experts_touched assumes), rows are grouped by expert, then gate_up
+    [rows, hidden] x [E, hidden, 2·I/tp] and down [rows, I/tp] x [E, I/tp, hidden]. Rows: kind
+    moe, op experts_gate_up | experts_down (+ "_loop" without _grouped_mm), n and k the
+    per-rank GEMM, batch = experts, q_len = top-k, kv_len = routed rows (m·top-k), q_heads =
+    experts that got at least one row. Returns rows."""
+    rows = 0
+    bf16 = torch.bfloat16
+    grouped = hasattr(torch, "_grouped_mm") and device.type == "cuda"
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    for model, ((hidden, inter, experts, topk), tps) in configs.items():
+        for tp in tps:
+            i_rank = inter // tp
+            w1 = torch.randn(experts, hidden, 2 * i_rank, device=device, dtype=bf16) * 0.02
+            w2 = torch.randn(experts, i_rank, hidden, device=device, dtype=bf16) * 0.02
+            if grouped:  # _grouped_mm wants the last dimension of the weights contiguous
+                w1 = w1.transpose(-2, -1).contiguous().transpose(-2, -1)
+                w2 = w2.transpose(-2, -1).contiguous().transpose(-2, -1)
+            for m in tokens:
+                if time.time() > deadline:
+                    return rows
+                choice = torch.rand(m, experts, generator=gen).topk(topk, dim=1).indices
+                counts = torch.bincount(choice.flatten(), minlength=experts)
+                routed = m * topk
+                offs = torch.cumsum(counts, 0).to(torch.int32).to(device)
+                x1 = torch.randn(routed, hidden, device=device, dtype=bf16)
+                x2 = torch.randn(routed, i_rank, device=device, dtype=bf16)
+                bounds = [0] + torch.cumsum(counts, 0).tolist()
+                hit = int((counts > 0).sum())
+                for op, x, wt in (("experts_gate_up", x1, w1), ("experts_down", x2, w2)):
+                    def loop(x=x, wt=wt):
+                        for e in range(experts):
+                            if bounds[e + 1] > bounds[e]:
+                                torch.matmul(x[bounds[e]:bounds[e + 1]], wt[e])
+                    try:
+                        us, name = None, op + "_loop"
+                        if grouped:
+                            try:
+                                us = timed(lambda: torch._grouped_mm(x, wt, offs=offs))
+                                name = op
+                            except Exception as e:  # this shape or build: the loop instead
+                                print("moe grouped_mm fail, loop instead", model, tp, op, m,
+                                      repr(e)[:200], file=sys.stderr, flush=True)
+                        if us is None:
+                            us = timed(loop)
+                        n, k = wt.shape[2], wt.shape[1]
+                        wbytes = hit * n * k * 2
+                        w.writerow([tag, "moe", "bf16", model, tp, name, m, n, k, experts, topk,
+                                    routed, hit, "", "", f"{us:.2f}",
+                                    f"{2 * routed * n * k / us / 1e6:.1f}",
+                                    f"{(wbytes + routed * (n + k) * 2) / us / 1e3:.1f}"])
+                        rows += 1
+                    except Exception as e:  # report, go on
+                        print("moe fail", model, tp, op, m, repr(e)[:200], file=sys.stderr,
+                              flush=True)
+            del w1, w2
+    return rows
+
+
 def main(argv):
     args = parse_args(argv)
     import torch  # imported here so that --help works without PyTorch
@@ -458,6 +530,12 @@ def main(argv):
             rows += measure_elementwise(torch, F, device, timed, w, tag,
                                         elementwise, tokens,
                                         fp8, compile_ok, t_start + args.budget_s, skip_elem)
+        if "moe" in args.sections:
+            moe = TINY_MOE_EXPERTS if args.tiny else MOE_EXPERTS
+            if args.models is not None:
+                moe = {x: c for x, c in moe.items() if x in models}
+            rows += measure_moe(torch, device, timed, w, tag, moe, tokens,
+                                t_start + args.budget_s)
     print(f"wrote {path} rows {rows} in {time.time() - t_start:.0f} s on {device} "
           f"(torch {torch.__version__}{'' if has_sdpa else ', attention unfused: no SDPA'})")
 

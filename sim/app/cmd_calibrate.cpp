@@ -387,12 +387,18 @@ class CalibrateCommand : public Command {
     if (!profile->elementwise().empty()) {
       cal.fit_info["kernel_tables"]["elementwise_shapes"] = profile->elementwise().size();
     }
+    if (!profile->moe().empty()) {
+      cal.fit_info["kernel_tables"]["moe_shapes"] = profile->moe().size();
+    }
     out << "Kernel tables: " << rows.size() << " rows from " << kernel_files_.size()
         << " files: " << bf16 << " bf16 and " << fp8 << " fp8 GEMM shapes, "
         << profile->prefill_attention().size() << " prefill-attention shapes"
         << (profile->elementwise().empty()
                 ? std::string()
                 : ", " + std::to_string(profile->elementwise().size()) + " elementwise shapes")
+        << (profile->moe().empty()
+                ? std::string()
+                : ", " + std::to_string(profile->moe().size()) + " MoE expert shapes")
         << "; the monotone fit moved "
         << moved << " of " << points << " GEMM rows, by at most " << std::fixed
         << std::setprecision(1) << 100 * worst << "%\n";

@@ -51,6 +51,13 @@ done
 "$py" "$root/scripts/profile_gpu.py" "$tmp/pre" --device cpu --tiny --sections attention
 [ "$(wc -l < "$tmp/pre/kernels_cpu.csv")" = 5 ] && ! grep -q attn_decode "$tmp/pre/kernels_cpu.csv" ||
   { echo "--sections attention: expected the 4 prefill rows only"; exit 1; }
+# --sections moe (not in the default): 2 TP shards × 4 token counts × 2 projections, on the CPU
+# as a loop of per-expert matmuls; routed rows = tokens × top-k, experts hit ≤ min(8, rows).
+"$py" "$root/scripts/profile_gpu.py" "$tmp/moe" --device cpu --tiny --sections moe
+[ "$(grep -c ',moe,bf16,tiny,[12],experts_\(gate_up\|down\)_loop,' "$tmp/moe/kernels_cpu.csv")" = 16 ] ||
+  { echo "expected 16 moe rows"; exit 1; }
+awk -F, 'NR > 1 && ($12 != $7 * 2 || $13 > 8 || $13 > $12) { exit 1 }' "$tmp/moe/kernels_cpu.csv" ||
+  { echo "moe rows: routed rows or experts hit wrong"; exit 1; }
 # An unknown model is refused, naming the choices.
 if "$py" "$root/scripts/profile_gpu.py" "$tmp/bad" --device cpu --models nope 2> "$tmp/bad.txt"; then
   echo "--models nope was accepted"; exit 1
