@@ -109,7 +109,7 @@ KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const
     } else if (r.kind == "elementwise" && r.op == "layer_compiled") {
       elem[{r.dtype, r.n, r.k, r.q_heads, r.kv_heads, r.head_dim}].emplace_back(
           static_cast<double>(r.m_tokens), r.time_s);
-    } else if (r.kind == "moe") {
+    } else if (r.kind == "moe" && r.dtype == "bf16") {
       moe[{r.dtype, r.batch, r.q_len, r.n, r.k}].emplace_back(static_cast<double>(r.m_tokens),
                                                              r.time_s);
     }

@@ -96,7 +96,9 @@ class KernelProfile {
   // Linear rows → GEMM curves (x = tokens); attn_prefill rows → curves over the sequence length;
   // attn_decode rows are kept out (SDPA over contiguous K/V is not vLLM's paged kernel);
   // elementwise rows of op layer_compiled → curves over the tokens (layer_eager rows are kept out:
-  // vLLM V1 runs these ops compiled); moe rows → one curve per projection over the tokens.
+  // vLLM V1 runs these ops compiled); bf16 moe rows → one curve per projection over the tokens
+  // (fp8 moe rows are kept out: they check the transfer of the bf16 curves to other weight
+  // formats, KernelTimer::moe_gemm_s).
   static KernelProfile from_rows(const std::vector<KernelRow>& rows, const std::string& gpu);
 
   const std::string& gpu() const { return gpu_; }

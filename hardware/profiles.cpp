@@ -283,8 +283,9 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
         throw ConfigError(t.where(i) + ": an moe row needs m_tokens, n, k, batch (experts) > 0 "
                           "and 0 < q_len (top-k) <= batch");
       }
-      if (r.dtype != "bf16") {
-        throw ConfigError(t.where(i) + ": column 'dtype' has '" + r.dtype + "'; expected bf16");
+      if (r.dtype != "bf16" && r.dtype != "fp8") {
+        throw ConfigError(t.where(i) + ": column 'dtype' has '" + r.dtype +
+                          "'; expected bf16 or fp8");
       }
     } else {
       throw ConfigError(t.where(i) + ": column 'kind' has '" + r.kind +

@@ -75,8 +75,8 @@ struct KernelRow {
   // kind: linear | attn_prefill | attn_decode | elementwise (one layer's chain of small kernels:
   // n = hidden size, k = SwiGLU width per token per rank, heads per rank; op layer_compiled is
   // what vLLM V1 runs, layer_eager the unfused reference) | moe (one projection of an MoE layer's
-  // routed experts as a grouped GEMM: n, k per rank, batch = experts, q_len = top-k, kv_len =
-  // routed rows, q_heads = experts hit)
+  // routed experts as a grouped GEMM, bf16 or fp8: n, k per rank, batch = experts, q_len = top-k,
+  // kv_len = routed rows, q_heads = experts hit)
   std::string gpu, kind, dtype, model, op;
   int tp = 0;
   long long m_tokens = 0, n = 0, k = 0;  // linear: [m × k] · [k × n]

@@ -43,16 +43,17 @@ double roofline_linear_s(const RooflineOptions& o, const hardware::GpuSpec& gpu,
 }
 
 // One projection of the routed experts as the cost model's roofline charges them: one GEMM of
-// tokens·top-k rows over the weights of the experts expected to be hit (bf16).
+// tokens·top-k rows over the weights of the experts expected to be hit (in the row's dtype).
 double roofline_moe_s(const RooflineOptions& o, const hardware::GpuSpec& gpu,
                       const hardware::KernelRow& r) {
   const double n = static_cast<double>(r.n), k = static_cast<double>(r.k);
   const double tokens = static_cast<double>(r.m_tokens);
   const double touched = expected_experts_touched(static_cast<double>(r.batch),
                                                   static_cast<double>(r.q_len), tokens);
-  return roofline_op_s(o, 2.0 * n * k, touched * n * k * 2.0, (n + k) * 2.0,
-                       tokens * static_cast<double>(r.q_len), gpu.bf16_flops,
-                       gpu.hbm_bandwidth_bytes_per_s);
+  const bool fp8 = r.dtype == "fp8";
+  const double peak = fp8 && gpu.fp8_flops > 0 ? gpu.fp8_flops : gpu.bf16_flops;
+  return roofline_op_s(o, 2.0 * n * k, touched * n * k * (fp8 ? 1.0 : 2.0), (n + k) * 2.0,
+                       tokens * static_cast<double>(r.q_len), peak, gpu.hbm_bandwidth_bytes_per_s);
 }
 
 }  // namespace
@@ -85,13 +86,13 @@ std::vector<KernelCheckRow> check_kernels(const std::vector<hardware::KernelRow>
         }
         t = KernelTimer(gpu, it->second).linear_s(r.dtype, static_cast<double>(r.n),
                                                    static_cast<double>(r.k), m);
-        c.source = table_label + ", nearest shape";
+        c.source = table_label + " (nearest shape)";
       } else {
         t = timer.linear_s(r.dtype, static_cast<double>(r.n), static_cast<double>(r.k), m);
         c.source = timer.has_exact_shape(r.dtype, static_cast<double>(r.n),
                                          static_cast<double>(r.k))
                        ? table_label
-                       : table_label + ", nearest shape";
+                       : table_label + " (nearest shape)";
       }
     } else if (r.kind == "attn_prefill" && options.kernels.profile && r.batch == 1) {
       t = timer.prefill_attention_s(static_cast<double>(r.q_heads), static_cast<double>(r.kv_heads),
@@ -102,12 +103,16 @@ std::vector<KernelCheckRow> check_kernels(const std::vector<hardware::KernelRow>
       t = timer.elementwise_layer_s(shape, static_cast<double>(r.m_tokens));
       c.source = options.kernels.profile->elementwise().count(shape) > 0
                      ? table_label
-                     : table_label + ", nearest shape";
+                     : table_label + " (nearest shape)";
     } else if (r.kind == "moe" && options.kernels.profile) {
-      const hardware::MoeShape shape{r.dtype, r.batch, r.q_len, r.n, r.k};
-      t = timer.moe_gemm_s(shape, 2.0, "bf16", static_cast<double>(r.m_tokens));
+      // The table holds bf16 curves; an fp8 row is predicted by their transfer (1-byte weights,
+      // the fp8 peak), as the cost model charges fp8 experts.
+      const hardware::MoeShape shape{"bf16", r.batch, r.q_len, r.n, r.k};
+      const bool fp8 = r.dtype == "fp8";
+      t = timer.moe_gemm_s(shape, fp8 ? 1.0 : 2.0, r.dtype, static_cast<double>(r.m_tokens));
       c.source = options.kernels.profile->moe().count(shape) > 0 ? table_label
-                                                                 : table_label + ", nearest shape";
+                                                                 : table_label + " (nearest shape)";
+      if (fp8) c.source += " (bf16 curve to fp8)";
     }
     if (t) {
       c.predicted_s = *t;

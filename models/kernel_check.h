@@ -38,7 +38,9 @@ struct KernelCheckOptions {
 struct KernelCheckRow {
   hardware::KernelRow row;
   double predicted_s = 0;
-  std::string source;  // "table", "table, nearest shape", "transferred from X", "roofline"
+  // "table", "table (nearest shape)", "transferred from X", "roofline", "allowance": no comma,
+  // since the --output CSV writes it unquoted.
+  std::string source;
   double error() const { return predicted_s / row.time_s - 1; }
 };
 

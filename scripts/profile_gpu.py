@@ -330,7 +330,7 @@ def measure_elementwise(torch, F, device, timed, w, tag, configs, tokens, fp8_ok
     return rows
 
 
-def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline):
+def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline, fp8_ok=False):
     """An MoE layer's routed-expert GEMMs, bf16, as one grouped GEMM per projection
     (torch._grouped_mm where PyTorch has it, else a loop of per-expert matmuls): each of `m`
     tokens picks top-k distinct experts uniformly at random (fixed seed; the routing
@@ -338,10 +338,14 @@ def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline):
     [rows, hidden] x [E, hidden, 2·I/tp] and down [rows, I/tp] x [E, I/tp, hidden]. Rows: kind
     moe, op experts_gate_up | experts_down (+ "_loop" without _grouped_mm), n and k the
     per-rank GEMM, batch = experts, q_len = top-k, kv_len = routed rows (m·top-k), q_heads =
-    experts that got at least one row. Returns rows."""
+    experts that got at least one row. With fp8_ok and torch._scaled_grouped_mm, each grouped
+    GEMM is timed again in fp8 (e4m3 inputs and weights, row-wise scales, bf16 out): dtype fp8
+    rows, which servesim uses to check its transfer of the bf16 curves to other weight formats.
+    Returns rows."""
     rows = 0
     bf16 = torch.bfloat16
     grouped = hasattr(torch, "_grouped_mm") and device.type == "cuda"
+    grouped_fp8 = grouped and fp8_ok and hasattr(torch, "_scaled_grouped_mm")
     gen = torch.Generator(device="cpu").manual_seed(0)
     for model, ((hidden, inter, experts, topk), tps) in configs.items():
         for tp in tps:
@@ -387,6 +391,24 @@ def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline):
                         rows += 1
                     except Exception as e:  # report, go on
                         print("moe fail", model, tp, op, m, repr(e)[:200], file=sys.stderr,
+                              flush=True)
+                    if not grouped_fp8:
+                        continue
+                    try:
+                        x8 = x.to(torch.float8_e4m3fn)
+                        w8 = wt.to(torch.float8_e4m3fn)  # keeps the K-contiguous layout
+                        sa = torch.ones(x.shape[0], device=device, dtype=torch.float32)
+                        sb = torch.ones(experts, wt.shape[2], device=device, dtype=torch.float32)
+                        us = timed(lambda: torch._scaled_grouped_mm(
+                            x8, w8, sa, sb, offs=offs, out_dtype=bf16))
+                        n, k = wt.shape[2], wt.shape[1]
+                        w.writerow([tag, "moe", "fp8", model, tp, op, m, n, k, experts, topk,
+                                    routed, hit, "", "", f"{us:.2f}",
+                                    f"{2 * routed * n * k / us / 1e6:.1f}",
+                                    f"{(hit * n * k + routed * (k + 2 * n)) / us / 1e3:.1f}"])
+                        rows += 1
+                    except Exception as e:  # report, go on
+                        print("moe fp8 fail", model, tp, op, m, repr(e)[:200], file=sys.stderr,
                               flush=True)
             del w1, w2
     return rows
@@ -535,7 +557,7 @@ def main(argv):
             if args.models is not None:
                 moe = {x: c for x, c in moe.items() if x in models}
             rows += measure_moe(torch, device, timed, w, tag, moe, tokens,
-                                t_start + args.budget_s)
+                                t_start + args.budget_s, fp8)
     print(f"wrote {path} rows {rows} in {time.time() - t_start:.0f} s on {device} "
           f"(torch {torch.__version__}{'' if has_sdpa else ', attention unfused: no SDPA'})")
 

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -91,6 +92,37 @@ TEST_CASE("kernel-check on the MoE experts' grouped GEMMs", "[cli][kernels][real
   REQUIRE(roof.code == 0);
   CHECK(roof.out.find("moe bf16                  264") != std::string::npos);
   CHECK(roof.out.find("roofline") != std::string::npos);
+}
+
+TEST_CASE("kernel-check --output: one field per column on every row", "[cli][kernels][realdata]") {
+  // The fp8 check rows are predicted from the bf16 curves, and --leave-shape-out rows from the
+  // nearest shape: their source labels must not split the row (they once held a comma).
+  const fs::path out = fs::temp_directory_path() / "servesim_kernel_check_fields.csv";
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--measured", "hardware/measurements/moe/moe_fp8_check_h100.csv"},
+        std::vector<std::string>{"--measured",
+                                 "data/realdata/gpu_kernels_h100_h200/kernels_h100.csv",
+                                 "--leave-shape-out"}}) {
+    std::vector<std::string> args = {"kernel-check", "--gpu", "h100-sxm", "--output", out.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Outcome o = run(args);
+    REQUIRE(o.code == 0);
+    std::ifstream f(out);
+    std::string line;
+    size_t rows = 0, bad = 0, labelled = 0;
+    while (std::getline(f, line)) {
+      ++rows;
+      if (std::count(line.begin(), line.end(), ',') != 17) ++bad;
+      if (line.find("(nearest shape)") != std::string::npos ||
+          line.find("(bf16 curve to fp8)") != std::string::npos) {
+        ++labelled;
+      }
+    }
+    CHECK(rows > 500);
+    CHECK(bad == 0);
+    CHECK(labelled > 0);
+  }
+  fs::remove(out);
 }
 
 }  // namespace
