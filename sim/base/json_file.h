@@ -22,9 +22,32 @@ namespace servesim {
 // accept or throw later: malformed text, numbers out of double range (1e400), and an object that
 // repeats a key (the JSON spec leaves it undefined; nlohmann keeps the last, which hides typos).
 inline nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
+  // Duplicate keys are found in the same pass as the parse, through the parser's callback (a
+  // second pass with the SAX interface lexed every number twice: half the load time of the
+  // kernel tables, docs/performance.md).
+  std::vector<std::vector<std::string>> keys;  // one key list per open object
+  std::string found;                            // the first repeated key, in document order
+  const nlohmann::json::parser_callback_t track =
+      [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using Event = nlohmann::json::parse_event_t;
+        if (event == Event::object_start) {
+          keys.emplace_back();
+        } else if (event == Event::key) {
+          const std::string& k = parsed.get_ref<const std::string&>();
+          auto& ks = keys.back();
+          if (std::find(ks.begin(), ks.end(), k) != ks.end()) {
+            if (found.empty()) found = k;
+          } else {
+            ks.push_back(k);
+          }
+        } else if (event == Event::object_end) {
+          keys.pop_back();
+        }
+        return true;
+      };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text, track);
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(where + ": malformed JSON: " + e.what());
   } catch (const nlohmann::json::exception& e) {
@@ -32,44 +55,8 @@ inline nlohmann::json parse_json_text(const std::string& text, const std::string
     throw ConfigError(where + ": invalid JSON: " + e.what() +
                       " (expected numbers within the range of a double)");
   }
-  // Duplicate keys: walk the tokens once more with the SAX interface (cheap next to parsing).
-  struct DupFinder : nlohmann::json_sax<nlohmann::json> {
-    std::vector<std::vector<std::string>> keys;  // one key list per open object
-    std::vector<std::string> path;
-    std::string found;
-    bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(number_integer_t) override { return true; }
-    bool number_unsigned(number_unsigned_t) override { return true; }
-    bool number_float(number_float_t, const string_t&) override { return true; }
-    bool string(string_t&) override { return true; }
-    bool binary(binary_t&) override { return true; }
-    bool start_object(std::size_t) override {
-      keys.emplace_back();
-      return true;
-    }
-    bool key(string_t& k) override {
-      auto& ks = keys.back();
-      if (std::find(ks.begin(), ks.end(), k) != ks.end()) {
-        found = k;
-        return false;
-      }
-      ks.push_back(k);
-      return true;
-    }
-    bool end_object() override {
-      keys.pop_back();
-      return true;
-    }
-    bool start_array(std::size_t) override { return true; }
-    bool end_array() override { return true; }
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-      return false;
-    }
-  } dup;
-  nlohmann::json::sax_parse(text, &dup);
-  if (!dup.found.empty()) {
-    throw ConfigError(where + ": key '" + dup.found +
+  if (!found.empty()) {
+    throw ConfigError(where + ": key '" + found +
                       "' appears twice in one object; expected each key once");
   }
   return j;
