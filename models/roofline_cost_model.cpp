@@ -432,13 +432,14 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
   for (const LinearOp& op : dense_ops_) {
     if (!op.tabled) s += linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
   }
-  if (moe_ && table_moe_on_ && tokens > 0) {
-    s += table_moe_.at(tokens);
-  } else if (moe_) {
-    // Routed tokens·k rows over the experts hit; weights of the expected distinct experts.
-    const double touched = expected_experts_touched(num_experts_, top_k_, tokens);
-    s += linear_op_s(expert_op_, tokens * top_k_, touched * expert_op_.weight_bytes,
-                     linear_peak_flops_);
+  if (moe_ && tokens > 0) {
+    // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
+    // over the experts hit, weights of the expected distinct experts.
+    s += table_moe_on_ ? table_moe_.at(tokens)
+                       : linear_op_s(expert_op_, tokens * top_k_,
+                                     expected_experts_touched(num_experts_, top_k_, tokens) *
+                                         expert_op_.weight_bytes,
+                                     linear_peak_flops_);
   }
   return s;
 }

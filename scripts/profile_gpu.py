@@ -367,6 +367,14 @@ def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline, fp8_ok=
                 bounds = [0] + torch.cumsum(counts, 0).tolist()
                 hit = int((counts > 0).sum())
                 for op, x, wt in (("experts_gate_up", x1, w1), ("experts_down", x2, w2)):
+                    n, k = wt.shape[2], wt.shape[1]
+
+                    def write(dtype, name, us, moved):  # moved: bytes of weights hit + rows
+                        w.writerow([tag, "moe", dtype, model, tp, name, m, n, k, experts, topk,
+                                    routed, hit, "", "", f"{us:.2f}",
+                                    f"{2 * routed * n * k / us / 1e6:.1f}",
+                                    f"{moved / us / 1e3:.1f}"])
+
                     def loop(x=x, wt=wt):
                         for e in range(experts):
                             if bounds[e + 1] > bounds[e]:
@@ -382,12 +390,7 @@ def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline, fp8_ok=
                                       repr(e)[:200], file=sys.stderr, flush=True)
                         if us is None:
                             us = timed(loop)
-                        n, k = wt.shape[2], wt.shape[1]
-                        wbytes = hit * n * k * 2
-                        w.writerow([tag, "moe", "bf16", model, tp, name, m, n, k, experts, topk,
-                                    routed, hit, "", "", f"{us:.2f}",
-                                    f"{2 * routed * n * k / us / 1e6:.1f}",
-                                    f"{(wbytes + routed * (n + k) * 2) / us / 1e3:.1f}"])
+                        write("bf16", name, us, hit * n * k * 2 + routed * (n + k) * 2)
                         rows += 1
                     except Exception as e:  # report, go on
                         print("moe fail", model, tp, op, m, repr(e)[:200], file=sys.stderr,
@@ -401,11 +404,7 @@ def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline, fp8_ok=
                         sb = torch.ones(experts, wt.shape[2], device=device, dtype=torch.float32)
                         us = timed(lambda: torch._scaled_grouped_mm(
                             x8, w8, sa, sb, offs=offs, out_dtype=bf16))
-                        n, k = wt.shape[2], wt.shape[1]
-                        w.writerow([tag, "moe", "fp8", model, tp, op, m, n, k, experts, topk,
-                                    routed, hit, "", "", f"{us:.2f}",
-                                    f"{2 * routed * n * k / us / 1e6:.1f}",
-                                    f"{(hit * n * k + routed * (k + 2 * n)) / us / 1e3:.1f}"])
+                        write("fp8", op, us, hit * n * k + routed * (k + 2 * n))
                         rows += 1
                     except Exception as e:  # report, go on
                         print("moe fp8 fail", model, tp, op, m, repr(e)[:200], file=sys.stderr,

@@ -189,10 +189,10 @@ class KernelCheckCommand : public Command {
       o.cuda_graph_padding = false;
       const models::RooflineCostModel cm(d, o);
       const double layers = static_cast<double>(d.model.num_layers);
-      const double pred = layers * cm.layer_linear_time_s(static_cast<double>(layer_tokens_));
+      const double tokens = static_cast<double>(layer_tokens_);
+      const double pred = layers * cm.layer_linear_time_s(tokens);
       // The GEMMs alone: the charge less the elementwise kernels between them (the measured
       // chain, or t0 per GEMM); under the roofline they are part of each GEMM's fitted time.
-      const double tokens = static_cast<double>(layer_tokens_);
       const double gemms = pred - layers * cm.layer_elementwise_time_s(tokens);
       if (!header) {
         out << "\nAll layers' linear time at " << layer_tokens_
