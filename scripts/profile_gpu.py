@@ -116,12 +116,22 @@ def parse_args(argv):
                    help="elementwise: eager rows only (no torch.compile)")
     p.add_argument("--models", default=None,
                    help="comma-separated subset of the models measured [all of them, in order]")
+    p.add_argument("--tps", default=None,
+                   help="comma-separated TP degrees measured for every chosen model, instead of "
+                        "each model's own list (e.g. 1,2,4 for a deployment's shards)")
     p.add_argument("--skip-measured", nargs="+", default=[], metavar="CSV",
                    help="kernel tables whose GEMM shapes (dtype, tokens, N, K) and prefill-"
                         "attention head configurations are not measured again (to extend a "
                         "table with the shapes it lacks)")
     a = p.parse_args(argv)
     a.sections = set(x for x in a.sections.split(",") if x)
+    if a.tps is not None:
+        try:
+            a.tps = [int(x) for x in a.tps.split(",") if x]
+        except ValueError:
+            p.error(f"--tps: '{a.tps}' is not a comma-separated list of whole numbers")
+        if not a.tps or any(t < 1 for t in a.tps):
+            p.error(f"--tps: {a.tps}; expected TP degrees >= 1")
     bad = a.sections - {"linear", "attention", "decode", "elementwise", "moe"}
     if bad:
         p.error(f"--sections: unknown {sorted(bad)}; expected linear, attention, decode, "
@@ -433,6 +443,9 @@ def main(argv):
                      f"{', '.join(models)}")
         models = {x: models[x] for x in chosen}
         elementwise = {x: c for x, c in elementwise.items() if x in models}
+    if args.tps is not None:  # the same TP degrees for every model measured
+        tps = {x: args.tps for x in models}
+        elementwise = {x: (d, args.tps, dts) for x, (d, _, dts) in elementwise.items()}
     skip_linear, skip_heads, skip_elem = measured_keys(args.skip_measured)
     tokens = TINY_TOKENS if args.tiny else TOKENS
     prefill_lens = TINY_PREFILL_LENS if args.tiny else PREFILL_LENS
@@ -555,6 +568,8 @@ def main(argv):
             moe = TINY_MOE_EXPERTS if args.tiny else MOE_EXPERTS
             if args.models is not None:
                 moe = {x: c for x, c in moe.items() if x in models}
+            if args.tps is not None:
+                moe = {x: (d, args.tps) for x, (d, _) in moe.items()}
             rows += measure_moe(torch, device, timed, w, tag, moe, tokens,
                                 t_start + args.budget_s, fp8)
     print(f"wrote {path} rows {rows} in {time.time() - t_start:.0f} s on {device} "
