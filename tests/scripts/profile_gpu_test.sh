@@ -58,6 +58,17 @@ done
   { echo "expected 16 moe rows"; exit 1; }
 awk -F, 'NR > 1 && ($12 != $7 * 2 || $13 > 8 || $13 > $12) { exit 1 }' "$tmp/moe/kernels_cpu.csv" ||
   { echo "moe rows: routed rows or experts hit wrong"; exit 1; }
+# --tps replaces every model's TP degrees (linear rows at TP 1, 2 and 4, elementwise chains at
+# each of them); a bad list is refused.
+"$py" "$root/scripts/profile_gpu.py" "$tmp/tps" --device cpu --tiny --tps 1,2,4 --sections linear,elementwise
+[ "$(awk -F, 'NR > 1 && $2 == "linear" { print $5 }' "$tmp/tps/kernels_cpu.csv" | sort -u | tr '\n' ' ')" = "1 2 4 " ] ||
+  { echo "--tps 1,2,4: expected linear rows at TP 1, 2 and 4"; exit 1; }
+[ "$(grep -c ',elementwise,bf16,tiny,4,layer_eager,' "$tmp/tps/kernels_cpu.csv")" = 4 ] ||
+  { echo "--tps 1,2,4: expected 4 elementwise rows at TP 4"; exit 1; }
+if "$py" "$root/scripts/profile_gpu.py" "$tmp/bad" --device cpu --tiny --tps 0,x 2> "$tmp/bad.txt"; then
+  echo "--tps 0,x was accepted"; exit 1
+fi
+grep -q "not a comma-separated list of whole numbers" "$tmp/bad.txt"
 # An unknown model is refused, naming the choices.
 if "$py" "$root/scripts/profile_gpu.py" "$tmp/bad" --device cpu --models nope 2> "$tmp/bad.txt"; then
   echo "--models nope was accepted"; exit 1
