@@ -24,6 +24,7 @@ const std::map<std::string, Range>& ranges() {
       {"step_overhead_s", {0, 1.0}},
       {"per_seq_overhead_s", {0, 1e-1}},
       {"per_prefill_token_overhead_s", {0, 1e-3}},
+      {"tp_broadcast_overhead_s", {0, 0.1}},
       {"link_latency_s", {0, 1e-2}},
       {"link_bandwidth_bytes_per_s", {1e6, 1e14}},
       {"client_ttft_overhead_s", {0, 10.0}},
@@ -50,7 +51,7 @@ const std::vector<std::string>& Calibration::parameter_names() {
   static const std::vector<std::string> names = {
       "compute_efficiency", "memory_efficiency",  "compute_ramp_tokens",
       "op_latency_s",       "step_overhead_s",    "per_seq_overhead_s",
-      "per_prefill_token_overhead_s",
+      "per_prefill_token_overhead_s", "tp_broadcast_overhead_s",
       "link_latency_s",     "link_bandwidth_bytes_per_s", "client_ttft_overhead_s",
       "host_step_s",        "host_per_seq_s",     "host_per_prefill_token_s",
       "host_per_sampled_token_s", "frontend_per_request_s", "frontend_per_prompt_token_s",

@@ -67,7 +67,8 @@ struct Calibration {
   // Parameter name -> fitted value. Known names (others are rejected on load):
   //   compute_efficiency, memory_efficiency, compute_ramp_tokens, op_latency_s,
   //   step_overhead_s, per_seq_overhead_s, per_prefill_token_overhead_s (serial, per prompt
-  //   token computed in the step), link_latency_s, link_bandwidth_bytes_per_s,
+  //   token computed in the step), tp_broadcast_overhead_s (serial, per step and per TP worker
+  //   beyond the first), link_latency_s, link_bandwidth_bytes_per_s,
   //   client_ttft_overhead_s,
   //   host_step_s, host_per_seq_s, host_per_prefill_token_s, host_per_sampled_token_s (host work
   //   of a step with a cause, overlapped under async scheduling: models/roofline_cost_model.h),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/base/error.h"
 
@@ -33,6 +34,37 @@ Eigen::MatrixXd jacobian(const ResidualFn& r, const Eigen::VectorXd& x, const Ei
 }
 
 }  // namespace
+
+Eigen::VectorXd standard_errors(const Eigen::MatrixXd& J, double sigma2) {
+  const Eigen::Index p = J.cols();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // Columns scaled to unit norm, so that the rank test does not depend on the parameters' units.
+  Eigen::VectorXd scale(p);
+  for (Eigen::Index k = 0; k < p; ++k) {
+    const double norm = J.col(k).norm();
+    scale[k] = norm > 0 ? 1.0 / norm : 0.0;
+  }
+  const Eigen::MatrixXd js = J * scale.asDiagonal();
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(js.transpose() * js);
+  const Eigen::VectorXd& lambda = eig.eigenvalues();
+  const Eigen::MatrixXd& v = eig.eigenvectors();
+  const double lambda_max = lambda.maxCoeff();
+  Eigen::VectorXd se = Eigen::VectorXd::Constant(p, kInf);
+  for (Eigen::Index k = 0; k < p; ++k) {
+    if (scale[k] == 0) continue;  // no residual depends on it
+    double variance = 0;
+    bool unseen = false;
+    for (Eigen::Index j = 0; j < p; ++j) {
+      if (lambda[j] <= kRankTolerance * lambda_max) {
+        unseen = unseen || std::fabs(v(k, j)) > 1e-6;
+      } else {
+        variance += v(k, j) * v(k, j) / lambda[j];
+      }
+    }
+    if (!unseen) se[k] = std::sqrt(sigma2 * variance) * scale[k];
+  }
+  return se;
+}
 
 LmResult levenberg_marquardt(const ResidualFn& r, const Eigen::VectorXd& x0,
                              const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
@@ -85,10 +117,10 @@ LmResult levenberg_marquardt(const ResidualFn& r, const Eigen::VectorXd& x0,
   res.std_error = Eigen::VectorXd::Zero(p);
   if (n > p) {
     const double sigma2 = rx.squaredNorm() / static_cast<double>(n - p);
-    const Eigen::MatrixXd cov = (J.transpose() * J).completeOrthogonalDecomposition().pseudoInverse();
+    const Eigen::VectorXd se = standard_errors(J, sigma2);
     for (Eigen::Index k = 0; k < p; ++k) {
       const bool on_bound = res.x[k] <= lower[k] || res.x[k] >= upper[k];
-      res.std_error[k] = on_bound ? 0.0 : std::sqrt(std::max(0.0, sigma2 * cov(k, k)));
+      res.std_error[k] = on_bound ? 0.0 : se[k];
     }
   }
   return res;

@@ -23,7 +23,8 @@ struct LmOptions {
 
 struct LmResult {
   Eigen::VectorXd x;
-  Eigen::VectorXd std_error;  // sqrt(diag(σ²(JᵀJ)⁻¹)); 0 where a parameter sits on a bound
+  Eigen::VectorXd std_error;  // standard_errors() at the optimum; 0 where a parameter sits on a
+                              // bound
   Eigen::VectorXd residuals;
   double cost = 0;            // ½·Σr²
   int iterations = 0;
@@ -31,6 +32,16 @@ struct LmResult {
 };
 
 using ResidualFn = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
+
+// Relative eigenvalue below which a direction of the column-normalised JᵀJ counts as unseen.
+inline constexpr double kRankTolerance = 1e-10;
+
+// sqrt(diag(σ²(JᵀJ)⁻¹)), computed on J's columns scaled to unit norm. +inf for every parameter
+// the residuals do not determine: one with a zero column, or one with a component along a
+// direction of JᵀJ whose eigenvalue is below kRankTolerance·λ_max (e.g. two parameters whose
+// columns are identical: only their sum is determined). A pseudo-inverse would report a finite,
+// small error for those, i.e. call them known.
+Eigen::VectorXd standard_errors(const Eigen::MatrixXd& J, double sigma2);
 
 // REQUIRES: x0, lower, upper of equal size p >= 1; lower <= x0 <= upper; r(x0) finite, size >= p.
 LmResult levenberg_marquardt(const ResidualFn& r, const Eigen::VectorXd& x0,

@@ -107,6 +107,7 @@ RooflineOptions calibrated_options(const Deployment& d) {
   if (auto v = c.get("step_overhead_s")) o.step_overhead_s = *v;
   if (auto v = c.get("per_seq_overhead_s")) o.per_seq_overhead_s = *v;
   if (auto v = c.get("per_prefill_token_overhead_s")) o.per_prefill_token_overhead_s = *v;
+  if (auto v = c.get("tp_broadcast_overhead_s")) o.tp_broadcast_overhead_s = *v;
   if (auto v = c.get("host_step_s")) o.host_step_s = *v;
   if (auto v = c.get("host_per_seq_s")) o.host_per_seq_s = *v;
   if (auto v = c.get("host_per_prefill_token_s")) o.host_per_prefill_token_s = *v;

@@ -143,7 +143,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
           "memory_efficiency must be in (0, 1], got " + std::to_string(opts_.memory_efficiency));
   require(opts_.compute_ramp_tokens >= 0 && opts_.op_latency_s >= 0 &&
               opts_.step_overhead_s >= 0 && opts_.per_seq_overhead_s >= 0 &&
-                  opts_.per_prefill_token_overhead_s >= 0 &&
+                  opts_.per_prefill_token_overhead_s >= 0 && opts_.tp_broadcast_overhead_s >= 0 &&
               opts_.host_step_s >= 0 && opts_.host_per_seq_s >= 0 &&
               opts_.host_per_prefill_token_s >= 0 && opts_.host_per_sampled_token_s >= 0,
           "ramp, latency and overheads must be >= 0");
@@ -568,7 +568,8 @@ void RooflineCostModel::add_overheads(const BatchShape& shape, StepCost& c) cons
   c.overhead_s = opts_.step_overhead_s +
                  opts_.per_seq_overhead_s *
                      static_cast<double>(shape.prefill_seqs + shape.decode_seqs) +
-                 opts_.per_prefill_token_overhead_s * static_cast<double>(shape.prefill_tokens);
+                 opts_.per_prefill_token_overhead_s * static_cast<double>(shape.prefill_tokens) +
+                 opts_.tp_broadcast_overhead_s * static_cast<double>(tp_ - 1);
   c.host_s = opts_.host_step_s +
              opts_.host_per_seq_s * static_cast<double>(shape.prefill_seqs + shape.decode_seqs) +
              opts_.host_per_prefill_token_s * static_cast<double>(shape.prefill_tokens) +

@@ -62,6 +62,10 @@ struct RooflineOptions {
   // RoPE, SiLU·mul, residual adds, activation quantisation, KV-cache writes scale with tokens and
   // are charged only op_latency_s each; docs/validation.md §4a). 0 unless calibrated.
   double per_prefill_token_overhead_s = 0;
+  // per step and per tensor-parallel worker beyond the first, s: the driver sends every step's
+  // input to the other TP workers before they can run it (V0: vllm/worker/worker_base.py,
+  // LocalOrDistributedWorkerBase.execute_model -> broadcast_tensor_dict). 0 unless calibrated.
+  double tp_broadcast_overhead_s = 0;
   // Host terms (StepCost::host_s), each with a cause; overlapped with the GPU under async
   // scheduling:
   double host_step_s = 0;              // per step: schedule(), update_from_output(), launch

@@ -97,7 +97,7 @@ class CalibrateCommand : public Command {
         ->expected(1, -1);
     cmd_->add_option("--metrics", metrics_,
                      "metrics whose relative errors are minimised "
-                     "[mean_tpot_ms,mean_itl_ms,mean_ttft_ms,mean_e2el_ms]")
+                     "[mean_tpot_ms,mean_itl_ms,mean_ttft_ms,mean_e2el_ms,p100_e2el_ms]")
         ->expected(1, -1);
     cmd_->add_option("--base", base_, "start from this calibration profile");
     cmd_->add_option("--prior-weight", prior_weight_,

@@ -52,6 +52,12 @@ std::string host_line_of(const measured::MeasuredRun& run, const sim::Simulation
 // p99_ttft_ms 25), in report order.
 const std::vector<std::pair<std::string, double>>& transfer_targets();
 
+// The median |error| of a transfer target in `median_abs_error_pct`, NaN when absent. The mean-E2E
+// target falls back to p100_e2el_ms, the last request's E2E: a static batch measures only that
+// (its latency), and when every request of the batch finishes in the same step, as a batch of
+// equal requests does unless the KV cache splits it, the two are the same.
+double target_error(const std::map<std::string, double>& median_abs_error_pct, const std::string& key);
+
 // Mean over the transfer-target metrics present in `median_abs_error_pct`; NaN when none is.
 double transfer_score(const std::map<std::string, double>& median_abs_error_pct);
 
@@ -68,7 +74,8 @@ struct LogoOptions {
   int jobs = 0;                                           // threads for scoring (fit.jobs for fits)
   // A fitted term must lie at least this many standard errors above 0 (t statistic) to be kept:
   // otherwise the training runs do not identify it, and it is dropped (left at its base or
-  // catalog value) and the others are fitted again, least identified first. 0 = keep every term.
+  // catalog value) and the others are fitted again, least identified first (among terms not
+  // determined at all, the one listed last in fit.parameters). 0 = keep every term.
   double min_t_stat = 2.0;
 };
 

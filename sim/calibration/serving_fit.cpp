@@ -24,6 +24,7 @@ const std::map<std::string, ParamSpec>& param_specs() {
       {"step_overhead_s", {1e-3, 0, 0.05, 1e-3}},
       {"per_seq_overhead_s", {1e-3, 0, 1e-3, 1e-5}},
       {"per_prefill_token_overhead_s", {1e-6, 0, 1e-4, 1e-6}},
+      {"tp_broadcast_overhead_s", {1e-3, 0, 0.02, 1e-4}},
       {"client_ttft_overhead_s", {1e-3, 0, 2.0, 5e-3}},
       {"op_latency_s", {1e-3, 0, 1e-4, 6e-6}},
       {"link_latency_s", {1e-3, 0, 1e-4, 5e-6}},

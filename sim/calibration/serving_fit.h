@@ -25,8 +25,9 @@ struct ServingFitOptions {
   // Calibration parameter names to fit (hardware::Calibration::parameter_names()).
   std::vector<std::string> parameters = {"step_overhead_s", "client_ttft_overhead_s"};
   // Metric keys (vLLM result names) whose relative errors are the residuals.
+  // (p100_e2el_ms: static batches measure only their latency, the last request's E2E.)
   std::vector<std::string> metrics = {"mean_tpot_ms", "mean_itl_ms", "mean_ttft_ms",
-                                      "mean_e2el_ms"};
+                                      "mean_e2el_ms", "p100_e2el_ms"};
   measured::ReplayOptions replay;
   int jobs = 0;  // threads (0 = all cores)
   JobExecutor* executor = nullptr;  // where the replays run (null: `jobs` threads here)

@@ -60,7 +60,8 @@ struct MeasuredDeployment {
 struct MeasuredRun {
   std::string id;      // unique label: the path, plus "#<n>" for runs inside a multi-run file
   std::string path;    // the file read
-  std::string format;  // "vllm-bench", "sglang-bench", "genai-perf", "llmservingsim", "guidellm"
+  std::string format;  // "vllm-bench", "sglang-bench", "genai-perf", "llmservingsim", "guidellm",
+                       // "inferencex", "argonne"
   std::string label;   // short human description (e.g. "constant 2.90 req/s"), may be empty
   MeasuredDeployment deployment;
 
@@ -79,6 +80,9 @@ struct MeasuredRun {
   // same sweep against the same server, prefix caching on): their full KV blocks were cached
   // when the run started. Set by the sidecar key "warm_prefix_cache"; see replay.h.
   bool warm_prefix_cache = false;
+  // Run offline with vLLM's LLM class (a static batch, e.g. benchmark_latency.py): no API server
+  // and no HTTP client, so the replay adds no client TTFT overhead and no front-end queue.
+  bool offline = false;
   std::vector<MeasuredRequest> requests;  // in send order; empty when the file has none
   // Mean lengths when there are no per-request lengths (genai-perf, SGLang without details).
   double mean_input_tokens = 0;

@@ -305,6 +305,28 @@ std::map<std::string, std::string> flat_yaml(const fs::path& path) {
   return out;
 }
 
+// The cells of a CSV line without quoted fields (the summary tables read here have none).
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  std::stringstream in(line);
+  while (std::getline(in, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();  // an empty last cell
+  return cells;
+}
+
+// Column name -> index of a CSV header; ConfigError naming `path` for a missing required one.
+std::map<std::string, size_t> csv_columns(const std::string& header, const std::string& path,
+                                          std::initializer_list<const char*> required) {
+  const std::vector<std::string> names = split_csv_line(header);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < names.size(); ++i) col[trim(names[i])] = i;
+  for (const char* key : required) {
+    if (!col.count(key)) throw ConfigError(path + ": missing column '" + key + "'");
+  }
+  return col;
+}
+
 std::string join_index(const std::string& path, int64_t n) { return path + "#" + std::to_string(n); }
 
 // ---- genai-perf ----
@@ -367,10 +389,14 @@ std::string detect_format(const std::string& path) {
   if (name == "requests.jsonl") return "llmservingsim";
   if (p.extension() == ".jsonl") return "sglang-bench";
   if (p.extension() == ".csv") {
-    // InferenceX's derived summary table is recognised by its header; other CSVs are guidellm's.
+    // InferenceX's and Argonne's summary tables are recognised by their headers; other CSVs are
+    // guidellm's.
     const std::vector<std::string> lines = read_lines(p);
     if (!lines.empty() && lines[0].rfind("model,gpu,precision,framework,tp,isl_osl_label", 0) == 0) {
       return "inferencex";
+    }
+    if (!lines.empty() && lines[0].rfind("Hardware,Num of Hardware,Framework,Model", 0) == 0) {
+      return "argonne";
     }
     return "guidellm";
   }
@@ -747,22 +773,11 @@ std::vector<MeasuredRun> read_llmservingsim(const std::string& path) {
 std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
   const std::vector<std::string> lines = read_lines(path);
   if (lines.empty()) throw ConfigError(path + ": empty file");
-  auto split = [](const std::string& line) {
-    std::vector<std::string> cells;
-    std::string cell;
-    std::stringstream in(line);
-    while (std::getline(in, cell, ',')) cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.emplace_back();
-    return cells;
-  };
-  const std::vector<std::string> header = split(lines[0]);
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  for (const char* key : {"bench_idx", "strategy", "target_rate", "status", "request_start_time",
-                          "prompt_tokens", "output_tokens", "ttft_ms", "itl_ms",
-                          "request_latency_s"}) {
-    if (!col.count(key)) throw ConfigError(path + ": missing column '" + key + "'");
-  }
+  const size_t width = split_csv_line(lines[0]).size();
+  const std::map<std::string, size_t> col =
+      csv_columns(lines[0], path, {"bench_idx", "strategy", "target_rate", "status",
+                                   "request_start_time", "prompt_tokens", "output_tokens",
+                                   "ttft_ms", "itl_ms", "request_latency_s"});
   struct Bench {
     std::string strategy;
     double target_rate = kUnknown;
@@ -773,8 +788,8 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
   for (size_t li = 1; li < lines.size(); ++li) {
     if (trim(lines[li]).empty()) continue;
     const std::string at = path + ":" + std::to_string(li + 1);
-    std::vector<std::string> cells = split(lines[li]);
-    if (cells.size() < header.size()) cells.resize(header.size());
+    std::vector<std::string> cells = split_csv_line(lines[li]);
+    if (cells.size() < width) cells.resize(width);
     auto cell = [&](const char* key) { return cells[col.at(key)]; };
     const int64_t idx =
         token_count(to_double(cell("bench_idx"), at + ": bench_idx"), at + ": bench_idx");
@@ -926,20 +941,9 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
 std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
   const std::vector<std::string> lines = read_lines(path);
   if (lines.empty()) throw ConfigError(path + ": empty file");
-  auto split = [](const std::string& line) {
-    std::vector<std::string> cells;
-    std::string cell;
-    std::stringstream in(line);
-    while (std::getline(in, cell, ',')) cells.push_back(cell);
-    return cells;
-  };
-  const std::vector<std::string> header = split(lines[0]);
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  for (const char* key : {"model", "gpu", "precision", "framework", "tp", "isl_osl_label",
-                          "source_run_date", "concurrency", "mean_tpot_us", "mean_ttft_us"}) {
-    if (!col.count(key)) throw ConfigError(path + ": missing column '" + key + "'");
-  }
+  const std::map<std::string, size_t> col =
+      csv_columns(lines[0], path, {"model", "gpu", "precision", "framework", "tp", "isl_osl_label",
+                                   "source_run_date", "concurrency", "mean_tpot_us", "mean_ttft_us"});
   // "1k" = 1024, "8k" = 8192 (the data set's README).
   auto tokens_of = [&](const std::string& label, const std::string& at) -> int32_t {
     if (label == "1k") return 1024;
@@ -950,10 +954,10 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
   for (size_t li = 1; li < lines.size(); ++li) {
     if (trim(lines[li]).empty()) continue;
     const std::string at = path + ":" + std::to_string(li + 1);
-    const std::vector<std::string> cells = split(lines[li]);
-    if (cells.size() < header.size()) {
+    const std::vector<std::string> cells = split_csv_line(lines[li]);
+    if (cells.size() < col.size()) {
       throw ConfigError(at + ": " + std::to_string(cells.size()) + " cells; expected " +
-                        std::to_string(header.size()));
+                        std::to_string(col.size()));
     }
     auto cell = [&](const char* key) { return cells[col.at(key)]; };
     if (cell("framework") != "vllm") {
@@ -1049,6 +1053,133 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
   return runs;
 }
 
+namespace {
+
+// The models of the Argonne tables that servesim's catalog holds (models/catalog), and what a
+// run of them needs beyond the catalog entry. Llama 3 (8B, 70B) has Llama 3.1's shape with an
+// 8,192-token context (3.1's original_max_position_embeddings); Qwen2-7B and Qwen2-72B have the
+// shapes of Qwen2.5-7B and -72B (hidden, intermediate, layers, heads, KV heads, vocab).
+struct ArgonneModel {
+  const char* id;           // the file's Model column
+  const char* catalog;      // servesim model
+  int64_t max_model_len;    // 0 = the catalog's
+  const char* why;
+};
+constexpr ArgonneModel kArgonneModels[] = {
+    {"meta-llama/Llama-2-7b-hf", "llama-2-7b", 0, ""},
+    {"meta-llama/Llama-2-70b-hf", "llama-2-70b", 0, ""},
+    {"meta-llama/Meta-Llama-3-8B", "llama-3.1-8b", 8192,
+     "Llama 3 8B: Llama 3.1 8B's shape, 8,192-token context"},
+    {"meta-llama/Meta-Llama-3-70B", "llama-3.1-70b", 8192,
+     "Llama 3 70B: Llama 3.1 70B's shape, 8,192-token context"},
+    {"mistralai/Mistral-7B-v0.1", "mistral-7b", 0, ""},
+    {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b", 0, ""},
+    {"Qwen/Qwen2-7B", "qwen2.5-7b", 0, "Qwen2-7B: Qwen2.5-7B's shape"},
+    {"Qwen/Qwen2-72B", "qwen2.5-72b", 0, "Qwen2-72B: Qwen2.5-72B's shape"},
+};
+
+}  // namespace
+
+std::vector<MeasuredRun> read_argonne_csv(const std::string& path) {
+  const std::vector<std::string> lines = read_lines(path);
+  if (lines.empty()) throw ConfigError(path + ": empty file");
+  const std::map<std::string, size_t> col =
+      csv_columns(lines[0], path, {"Hardware", "Num of Hardware", "Framework", "Model",
+                                   "Input Output Length", "Batch Size", "Latency"});
+  // The GPUs and the vLLM each was benchmarked with (the upstream repository's vLLM/<gpu>/
+  // scripts, data/realdata/README.md): A100 on ALCF Polaris (4 × A100-SXM4-40GB per node), its
+  // requirements pinning a vLLM 0.6.1+ stack; H100 on the JLSE testbed with a script importing
+  // vllm.inputs.PromptInputs (vLLM 0.5.1 to 0.6.1). Both are simulated with servesim's oldest
+  // release row, 0.6 (V0 engine).
+  struct Gpu {
+    const char* hardware;
+    const char* catalog;
+    const char* why;
+  };
+  static constexpr Gpu kGpus[] = {
+      {"Nvidia A100 GPU", "a100-40gb",
+       "ALCF Polaris (PBS script, /lus/grand): A100-SXM4-40GB; vLLM 0.6.x by its requirements"},
+      {"Nvidia H100 GPU", "h100-sxm",
+       "JLSE H100 (variant not recorded; SXM: a 7.8 ms batch-1 Llama-3-8B decode step needs "
+       "1.9 TB/s, beyond an H100 PCIe); vLLM 0.5.1-0.6.1 by its script's imports"},
+  };
+  std::vector<MeasuredRun> runs;
+  for (size_t li = 1; li < lines.size(); ++li) {
+    if (trim(lines[li]).empty()) continue;
+    const std::string at = path + ":" + std::to_string(li + 1);
+    const std::vector<std::string> cells = split_csv_line(lines[li]);
+    if (cells.size() < col.size()) {
+      throw ConfigError(at + ": " + std::to_string(cells.size()) + " cells; expected " +
+                        std::to_string(col.size()));
+    }
+    auto cell = [&](const char* key) { return trim(cells[col.at(key)]); };
+    // Only vLLM on the NVIDIA GPUs and models servesim has: the other frameworks, vendors and
+    // models of the table are not what it simulates.
+    if (cell("Framework") != "vLLM") continue;
+    const Gpu* gpu = nullptr;
+    for (const Gpu& g : kGpus) {
+      if (cell("Hardware") == g.hardware) gpu = &g;
+    }
+    const ArgonneModel* model = nullptr;
+    for (const ArgonneModel& m : kArgonneModels) {
+      if (cell("Model") == m.id) model = &m;
+    }
+    if (gpu == nullptr || model == nullptr) continue;
+    const int64_t tp = whole_number(to_double(cell("Num of Hardware"), at + ": Num of Hardware"), 1,
+                                    std::numeric_limits<int32_t>::max(), at + ": Num of Hardware");
+    const int32_t length =
+        token_count(to_double(cell("Input Output Length"), at + ": Input Output Length"),
+                    at + ": Input Output Length");
+    const int64_t batch = whole_number(to_double(cell("Batch Size"), at + ": Batch Size"), 1,
+                                       std::numeric_limits<int32_t>::max(), at + ": Batch Size");
+    check_fits_in_memory(at + ": Batch Size", batch, "requests", 1024);
+    const double latency_s = to_double(cell("Latency"), at + ": Latency");
+    if (length < 1 || !(latency_s > 0)) {
+      throw ConfigError(at + ": Input Output Length " + std::to_string(length) + ", Latency " +
+                        cell("Latency") + "; expected positive values");
+    }
+
+    MeasuredRun run;
+    run.id = join_index(path, static_cast<int64_t>(li));
+    run.path = path;
+    run.format = "argonne";
+    run.label = "static batch " + std::to_string(batch) + " x " + std::to_string(length) + "/" +
+                std::to_string(length);
+    MeasuredDeployment& dep = run.deployment;
+    dep.model_id = cell("Model");
+    dep.hardware = gpu->hardware;
+    dep.engine_version = "0.6";
+    dep.source["engine_version"] = at + " (" + gpu->why + ")";
+    dep.set("vllm_version", "0.6", at + " (" + gpu->why + ")");
+    dep.set("gpu", gpu->catalog, at + " (" + gpu->why + ")");
+    dep.set("model", model->catalog,
+            at + (*model->why ? " (" + std::string(model->why) + ")" : std::string(" (Model)")));
+    if (model->max_model_len > 0) dep.set("max_model_len", model->max_model_len, at + " (" + model->why + ")");
+    dep.set("tensor_parallel_size", tp, at + " (Num of Hardware)");
+
+    // vLLM's benchmark_latency.py / benchmark_throughput.py as the repository ran them: one
+    // LLM.generate of `batch` random prompts of `length` tokens, ignore_eos, max_tokens =
+    // `length`, timed from the call to its return. No API server and no HTTP client.
+    run.offline = true;
+    run.request_rate = kInf;
+    run.num_prompts = batch;
+    for (int64_t i = 0; i < batch; ++i) {
+      MeasuredRequest r;
+      r.input_tokens = length;
+      r.output_tokens = length;
+      run.requests.push_back(r);
+    }
+    // The call returns when the last request finishes: its latency is the batch's last E2E,
+    // and completed / duration is batch / latency (vLLM's request_throughput).
+    run.metrics["p100_e2el_ms"] = latency_s * 1e3;
+    run.metrics["request_throughput"] = static_cast<double>(batch) / latency_s;
+    run.notes.push_back("static batch (offline LLM.generate): the measured latency is the last "
+                        "request's E2E; no per-request data");
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
 std::vector<MeasuredRun> read_runs(const std::string& path) {
   const std::string format = detect_format(path);
   if (format == "vllm-bench") return read_vllm_bench_json(path);
@@ -1056,6 +1187,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path) {
   if (format == "genai-perf") return read_genai_perf_json(path);
   if (format == "llmservingsim") return read_llmservingsim(path);
   if (format == "inferencex") return read_inferencex_csv(path);
+  if (format == "argonne") return read_argonne_csv(path);
   return read_guidellm_csv(path);
 }
 

@@ -19,6 +19,8 @@
 //                  *_ts only: TTFT = first_token_ts − queued_ts, E2E = last_token_ts − queued_ts,
 //                  TPOT = (last − first)/(output − 1); send times from arrival_time deltas.
 //   inferencex     InferenceX summary CSV (header "model,gpu,precision,framework,tp,isl_osl_label,...")
+//   argonne        Argonne LLM-Inference-Bench's All_results.csv (header "Hardware,Num of
+//                  Hardware,Framework,Model,..."): static batches run offline with vLLM's LLM class.
 //   guidellm       inference-sim's guidellm_per_request_DERIVED.csv (CRLF) with exp-config.yaml,
 //                  profile.yaml and vllm.log beside it: one run per guidellm benchmark (synchronous,
 //                  throughput, constant-rate stages). Its per-request itl_ms is vLLM's TPOT.
@@ -34,7 +36,7 @@ namespace servesim::measured {
 
 // The format of `path` ("vllm-bench", ...): by name first (*.jsonl with a requests.jsonl name ->
 // llmservingsim, other *.jsonl -> sglang-bench, *genai_perf.json -> genai-perf, *.csv ->
-// inferencex when its header is InferenceX's, else guidellm; a folder holding vllm/requests.jsonl or requests.jsonl -> llmservingsim), else a
+// inferencex or argonne when its header is theirs, else guidellm; a folder holding vllm/requests.jsonl or requests.jsonl -> llmservingsim), else a
 // *.json whose object has "time_to_first_token" -> genai-perf, "ttfts"/"mean_ttft_ms" ->
 // vllm-bench. Throws ConfigError when none fits.
 std::string detect_format(const std::string& path);
@@ -52,6 +54,17 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path);
 // keys it implies (model, gpu, TP, fp8 weights, max_num_seqs = CONC, max_model_len = ISL + OSL)
 // are set; the engine flags of the recipe come from a sidecar.
 std::vector<MeasuredRun> read_inferencex_csv(const std::string& path);
+
+// Argonne LLM-Inference-Bench's All_results.csv (data/realdata/argonne_llm_inference_bench): one
+// static batch per row — `Batch Size` random prompts of `Input Output Length` tokens generating as
+// many (ignore_eos) in one offline LLM.generate call, `Latency` seconds from call to return. Only
+// vLLM rows on the A100 (a100-40gb) and H100 (h100-sxm) with a model the catalog has (Llama 2
+// 7B/70B, Llama 3 8B/70B as Llama 3.1 with an 8,192-token context, Mistral-7B v0.1,
+// Mixtral-8x7B, Qwen2 7B/72B as Qwen2.5) become runs; other rows are not runs of what servesim
+// simulates and are passed over. Each run is offline (no client or API-server costs), simulated
+// with the vLLM 0.6 row; measured: p100_e2el_ms (the latency: the last request's E2E) and
+// request_throughput (batch / latency). Engine flags of the scripts come from a sidecar.
+std::vector<MeasuredRun> read_argonne_csv(const std::string& path);
 
 // Dispatches on detect_format(path).
 std::vector<MeasuredRun> read_runs(const std::string& path);

@@ -133,6 +133,8 @@ sim::SimulationConfig simulation_config(const MeasuredRun& run, const ConfigAppl
   c.max_concurrency = run.max_concurrency;
   c.metrics.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
   c.metrics.metric_percentiles = {50, 90, 95, 99};
+  // A static batch's latency is its last request's E2E (read_argonne_csv): the 100th percentile.
+  if (run.metrics.count("p100_e2el_ms")) c.metrics.metric_percentiles.push_back(100);
   return c;
 }
 
@@ -207,6 +209,13 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
   if (calibration.make_cost) own_cost = calibration.make_cost(prepared.deployment);
   const models::CostModel& cost = own_cost ? *own_cost : *prepared.cost;
   const sim::FrontEndCosts* frontend = calibration.frontend ? &*calibration.frontend : nullptr;
+  const sim::FrontEndCosts no_frontend;  // all zero: no API-server queue
+  if (run.offline) {
+    // No HTTP client and no API server: neither the client overhead (the calibration's, nor the
+    // prepared deployment's, which run_simulation adds) nor a front-end queue applies.
+    cfg.metrics.ttft_offset_s = -prepared.client_ttft_overhead_s;
+    frontend = &no_frontend;
+  }
   const bool rescale = sim::resolved_workload(cfg).arrival_rescale != "off";
 
   Prediction p;

@@ -75,6 +75,8 @@ const std::vector<std::string>& compared_metric_keys() {
     for (const std::string& m : latency_metric_names()) {
       for (const std::string& s : compared_stats()) k.push_back(metric_key(s, m));
     }
+    // The last request's E2E: what a static batch's latency measures (read_argonne_csv).
+    k.push_back("p100_e2el_ms");
     k.push_back("request_throughput");
     return k;
   }();

@@ -3,7 +3,7 @@
 // holdout split and the table to report its fit and its score on different runs.
 //
 // Metrics compared (where the run measured them): TTFT, TPOT, ITL and E2E at mean, median (P50),
-// P90 and P99, in ms; request throughput in req/s. Signed error = (predicted − measured) /
+// P90 and P99, in ms; the last E2E (P100: static batches); request throughput in req/s. Signed error = (predicted − measured) /
 // measured · 100 %. The median absolute error of a metric is over the runs that measured it
 // (np.median: mean of the two middle values for an even count).
 #ifndef SERVESIM_SIM_MEASURED_VALIDATION_H_
@@ -23,7 +23,7 @@
 namespace servesim::measured {
 
 // The keys compared, in report order: mean/median/p90/p99 of ttft, tpot, itl, e2el, then
-// request_throughput.
+// p100_e2el_ms (the last request's E2E: a static batch's latency), then request_throughput.
 const std::vector<std::string>& compared_metric_keys();
 
 // Accuracy targets on runs not used for fitting (issue 4): median |error| ≤ 5 % for mean E2E and

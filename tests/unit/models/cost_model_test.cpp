@@ -438,6 +438,18 @@ TEST_CASE("overheads: per step plus per scheduled sequence", "[models][cost]") {
   const BatchShape decode_only = decode(10, 100);
   CHECK_THAT(make_cost_model(d)->estimate(decode_only).overhead_s,
              WithinRel(3e-3 + 10 * 1e-5, 1e-12));
+  // The per-TP-worker broadcast term: (TP − 1) × 0.5 ms per step, nothing at TP 1.
+  d.calibration.parameters["tp_broadcast_overhead_s"] = {5e-4, 0};
+  CHECK_THAT(make_cost_model(d)->estimate(decode_only).overhead_s,
+             WithinRel(3e-3 + 10 * 1e-5, 1e-12));
+  Deployment d4 = deploy(llama31_8b(), 4);
+  d4.gpu.step_overhead_s = 3e-3;
+  d4.gpu.per_seq_overhead_s = 1e-5;
+  const double without = make_cost_model(d4)->estimate(decode_only).total_s;
+  d4.calibration.parameters["tp_broadcast_overhead_s"] = {5e-4, 0};
+  const StepCost b = make_cost_model(d4)->estimate(decode_only);
+  CHECK_THAT(b.overhead_s, WithinRel(3e-3 + 10 * 1e-5 + 3 * 5e-4, 1e-12));
+  CHECK_THAT(b.total_s - without, WithinRel(3 * 5e-4, 1e-9));
 }
 
 TEST_CASE("cost model: decode series equal estimate() bit for bit", "[models][cost]") {
