@@ -27,6 +27,11 @@ def points(table, key):
             if m["metric"] in keys and m["measured"] > 0 and m["predicted"] > 0]
 
 
+def static_batches(group):
+    """Whether a group holds offline static batches (Argonne): their E2E is the batch latency."""
+    return all(r.get("format") == "argonne" for r in group["calibrated"]["runs"])
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     groups = json.load(open(src))["groups"]
@@ -36,13 +41,20 @@ def main():
                                           ("uncalibrated", "--calibration none")]):
         for ax, (key, label) in zip(axes[row], METRICS):
             lo, hi = float("inf"), 0.0
-            for gi, g in enumerate(groups):
+            serving = [g for g in groups if not static_batches(g)]
+            for g in groups:
                 pts = points(g[which], key)
                 if not pts:
                     continue
                 xs, ys = zip(*pts)
                 lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
-                ax.scatter(xs, ys, s=18, color=cmap(gi % 20), label=g["group"] if row == 0 else None)
+                if static_batches(g):  # one colour per GPU: 27 groups would repeat the palette
+                    ax.scatter(xs, ys, s=8, marker="x", linewidths=0.6,
+                               color="0.35" if g["gpu"].startswith("a100") else "0.65",
+                               label="static batches (Argonne), " + g["gpu"] if row == 0 else None)
+                else:
+                    ax.scatter(xs, ys, s=18, color=cmap(serving.index(g) % 20),
+                               label=g["group"] if row == 0 else None)
             if hi > 0:
                 lo, hi = lo / 1.5, hi * 1.5
                 ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
@@ -54,8 +66,11 @@ def main():
             ax.set_yscale("log")
             ax.set_xlabel("measured " + label)
             ax.set_ylabel("predicted (" + title + ")", fontsize=8)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=3)
+    legend = {}
+    for ax in axes[0]:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, h)
+    fig.legend(list(legend.values()), list(legend.keys()), fontsize=7, loc="lower center", ncol=3)
     fig.suptitle("Leave-one-group-out (diagonal = exact, dotted = ±10 %)")
     fig.tight_layout(rect=(0, 0.13, 1, 0.97))
     fig.savefig(out, dpi=80)
