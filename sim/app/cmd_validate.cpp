@@ -45,7 +45,8 @@ class ValidateCommand : public Command {
     cmd_->add_option("--measured", measured_,
                      "result files: vllm bench serve JSON, SGLang bench_serving JSONL, genai-perf "
                      "profile_export_genai_perf.json, LLMServingSim requests.jsonl (or its "
-                     "folder), guidellm per-request CSV")
+                     "folder), guidellm per-request CSV, InferenceX summary CSV, Argonne "
+                     "LLM-Inference-Bench All_results.csv")
         ->required()
         ->expected(1, -1);
     cmd_->add_option("--sidecars", sidecar_dirs_,
