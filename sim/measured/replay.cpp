@@ -274,6 +274,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
   }
 
   if (run.warm_prefix_cache) p.arrivals_detail += "; prefix cache warmed with the same prompts";
+  if (run.offline) p.arrivals_detail += "; offline (no client or API-server costs)";
   for (uint64_t seed : seeds) {
     std::vector<workloads::RequestSpec> specs = replay_requests(run, seed, rescale);
     int64_t warmup = 0;
