@@ -238,6 +238,19 @@ TEST_CASE("leave-one-group-out: no group on the host line, host terms from the n
   fs::remove_all(dir);
 }
 
+TEST_CASE("transfer targets: a static batch's last E2E stands for its mean E2E", "[calibration]") {
+  // Serving runs: the mean E2E is the target; a static batch measures only its latency, the last
+  // request's E2E (p100), which is the E2E column's value for it. Both present: the mean.
+  CHECK(target_error({{"p100_e2el_ms", 5.0}}, "mean_e2el_ms") == 5.0);
+  CHECK(target_error({{"mean_e2el_ms", 3.0}, {"p100_e2el_ms", 5.0}}, "mean_e2el_ms") == 3.0);
+  CHECK(std::isnan(target_error({{"p100_e2el_ms", 5.0}}, "mean_ttft_ms")));
+  CHECK(std::isnan(target_error({}, "mean_e2el_ms")));
+  // The score is the mean over the targets present: TPOT 2 % and a batch's E2E 6 % -> 4 %.
+  CHECK(transfer_score({{"mean_tpot_ms", 2.0}, {"p100_e2el_ms", 6.0}}) == 4.0);
+  CHECK(transfer_score({{"p100_e2el_ms", 6.0}}) == 6.0);
+  CHECK(std::isnan(transfer_score({{"request_throughput", 1.0}})));
+}
+
 TEST_CASE("leave-one-group-out on every measured run: a fitted profile is never worse than none",
           "[calibration][realdata]") {
   const fs::path table = data_dir() / "docs" / "data" / "logo_transfer.json";
