@@ -20,6 +20,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "hardware/calibration.h"
 #include "sim/app/run_config.h"
@@ -359,6 +360,52 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
     }
     CHECK(c.fit_set.size() >= 20);
     for (const std::string& id : c.fit_set) CHECK(id.find("inferencex") != std::string::npos);
+  }
+}
+
+TEST_CASE("profiles per host line: the vLLM 0.6 V0 host terms of the Argonne static batches",
+          "[calibration][realdata]") {
+  // hardware/calibration/vllm-0.6-V0/{a100-40gb,h100-sxm}.json (--write-line-profiles over the
+  // Argonne file; domain: offline batches, rate inf, TP 1/2/4, the eight catalog models).
+  auto basis = [](const std::string& model, const std::string& gpu, int tp, double rate) {
+    sim::SimulationConfig c;
+    c.model = model;
+    c.gpu = gpu;
+    c.tensor_parallel_size = tp;
+    c.engine.vllm_version = "0.6";
+    c.workload.request_rate = rate;
+    return sim::prepare_deployment(c).basis;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto h100 = basis("llama-3.1-8b", "h100-sxm", 2, inf);
+  CHECK(h100.label == "calibrated");
+  CHECK(h100.reason.find("vllm-0.6-V0/h100-sxm.json") != std::string::npos);
+  CHECK(basis("llama-2-70b", "a100-40gb", 4, inf).label == "calibrated");
+  // Outside the domain: TP 8, or a model it has not seen. A finite request rate is inside (the
+  // domain's load is "all at once", which bounds every lighter one; the domain does not record
+  // that the batches ran offline: docs/calibration.md says so).
+  CHECK(basis("llama-3.1-70b", "h100-sxm", 8, inf).label == "transferred");
+  CHECK(basis("qwen3-32b", "h100-sxm", 2, inf).label == "transferred");
+  CHECK(basis("llama-3.1-8b", "h100-sxm", 1, 4.0).label == "calibrated");
+  for (const char* gpu : {"a100-40gb", "h100-sxm"}) {
+    const auto path = hardware::default_calibration_path(gpu, "0.6 V0");
+    REQUIRE(path);
+    const hardware::Calibration c = hardware::load_calibration(*path);
+    INFO(gpu);
+    // A static batch has no TTFT to see a client overhead in, and its prompt and output lengths
+    // are equal, so a per-prompt-token cost cannot be told from the per-sequence one: neither is
+    // fitted (docs/validation.md §6, "Identifiability").
+    CHECK_FALSE(c.get("client_ttft_overhead_s"));
+    CHECK_FALSE(c.get("per_prefill_token_overhead_s"));
+    REQUIRE(c.get("per_seq_overhead_s"));
+    REQUIRE(c.get("step_overhead_s"));
+    for (const auto& [name, v] : c.parameters) {
+      if (name.find("overhead_s") == std::string::npos) continue;
+      INFO(name);
+      CHECK(v.value >= 2 * v.std_error);
+    }
+    CHECK(c.fit_set.size() >= 200);
+    for (const std::string& id : c.fit_set) CHECK(id.find("argonne") != std::string::npos);
   }
 }
 
