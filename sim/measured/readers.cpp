@@ -1154,7 +1154,9 @@ std::vector<MeasuredRun> read_argonne_csv(const std::string& path) {
     dep.set("gpu", gpu->catalog, at + " (" + gpu->why + ")");
     dep.set("model", model->catalog,
             at + (*model->why ? " (" + std::string(model->why) + ")" : std::string(" (Model)")));
-    if (model->max_model_len > 0) dep.set("max_model_len", model->max_model_len, at + " (" + model->why + ")");
+    if (model->max_model_len > 0) {
+      dep.set("max_model_len", model->max_model_len, at + " (" + model->why + ")");
+    }
     dep.set("tensor_parallel_size", tp, at + " (Num of Hardware)");
 
     // vLLM's benchmark_latency.py / benchmark_throughput.py as the repository ran them: one
