@@ -129,6 +129,7 @@ nlohmann::ordered_json to_json(const CalibrationDomain& d) {
   j["max_request_rate"] = d.max_request_rate;
   j["max_concurrency"] = d.max_concurrency;
   j["has_unbounded_load"] = d.has_unbounded_load;
+  if (d.offline_only) j["offline_only"] = true;
   return j;
 }
 
@@ -157,6 +158,7 @@ CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& w
   d.max_request_rate = optional_field<double>(j, "max_request_rate", where, 0.0);
   d.max_concurrency = optional_field<int64_t>(j, "max_concurrency", where, 0);
   d.has_unbounded_load = optional_field<bool>(j, "has_unbounded_load", where, false);
+  d.offline_only = optional_field<bool>(j, "offline_only", where, false);
   return d;
 }
 
@@ -205,6 +207,10 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
     std::ostringstream os;
     os << "rate " << q.request_rate << " req/s > " << d.max_request_rate;
     outside.push_back(os.str());
+  }
+  if (d.offline_only && !q.offline) {
+    outside.push_back("an online server (fitted on offline batches only: no client or API-server "
+                      "cost seen)");
   }
   if (outside.empty()) return {"calibrated", src + ": inside its fitted domain"};
   std::string what;

@@ -39,6 +39,9 @@ struct CalibrationDomain {
   double max_request_rate = 0;     // req/s, highest finite rate of an open-loop fitted run (0 = none)
   int64_t max_concurrency = 0;     // highest client concurrency of a closed-loop fitted run (0 = none)
   bool has_unbounded_load = false;  // a fitted run sent everything at once (rate inf, no cap)
+  // Every fitted run was offline (vLLM's LLM class, a static batch): no client or API-server cost
+  // was seen, so an online server lies outside the domain. Written to JSON only when true.
+  bool offline_only = false;
 
   bool empty() const { return models.empty(); }
 };
@@ -59,6 +62,7 @@ struct PredictionQuery {
   std::string dtype = "bf16";
   double request_rate = 0;     // req/s; inf = all at once; 0 = not stated
   int64_t max_concurrency = 0;
+  bool offline = false;        // an offline run (LLM class), not an online server
 };
 
 struct Calibration {

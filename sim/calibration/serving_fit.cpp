@@ -62,7 +62,9 @@ std::string dtype_of(const measured::MeasuredRun& run) {
 
 hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs) {
   hardware::CalibrationDomain d;
+  d.offline_only = !runs.empty();
   for (const auto& r : runs) {
+    d.offline_only = d.offline_only && r.offline;
     const auto& c = r.deployment.config;
     add_unique(d.models, c.value("model", std::string("?")));
     add_unique(d.tensor_parallel_sizes, c.value("tensor_parallel_size", 1));

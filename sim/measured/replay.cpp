@@ -232,6 +232,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
                                                              : run.deployment.engine_version;
     q.request_rate = run.request_rate;
     q.max_concurrency = run.max_concurrency;
+    q.offline = run.offline;
     if (calibration.profile) {
       const bool applies = calibration.applies_to_other_gpus || calibration.profile->gpu.empty() ||
                            calibration.profile->gpu == q.gpu;

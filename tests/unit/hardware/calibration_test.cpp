@@ -307,6 +307,16 @@ TEST_CASE("a prediction is calibrated inside the profile's domain, transferred o
   k.gpu = "h100-sxm";
   k.parameters["compute_efficiency"] = {0.75, 0};
   CHECK(classify_prediction(&k, "k.json", q).label == "transferred");
+  // A profile fitted on offline batches only (LLM.generate) calibrates offline runs, not an
+  // online server: those add a client and an API server it never saw.
+  Calibration off = c;
+  off.domain.offline_only = true;
+  PredictionQuery offline_q = q;
+  offline_q.offline = true;
+  CHECK(classify_prediction(&off, "o.json", offline_q).label == "calibrated");
+  const PredictionBasis online = classify_prediction(&off, "o.json", q);
+  CHECK(online.label == "transferred");
+  CHECK(online.reason.find("an online server") != std::string::npos);
 }
 
 TEST_CASE("a profile's domain round-trips through JSON", "[calibration]") {
@@ -327,6 +337,10 @@ TEST_CASE("a profile's domain round-trips through JSON", "[calibration]") {
   CHECK(back.domain.dtypes == c.domain.dtypes);
   CHECK(back.domain.max_concurrency == 64);
   CHECK(back.domain.has_unbounded_load);
+  CHECK_FALSE(back.domain.offline_only);
+  CHECK_FALSE(to_json(c)["domain"].contains("offline_only"));  // written only when true
+  c.domain.offline_only = true;
+  CHECK(calibration_from_json(to_json(c), "test").domain.offline_only);
   nlohmann::json bad = to_json(c);
   bad["domain"]["tensor_parallel_sizes"] = "eight";
   CHECK_THROWS_AS(calibration_from_json(bad, "bad.json"), ConfigError);

@@ -266,21 +266,21 @@ TEST_CASE("leave-one-group-out on every measured run: a fitted profile is never 
     // or measured kernel terms (rule 4).
     if (basis.rfind("datasheet-only", 0) == 0) continue;
     ++fitted;
-    const std::string name = g["group"];
+    const std::string group = g["group"];
     const double calibrated = g["calibrated_score_pct"], none = g["uncalibrated_score_pct"];
-    INFO(name << ": calibrated " << calibrated << "%, none " << none << "%");
-    if (name == "llama-2-70b × a100-40gb × TP4 × vLLM 0.6") {
+    INFO(group << ": calibrated " << calibrated << "%, none " << none << "%");
+    if (group == "llama-2-70b × a100-40gb × TP4 × vLLM 0.6") {
       // The one known exception (docs/validation.md §6, "Never worse"): Llama-2-70B fills 34.5
       // of an A100-40GB's 36 usable GB, so 7 of its 11 batches preempt, and at batch 1, where
       // nothing preempts, the kernel side is already 3 % slow; any host time makes it worse.
       // It must stay within the E2E target.
       CHECK(calibrated <= 10.0);
-      continue;
+    } else {
+      // "Never worse", to the resolution of the measurements: the 23 Argonne rows measured twice
+      // differ by 0.6-3.1 % (median 1.4 %; All_results.csv, A100 Mistral-7B TP4 and Mixtral), so
+      // group medians that differ by less than 1 point are not told apart.
+      CHECK(calibrated <= none + 1.0);
     }
-    // "Never worse", to the resolution of the measurements: the Argonne rows measured twice
-    // differ by 0.8-2.5 % (All_results.csv, A100 Mistral-7B TP4 and Mixtral), so group medians
-    // that differ by less than 1 point are not told apart.
-    CHECK(calibrated <= none + 1.0);
     // Every fitted term kept lies at least LogoOptions::min_t_stat (2) standard errors above 0;
     // the others were dropped and refitted without (listed in dropped_unidentified_parameters).
     if (g.contains("dropped_unidentified_parameters")) {
@@ -377,16 +377,32 @@ TEST_CASE("profiles per host line: the vLLM 0.6 V0 host terms of the Argonne sta
     return sim::prepare_deployment(c).basis;
   };
   const double inf = std::numeric_limits<double>::infinity();
+  // simulate's deployment is an online server: the profile applies, labelled transferred (it saw
+  // no client or API-server cost), whatever the rate.
   const auto h100 = basis("llama-3.1-8b", "h100-sxm", 2, inf);
-  CHECK(h100.label == "calibrated");
+  CHECK(h100.label == "transferred");
   CHECK(h100.reason.find("vllm-0.6-V0/h100-sxm.json") != std::string::npos);
-  CHECK(basis("llama-2-70b", "a100-40gb", 4, inf).label == "calibrated");
-  // Outside the domain: TP 8, or a model it has not seen. A finite request rate is inside (the
-  // domain's load is "all at once", which bounds every lighter one; the domain does not record
-  // that the batches ran offline: docs/calibration.md says so).
-  CHECK(basis("llama-3.1-70b", "h100-sxm", 8, inf).label == "transferred");
-  CHECK(basis("qwen3-32b", "h100-sxm", 2, inf).label == "transferred");
-  CHECK(basis("llama-3.1-8b", "h100-sxm", 1, 4.0).label == "calibrated");
+  CHECK(h100.reason.find("an online server") != std::string::npos);
+  CHECK(basis("llama-3.1-8b", "h100-sxm", 1, 4.0).label == "transferred");
+  // An offline batch (what validate replays for the Argonne rows) is inside; TP 8 or a model it
+  // has not seen are not.
+  auto offline = [](const std::string& model, const std::string& gpu, int tp) {
+    const auto path = hardware::default_calibration_path(gpu, "0.6 V0");
+    REQUIRE(path);
+    const hardware::Calibration c = hardware::load_calibration(*path);
+    hardware::PredictionQuery q;
+    q.gpu = gpu;
+    q.model = model;
+    q.tensor_parallel_size = tp;
+    q.engine_version = "0.6";
+    q.request_rate = std::numeric_limits<double>::infinity();
+    q.offline = true;
+    return hardware::classify_prediction(&c, *path, q).label;
+  };
+  CHECK(offline("llama-3.1-8b", "h100-sxm", 2) == "calibrated");
+  CHECK(offline("llama-2-70b", "a100-40gb", 4) == "calibrated");
+  CHECK(offline("llama-3.1-70b", "h100-sxm", 8) == "transferred");
+  CHECK(offline("qwen3-32b", "h100-sxm", 2) == "transferred");
   for (const char* gpu : {"a100-40gb", "h100-sxm"}) {
     const auto path = hardware::default_calibration_path(gpu, "0.6 V0");
     REQUIRE(path);
@@ -404,6 +420,7 @@ TEST_CASE("profiles per host line: the vLLM 0.6 V0 host terms of the Argonne sta
       INFO(name);
       CHECK(v.value >= 2 * v.std_error);
     }
+    CHECK(c.domain.offline_only);
     CHECK(c.fit_set.size() >= 200);
     for (const std::string& id : c.fit_set) CHECK(id.find("argonne") != std::string::npos);
   }
