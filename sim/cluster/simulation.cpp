@@ -45,13 +45,18 @@ class ObserverRelay : public RequestObserver {
 // TTFT and TPOT of the measured (non-warmup) completed requests of each replica, defined as in
 // vLLM's calculate_metrics (TPOT only for output > 1), with MetricsOptions::ttft_offset_s added
 // to TTFT (with the calibration's client overhead) as run_simulation's compute_metrics call does.
+// The calibration's client TTFT overhead, which an offline run (no client) does not have.
+double client_overhead_s(const SimulationConfig& config, const PreparedDeployment& p) {
+  return config.offline ? 0.0 : p.client_ttft_overhead_s;
+}
+
 nlohmann::json per_replica_summary(const SimulationConfig& config, const PreparedDeployment& p,
                                    const SimulationResult& r) {
   using nlohmann::json;
   const size_t n = r.replica_stats.size();
   std::vector<std::vector<double>> ttft(n), tpot(n);
   std::vector<int64_t> requests(n, 0);
-  const double offset_s = config.metrics.ttft_offset_s + p.client_ttft_overhead_s;
+  const double offset_s = config.metrics.ttft_offset_s + client_overhead_s(config, p);
   for (const auto& rec : r.records) {
     // Virtual engines of pipeline-parallel replicas (ids >= n) count for their replica.
     const size_t engine = static_cast<size_t>(rec.replica);
@@ -286,7 +291,10 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
                                 workloads::Workload& workload, const models::CostModel* cost,
                                 const FrontEndCosts* frontend) {
   const models::CostModel& step_cost = cost != nullptr ? *cost : *prepared.cost;
-  const FrontEndCosts& frontend_costs = frontend != nullptr ? *frontend : prepared.frontend;
+  const FrontEndCosts no_frontend;  // offline: no API server
+  const FrontEndCosts& frontend_costs = config.offline       ? no_frontend
+                                        : frontend != nullptr ? *frontend
+                                                              : prepared.frontend;
   if (config.max_concurrency < 0) {
     throw ConfigError("--max-concurrency: " + std::to_string(config.max_concurrency) +
                       " is invalid; expected an integer >= 1");
@@ -362,7 +370,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   BenchmarkClient client(workload, router, config.max_concurrency, config.warmup_requests,
                          &result.records);
   client.set_completion_delay(SimTime::from_seconds_ceil(config.metrics.ttft_offset_s +
-                                                         prepared.client_ttft_overhead_s));
+                                                         client_overhead_s(config, prepared)));
   relay.target = &client;
   client.start(sim);
   result.events = sim.run();
@@ -400,7 +408,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
     result.replica_stats[i].busy_ns = stages[i]->in_flight_ns();
   }
   metrics::MetricsOptions metrics_options = config.metrics;
-  metrics_options.ttft_offset_s += prepared.client_ttft_overhead_s;
+  metrics_options.ttft_offset_s += client_overhead_s(config, prepared);
   metrics_options.class_names = workload.class_names();
   result.metrics = metrics::compute_metrics(result.records, result.step_logs, metrics_options);
   return result;

@@ -70,6 +70,10 @@ struct SimulationConfig {
   // ideal_busy_fraction_of_busy (`simulate` reports it). It doubles the cost-model calls, so
   // sweep, plan and compare, which never read it, turn it off; the simulation is the same.
   bool track_ideal_busy = true;
+  // Not a flag: the run has no HTTP client and no API server (vLLM's LLM class, a static batch;
+  // measured::MeasuredRun::offline): the calibration's client TTFT overhead and front-end costs
+  // do not apply.
+  bool offline = false;
 };
 
 // The deployment built from a config: catalogs loaded, defaults resolved, memory planned.

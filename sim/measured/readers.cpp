@@ -315,6 +315,17 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return cells;
 }
 
+// The cells of data line `line` (at = "file:line") of a table with `width` columns; ConfigError
+// when it has fewer.
+std::vector<std::string> csv_row(const std::string& line, size_t width, const std::string& at) {
+  std::vector<std::string> cells = split_csv_line(line);
+  if (cells.size() < width) {
+    throw ConfigError(at + ": " + std::to_string(cells.size()) + " cells; expected " +
+                      std::to_string(width));
+  }
+  return cells;
+}
+
 // Column name -> index of a CSV header; ConfigError naming `path` for a missing required one.
 std::map<std::string, size_t> csv_columns(const std::string& header, const std::string& path,
                                           std::initializer_list<const char*> required) {
@@ -954,11 +965,7 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
   for (size_t li = 1; li < lines.size(); ++li) {
     if (trim(lines[li]).empty()) continue;
     const std::string at = path + ":" + std::to_string(li + 1);
-    const std::vector<std::string> cells = split_csv_line(lines[li]);
-    if (cells.size() < col.size()) {
-      throw ConfigError(at + ": " + std::to_string(cells.size()) + " cells; expected " +
-                        std::to_string(col.size()));
-    }
+    const std::vector<std::string> cells = csv_row(lines[li], col.size(), at);
     auto cell = [&](const char* key) { return cells[col.at(key)]; };
     if (cell("framework") != "vllm") {
       throw ConfigError(at + ": framework '" + cell("framework") + "'; expected vllm");
@@ -1107,11 +1114,7 @@ std::vector<MeasuredRun> read_argonne_csv(const std::string& path) {
   for (size_t li = 1; li < lines.size(); ++li) {
     if (trim(lines[li]).empty()) continue;
     const std::string at = path + ":" + std::to_string(li + 1);
-    const std::vector<std::string> cells = split_csv_line(lines[li]);
-    if (cells.size() < col.size()) {
-      throw ConfigError(at + ": " + std::to_string(cells.size()) + " cells; expected " +
-                        std::to_string(col.size()));
-    }
+    const std::vector<std::string> cells = csv_row(lines[li], col.size(), at);
     auto cell = [&](const char* key) { return trim(cells[col.at(key)]); };
     // Only vLLM on the NVIDIA GPUs and models servesim has: the other frameworks, vendors and
     // models of the table are not what it simulates.

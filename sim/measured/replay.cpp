@@ -204,18 +204,12 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
   // prepared deployment's (the profile shipped for the GPU, if any) applies.
   // run_simulation adds the prepared deployment's client overhead (the profile shipped for the
   // GPU, if any); a calibration with its own cost model brings its own.
-  cfg.metrics.ttft_offset_s += calibration.ttft_offset_s;
+  cfg.offline = run.offline;  // then neither client overhead nor front end applies
+  if (!run.offline) cfg.metrics.ttft_offset_s += calibration.ttft_offset_s;
   std::unique_ptr<models::CostModel> own_cost;
   if (calibration.make_cost) own_cost = calibration.make_cost(prepared.deployment);
   const models::CostModel& cost = own_cost ? *own_cost : *prepared.cost;
   const sim::FrontEndCosts* frontend = calibration.frontend ? &*calibration.frontend : nullptr;
-  const sim::FrontEndCosts no_frontend;  // all zero: no API-server queue
-  if (run.offline) {
-    // No HTTP client and no API server: neither the client overhead (the calibration's, nor the
-    // prepared deployment's, which run_simulation adds) nor a front-end queue applies.
-    cfg.metrics.ttft_offset_s = -prepared.client_ttft_overhead_s;
-    frontend = &no_frontend;
-  }
   const bool rescale = sim::resolved_workload(cfg).arrival_rescale != "off";
 
   Prediction p;

@@ -5,14 +5,7 @@
 # root on the GPU machine:  hardware/measurements/catalog/measure.sh OUTDIR
 # Writes OUTDIR/{linear,attention,elementwise}/kernels_<gpu>.csv, OUTDIR/env.txt and logs.
 set -euo pipefail
-out=$1
-export PYTHONUNBUFFERED=1
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-case "$gpu" in *H200*) tag=h200 ;; *H100*) tag=h100 ;; *) echo "not an H100/H200: $gpu"; exit 1 ;; esac
-mkdir -p "$out"
-{ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv
-  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-  date -u; } > "$out/env.txt" 2>&1
+source "$(dirname "$0")/../measure_setup.sh" "$1"  # sets $out and $tag, writes $out/env.txt
 known="data/realdata/gpu_kernels_h100_h200/kernels_$tag.csv hardware/measurements/elementwise/elementwise_$tag.csv"
 # Ordered by what servesim's measured runs use first (gpt-oss-120b: the InferenceX H100 rows).
 models=gpt-oss-120b,qwen3-32b,qwen2.5-72b,mixtral-8x7b,mixtral-8x22b,qwen3-14b,qwen2.5-7b,llama-2-13b,llama-2-70b,mistral-7b,codellama-34b

@@ -1,18 +1,11 @@
 #!/usr/bin/env bash
-# Measures, on this machine's H100, the TP shards (TP 1, 2, 4) of the 7-8B dense models that the
+# Measures, on this machine's H100 or H200, the TP shards (TP 1, 2, 4) of the 7-8B dense models that the
 # Argonne static-batch runs use (data/realdata/argonne_llm_inference_bench, docs/validation.md §6)
 # and the shipped tables lack: each shape already measured is skipped (--skip-measured).
 # Run from the repository root on the GPU machine:  hardware/measurements/tp_shards/measure.sh OUTDIR
 # Writes OUTDIR/{linear,attention,elementwise}/kernels_<gpu>.csv, OUTDIR/env.txt and logs.
 set -euo pipefail
-out=$1
-export PYTHONUNBUFFERED=1
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-case "$gpu" in *H200*) tag=h200 ;; *H100*) tag=h100 ;; *) echo "not an H100/H200: $gpu"; exit 1 ;; esac
-mkdir -p "$out"
-{ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv
-  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-  date -u; } > "$out/env.txt" 2>&1
+source "$(dirname "$0")/../measure_setup.sh" "$1"  # sets $out and $tag, writes $out/env.txt
 known="data/realdata/gpu_kernels_h100_h200/kernels_$tag.csv hardware/measurements/elementwise/elementwise_$tag.csv hardware/measurements/catalog/kernels_catalog_$tag.csv"
 models=llama-3.1-8b,llama-2-7b,mistral-7b,qwen2.5-7b
 run() {  # section budget
