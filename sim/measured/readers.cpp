@@ -315,9 +315,13 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return cells;
 }
 
-// The cells of data line `line` (at = "file:line") of a table with `width` columns; ConfigError
-// when it has fewer.
-std::vector<std::string> csv_row(const std::string& line, size_t width, const std::string& at) {
+// The cells of data line `line` (at = "file:line") of a table whose columns `col` names (from
+// csv_columns); ConfigError when it lacks a cell a column points at. The width is the largest
+// index + 1, not col.size(): a header naming one column twice maps fewer names than positions.
+std::vector<std::string> csv_row(const std::string& line, const std::map<std::string, size_t>& col,
+                                 const std::string& at) {
+  size_t width = 0;
+  for (const auto& [name, index] : col) width = std::max(width, index + 1);
   std::vector<std::string> cells = split_csv_line(line);
   if (cells.size() < width) {
     throw ConfigError(at + ": " + std::to_string(cells.size()) + " cells; expected " +
@@ -965,7 +969,7 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
   for (size_t li = 1; li < lines.size(); ++li) {
     if (trim(lines[li]).empty()) continue;
     const std::string at = path + ":" + std::to_string(li + 1);
-    const std::vector<std::string> cells = csv_row(lines[li], col.size(), at);
+    const std::vector<std::string> cells = csv_row(lines[li], col, at);
     auto cell = [&](const char* key) { return cells[col.at(key)]; };
     if (cell("framework") != "vllm") {
       throw ConfigError(at + ": framework '" + cell("framework") + "'; expected vllm");
@@ -1114,7 +1118,7 @@ std::vector<MeasuredRun> read_argonne_csv(const std::string& path) {
   for (size_t li = 1; li < lines.size(); ++li) {
     if (trim(lines[li]).empty()) continue;
     const std::string at = path + ":" + std::to_string(li + 1);
-    const std::vector<std::string> cells = csv_row(lines[li], col.size(), at);
+    const std::vector<std::string> cells = csv_row(lines[li], col, at);
     auto cell = [&](const char* key) { return trim(cells[col.at(key)]); };
     // Only vLLM on the NVIDIA GPUs and models servesim has: the other frameworks, vendors and
     // models of the table are not what it simulates.

@@ -2,7 +2,7 @@
 // the simulate config it implies (sim/measured/replay.h, with the CLI's config applier) and the
 // replay's request list as a TraceWorkload checks it. First byte: 'v' vllm bench serve JSON,
 // 's' SGLang JSONL, 'n' genai-perf JSON, 'l' LLMServingSim requests.jsonl, 'x' InferenceX CSV,
-// anything else a guidellm per-request CSV.
+// 'a' Argonne LLM-Inference-Bench CSV, anything else a guidellm per-request CSV.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -38,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {'n', "profile_export_genai_perf.json", then_replay(read_genai_perf_json)},
       {'l', "example/vllm/requests.jsonl", then_replay(read_llmservingsim)},
       {'x', "inferencex_DERIVED.csv", then_replay(read_inferencex_csv)},
+      {'a', "All_results.csv", then_replay(read_argonne_csv)},
       {'g', "guidellm_per_request_DERIVED.csv", then_replay(read_guidellm_csv)},
   };
   return servesim::fuzz::run_reader(data, size, readers);

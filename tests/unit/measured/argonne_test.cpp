@@ -143,6 +143,14 @@ TEST_CASE("argonne: rows it does not simulate are passed over, malformed ones na
       CHECK_THAT(e.what(), Catch::Contains(c.expected));
     }
   }
+  // A header naming a column twice: the cells are indexed by position, so a row must reach the
+  // last named position (9 here), not the 8 distinct names (found by fuzz_measured: a read past
+  // the row's end).
+  std::ofstream(f) << "Hardware,Hardware,Num of Hardware,Framework,Model,Input Output Length,"
+                      "Batch Size,Latency,Throughput\n"
+                   << "Nvidia H100 GPU,Nvidia H100 GPU,1,vLLM,meta-llama/Llama-2-7b-hf,128,1,0.5\n";
+  CHECK_THROWS_WITH(read_argonne_csv(f.string()),
+                    Catch::Contains("All_results.csv:2: 8 cells; expected 9"));
   std::ofstream(f) << "Hardware,Num of Hardware,Framework,Model,Batch Size,Latency\n";
   CHECK_THROWS_WITH(read_argonne_csv(f.string()),
                     Catch::Contains("missing column 'Input Output Length'"));

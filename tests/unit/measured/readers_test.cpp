@@ -552,6 +552,12 @@ TEST_CASE("inferencex: a malformed row names the file, line and field", "[measur
     CHECK(std::string(e.what()).find("ix.csv:2") != std::string::npos);
     CHECK(std::string(e.what()).find("isl_osl_label") != std::string::npos);
   }
+  // A column named twice (the last "tp" at position 10): a row of 10 cells lacks it (found by
+  // fuzz_measured: a read past the row's end).
+  std::ofstream(f) << "model,gpu,precision,framework,tp,isl_osl_label,source_run_date,concurrency,"
+                      "mean_tpot_us,mean_ttft_us,tp\n"
+                      "llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,4,1,2\n";
+  CHECK_THROWS_WITH(read_runs(f.string()), Catch::Contains("ix.csv:2: 10 cells; expected 11"));
   fs::remove_all(dir);
 }
 
