@@ -29,7 +29,14 @@ double gemm_model_time_s(const GemmSample& s, const GemmModelParams& p, double p
 }
 
 GemmFit fit_gemm(const std::vector<GemmSample>& samples, double peak_flops, double bandwidth) {
-  SERVESIM_CHECK(!samples.empty() && peak_flops > 0 && bandwidth > 0, "fit_gemm: bad input");
+  SERVESIM_CHECK(peak_flops > 0 && bandwidth > 0, "fit_gemm: bad input");
+  // Four model parameters: fewer timed GEMMs cannot determine them (and Levenberg-Marquardt
+  // refuses fewer residuals than unknowns).
+  if (samples.size() < 4) {
+    throw ConfigError("GEMM profile fit: " + std::to_string(samples.size()) +
+                      " timed GEMM(s); the four parameters (compute and memory efficiency, compute "
+                      "ramp, per-op latency) need at least 4 rows of GEMM profiles");
+  }
   auto unpack = [](const Eigen::VectorXd& x) {
     GemmModelParams p;
     p.compute_efficiency = x[0];

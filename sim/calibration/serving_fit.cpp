@@ -196,6 +196,15 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   }
 
   const size_t p = options.parameters.size();
+  // Levenberg-Marquardt needs at least as many residuals as unknowns (the prior adds one per
+  // parameter when --prior-weight is set).
+  if (options.prior_weight <= 0 && slots.size() < p) {
+    throw ConfigError("calibrate: " + std::to_string(p) + " parameters to fit (--fit) but the " +
+                      "measured runs give only " + std::to_string(slots.size()) +
+                      " measured value(s) of the fitted metrics (--metrics); fit at most " +
+                      std::to_string(slots.size()) +
+                      " parameter(s), add runs or metrics, or set --prior-weight");
+  }
   auto with_parameters = [&](hardware::Calibration c, const Eigen::VectorXd& x) {
     for (size_t k = 0; k < p; ++k) {
       const auto& spec = param_specs().at(options.parameters[k]);
@@ -280,6 +289,13 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   lm.absolute_step = 0.01;  // 10 µs for time parameters
   lm.tolerance = 1e-6;
   const Eigen::VectorXd r0 = residuals(x0);
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if (!std::isfinite(r0[static_cast<Eigen::Index>(s)])) {
+      throw ConfigError("calibrate: run " + runs[slots[s].run].id + ": the simulated " +
+                        slots[s].metric + " at the starting parameters is not a finite number; " +
+                        "leave the run out or the metric out of --metrics");
+    }
+  }
   const hardware::LmResult fit = hardware::levenberg_marquardt(residuals, x0, lo, hi, lm);
   const Eigen::VectorXd rf = residuals(fit.x);  // also leaves `last` at the optimum
 

@@ -120,6 +120,23 @@ TEST_CASE("the GEMM fit recovers known roofline parameters from synthetic profil
   REQUIRE(f.rms_log_error < 1e-6);
 }
 
+TEST_CASE("the GEMM fit needs at least as many timed GEMMs as its four parameters",
+          "[calibration]") {
+  std::vector<GemmSample> samples;
+  for (int64_t t : {1, 64, 4096}) {
+    GemmSample s;
+    s.tokens = t;
+    s.in_dim = 4096;
+    s.out_dim = 4096;
+    s.time_s = 1e-5 * static_cast<double>(t);
+    samples.push_back(s);
+  }
+  CHECK_THROWS_WITH(fit_gemm(samples, 989e12, 3.35e12),
+                    Catch::Contains("3 timed GEMM(s); the four parameters"));
+  samples.push_back(samples.back());
+  CHECK_NOTHROW(fit_gemm(samples, 989e12, 3.35e12));
+}
+
 TEST_CASE("the collective fit recovers α and bandwidth", "[calibration]") {
   std::vector<CollectiveSample> s;
   for (double bytes = 2048; bytes <= 64e6; bytes *= 2) {

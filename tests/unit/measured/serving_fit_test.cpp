@@ -170,5 +170,41 @@ TEST_CASE("the serving fit recovers host terms and the API-server cost", "[calib
   fs::remove_all(dir);
 }
 
+TEST_CASE("the serving fit refuses more parameters than measured values, naming both",
+          "[calibration]") {
+  // One run measuring one fitted metric cannot determine two parameters: a clear error, not the
+  // optimiser's internal check (found with servesim calibrate on one LLMServingSim run).
+  measured::MeasuredRun run;
+  run.id = run.path = "one_run";
+  run.format = "test";
+  run.deployment.set("model", "llama-3.1-8b", "test");
+  run.deployment.set("gpu", "h100-sxm", "test");
+  run.deployment.set("tensor_parallel_size", 1, "test");
+  run.request_rate = std::numeric_limits<double>::infinity();
+  run.num_prompts = 4;
+  for (int i = 0; i < 4; ++i) {
+    measured::MeasuredRequest q;
+    q.input_tokens = 128;
+    q.output_tokens = 16;
+    run.requests.push_back(q);
+  }
+  run.metrics["mean_tpot_ms"] = 10;
+  const std::vector<measured::MeasuredRun> runs = {run};
+  const std::vector<sim::SimulationConfig> configs = {
+      measured::simulation_config(run, app::apply_config_json)};
+  hardware::Calibration start;
+  start.gpu = "h100-sxm";
+  ServingFitOptions opts;
+  opts.parameters = {"step_overhead_s", "per_seq_overhead_s"};
+  opts.replay.seeds = 1;
+  CHECK_THROWS_WITH(fit_serving(runs, configs, start, opts),
+                    Catch::Contains("2 parameters to fit (--fit) but the measured runs give only 1 "
+                                    "measured value(s)"));
+  // With a prior each parameter gets a residual of its own: the fit runs.
+  opts.prior_weight = 1;
+  opts.max_iterations = 1;
+  CHECK_NOTHROW(fit_serving(runs, configs, start, opts));
+}
+
 }  // namespace
 }  // namespace servesim::calibration
