@@ -118,6 +118,8 @@ class CalibrateCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& err) override {
+    if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
+    if (seeds_ < 1) throw ConfigError("--seeds: " + std::to_string(seeds_) + " is invalid; expected >= 1");
     JobExecutor* executor = study_.executor(jobs_);  // refuses --shard before any work
     if (vidur_mlp_.empty() && layer_files_.empty() && vidur_allreduce_.empty() &&
         measured_.empty() && kernel_files_.empty()) {

@@ -99,6 +99,13 @@ class ValidateCommand : public Command {
     sidecars.sidecar_dirs = sidecar_dirs_;
     sidecars.overrides = overrides();
     if (seeds_ < 1) throw ConfigError("--seeds: " + std::to_string(seeds_) + " is invalid; expected >= 1");
+    if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
+    for (const char* flag :
+         {"--logo-fit", "--logo-max-iterations", "--logo-prior-weight", "--write-line-profiles"}) {
+      if (!logo_ && cmd_->count(flag) > 0) {
+        throw ConfigError(std::string(flag) + " applies only with --leave-one-group-out");
+      }
+    }
     {
       std::vector<std::string> inputs = measured_;
       if (!opts_.config_file.empty()) inputs.push_back(opts_.config_file);
@@ -242,6 +249,7 @@ class ValidateCommand : public Command {
         if (!part.empty()) o.fit.parameters.push_back(part);
       }
     }
+    calibration::check_fit_parameters(o.fit.parameters, "--logo-fit");
     o.fit.prior_weight = logo_prior_weight_;
     if (logo_iterations_ < 1) {
       throw ConfigError("--logo-max-iterations: " + std::to_string(logo_iterations_) +

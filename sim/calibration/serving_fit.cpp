@@ -106,22 +106,27 @@ measured::Calibration replay_calibration(const hardware::Calibration& c, const s
   return m;
 }
 
+void check_fit_parameters(const std::vector<std::string>& names, const std::string& flag) {
+  if (names.empty()) throw ConfigError(flag + ": no parameter to fit");
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!param_specs().count(names[i])) {
+      std::string known;
+      for (const auto& [name, spec] : param_specs()) known += (known.empty() ? "" : ", ") + name;
+      throw ConfigError(flag + ": '" + names[i] + "' cannot be fitted to serving runs; expected " +
+                        "some of " + known);
+    }
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw ConfigError(flag + ": '" + names[i] + "' is listed twice");
+    }
+  }
+}
+
 ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
                        const std::vector<sim::SimulationConfig>& configs,
                        const hardware::Calibration& base, const ServingFitOptions& options) {
   SERVESIM_CHECK(runs.size() == configs.size(), "fit_serving: runs and configs differ in size");
-  for (const std::string& p : options.parameters) {
-    if (!param_specs().count(p)) {
-      throw ConfigError("--fit: '" + p + "' cannot be fitted to serving runs; expected some of " +
-                        "step_overhead_s, per_seq_overhead_s, per_prefill_token_overhead_s, " +
-                        "client_ttft_overhead_s, " +
-                        "op_latency_s, link_latency_s, compute_efficiency, memory_efficiency, " +
-                        "compute_ramp_tokens, host_step_s, host_per_seq_s, " +
-                        "host_per_prefill_token_s, host_per_sampled_token_s, " +
-                        "frontend_per_request_s, frontend_per_prompt_token_s, " +
-                        "frontend_per_output_token_s");
-    }
-  }
+  check_fit_parameters(options.parameters, "--fit");
   // Prepare every deployment once; the fit only changes the cost model.
   std::vector<sim::PreparedDeployment> prepared(runs.size());
   std::vector<bool> usable(runs.size(), false);

@@ -66,6 +66,10 @@ struct ServingFit {
 // that leaves more than 25% has not explained the runs.
 inline constexpr double kMaxTrustedRms = 0.25;
 
+// ConfigError naming `flag` (--fit, --logo-fit) unless `names` is a non-empty list of distinct
+// parameters the serving fit knows.
+void check_fit_parameters(const std::vector<std::string>& names, const std::string& flag);
+
 // `configs[i]` = measured::simulation_config(runs[i], ...). Runs whose deployment does not
 // prepare are skipped with a note in fit_info. Throws ConfigError when no residual remains, or
 // for an unknown parameter or metric name.
