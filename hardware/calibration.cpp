@@ -130,7 +130,14 @@ nlohmann::ordered_json to_json(const CalibrationDomain& d) {
   j["max_concurrency"] = d.max_concurrency;
   j["has_unbounded_load"] = d.has_unbounded_load;
   if (d.offline_only) j["offline_only"] = true;
+  if (!d.deployments.empty()) j["deployments"] = d.deployments;
   return j;
+}
+
+std::string deployment_key(const std::string& model, int tensor_parallel_size,
+                           int pipeline_parallel_size, const std::string& dtype) {
+  return model + " TP " + std::to_string(tensor_parallel_size) + " PP " +
+         std::to_string(pipeline_parallel_size) + " " + dtype;
 }
 
 CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& where) {
@@ -159,6 +166,7 @@ CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& w
   d.max_concurrency = optional_field<int64_t>(j, "max_concurrency", where, 0);
   d.has_unbounded_load = optional_field<bool>(j, "has_unbounded_load", where, false);
   d.offline_only = optional_field<bool>(j, "offline_only", where, false);
+  d.deployments = optional_field<std::vector<std::string>>(j, "deployments", where, {});
   return d;
 }
 
@@ -197,6 +205,13 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
     outside.push_back("vLLM " + q.engine_version);
   }
   if (!d.dtypes.empty() && !contains(d.dtypes, q.dtype)) outside.push_back("weights " + q.dtype);
+  // Each part inside, the combination not fitted (only checked when every part is inside, so a
+  // new model is reported once, as a model).
+  const std::string key = deployment_key(q.model, q.tensor_parallel_size,
+                                         q.pipeline_parallel_size, q.dtype);
+  if (outside.empty() && !d.deployments.empty() && !contains(d.deployments, key)) {
+    outside.push_back(key + " (each part fitted, not this combination)");
+  }
   // Load: a closed loop above the highest fitted concurrency, or an open loop above the highest
   // fitted rate (unless a fitted run sent everything at once, which covers any rate).
   if (q.max_concurrency > 0 && d.max_concurrency > 0 && q.max_concurrency > d.max_concurrency) {

@@ -42,9 +42,18 @@ struct CalibrationDomain {
   // Every fitted run was offline (vLLM's LLM class, a static batch): no client or API-server cost
   // was seen, so an online server lies outside the domain. Written to JSON only when true.
   bool offline_only = false;
+  // The fitted deployments, one deployment_key each, sorted: a query whose model, TP, PP and
+  // weights each appear in the lists above may still be a combination no fitted run had (a model
+  // fitted at TP 4 only, asked at TP 2 because another model ran at TP 2). Profiles written
+  // before 2026-11-26 lack it and are checked field by field. Written to JSON when non-empty.
+  std::vector<std::string> deployments;
 
   bool empty() const { return models.empty(); }
 };
+
+// "model TP t PP p dtype", e.g. "llama-2-7b TP 2 PP 1 bf16": one fitted deployment of a domain.
+std::string deployment_key(const std::string& model, int tensor_parallel_size,
+                           int pipeline_parallel_size, const std::string& dtype);
 
 // What one prediction rests on (see CalibrationDomain).
 struct PredictionBasis {

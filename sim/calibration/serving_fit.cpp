@@ -73,6 +73,10 @@ hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& 
                                       ? std::string("unrecorded")
                                       : r.deployment.engine_version);
     add_unique(d.dtypes, dtype_of(r));
+    add_unique(d.deployments,
+               hardware::deployment_key(c.value("model", std::string("?")),
+                                        c.value("tensor_parallel_size", 1),
+                                        c.value("pipeline_parallel_size", 1), dtype_of(r)));
     if (r.max_concurrency > 0) {
       d.max_concurrency = std::max(d.max_concurrency, r.max_concurrency);
     } else if (std::isfinite(r.request_rate)) {
@@ -86,6 +90,7 @@ hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& 
   std::sort(d.pipeline_parallel_sizes.begin(), d.pipeline_parallel_sizes.end());
   std::sort(d.engine_versions.begin(), d.engine_versions.end());
   std::sort(d.dtypes.begin(), d.dtypes.end());
+  std::sort(d.deployments.begin(), d.deployments.end());
   return d;
 }
 

@@ -336,6 +336,45 @@ TEST_CASE("a prediction is calibrated inside the profile's domain, transferred o
   CHECK(online.reason.find("an online server") != std::string::npos);
 }
 
+TEST_CASE("a profile that records its fitted deployments calibrates only those combinations",
+          "[calibration]") {
+  // Fitted: model a at TP 4, model b at TP 2. Every field of "a at TP 2" lies in the field-wise
+  // lists, but no run had that combination: transferred, naming it. A profile without the list
+  // (written before 2026-11-26) keeps the field-wise answer.
+  Calibration c;
+  c.gpu = "a100-40gb";
+  c.parameters["step_overhead_s"] = {1e-3, 0};
+  c.domain.models = {"a", "b"};
+  c.domain.tensor_parallel_sizes = {2, 4};
+  c.domain.pipeline_parallel_sizes = {1};
+  c.domain.dtypes = {"bf16"};
+  c.domain.has_unbounded_load = true;
+  c.domain.deployments = {deployment_key("a", 4, 1, "bf16"), deployment_key("b", 2, 1, "bf16")};
+  CHECK(c.domain.deployments[0] == "a TP 4 PP 1 bf16");
+  PredictionQuery q;
+  q.gpu = "a100-40gb";
+  q.model = "a";
+  q.tensor_parallel_size = 4;
+  CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
+  q.tensor_parallel_size = 2;
+  const PredictionBasis b = classify_prediction(&c, "p.json", q);
+  CHECK(b.label == "transferred");
+  CHECK(b.reason.find("a TP 2 PP 1 bf16 (each part fitted, not this combination)") !=
+        std::string::npos);
+  // A field outside is reported as that field, not again as a combination.
+  q.tensor_parallel_size = 8;
+  const PredictionBasis t = classify_prediction(&c, "p.json", q);
+  CHECK(t.reason.find("TP 8") != std::string::npos);
+  CHECK(t.reason.find("combination") == std::string::npos);
+  Calibration old = c;
+  old.domain.deployments.clear();
+  q.tensor_parallel_size = 2;
+  CHECK(classify_prediction(&old, "p.json", q).label == "calibrated");
+  // Round trip, and not written when empty.
+  CHECK(calibration_from_json(to_json(c), "test").domain.deployments == c.domain.deployments);
+  CHECK_FALSE(to_json(old)["domain"].contains("deployments"));
+}
+
 TEST_CASE("a profile's domain round-trips through JSON", "[calibration]") {
   Calibration c;
   c.gpu = "h200";
