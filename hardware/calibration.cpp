@@ -131,6 +131,7 @@ nlohmann::ordered_json to_json(const CalibrationDomain& d) {
   j["has_unbounded_load"] = d.has_unbounded_load;
   if (d.offline_only) j["offline_only"] = true;
   if (!d.deployments.empty()) j["deployments"] = d.deployments;
+  if (!d.host_lines.empty()) j["host_lines"] = d.host_lines;
   return j;
 }
 
@@ -167,6 +168,7 @@ CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& w
   d.has_unbounded_load = optional_field<bool>(j, "has_unbounded_load", where, false);
   d.offline_only = optional_field<bool>(j, "offline_only", where, false);
   d.deployments = optional_field<std::vector<std::string>>(j, "deployments", where, {});
+  d.host_lines = optional_field<std::vector<std::string>>(j, "host_lines", where, {});
   return d;
 }
 
@@ -205,6 +207,11 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
     outside.push_back("vLLM " + q.engine_version);
   }
   if (!d.dtypes.empty() && !contains(d.dtypes, q.dtype)) outside.push_back("weights " + q.dtype);
+  if (!q.host_line.empty() && !d.host_lines.empty() && !contains(d.host_lines, q.host_line)) {
+    std::string fitted;
+    for (const auto& l : d.host_lines) fitted += (fitted.empty() ? "" : ", ") + l;
+    outside.push_back("host line vLLM " + q.host_line + " (fitted on " + fitted + ")");
+  }
   // Each part inside, the combination not fitted (only checked when every part is inside, so a
   // new model is reported once, as a model).
   const std::string key = deployment_key(q.model, q.tensor_parallel_size,

@@ -47,6 +47,10 @@ struct CalibrationDomain {
   // fitted at TP 4 only, asked at TP 2 because another model ran at TP 2). Profiles written
   // before 2026-11-26 lack it and are checked field by field. Written to JSON when non-empty.
   std::vector<std::string> deployments;
+  // The host lines of the fitted runs ("0.11 async", "0.6 V0": measured::host_line_of), sorted:
+  // host terms belong to the engine release path, so a prediction for another line is
+  // transferred. Profiles written before 2026-11-26 lack it. Written to JSON when non-empty.
+  std::vector<std::string> host_lines;
 
   bool empty() const { return models.empty(); }
 };
@@ -72,6 +76,7 @@ struct PredictionQuery {
   double request_rate = 0;     // req/s; inf = all at once; 0 = not stated
   int64_t max_concurrency = 0;
   bool offline = false;        // an offline run (LLM class), not an online server
+  std::string host_line;       // "0.19 async", "0.6 V0" (sim::host_line); "" = not checked
 };
 
 struct Calibration {

@@ -68,7 +68,7 @@ std::string nearest_line(const std::vector<measured::MeasuredRun>& runs,
   double best_distance = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < runs.size(); ++i) {
     if (!eligible(i)) continue;
-    const std::string other = host_line_of(runs[i], configs[i]);
+    const std::string other = measured::host_line_of(runs[i], configs[i]);
     if (other == line || other == "?" || engine_path_of(other) != engine_path_of(line)) continue;
     const double d = std::abs(line_number(other) - line_number(line));
     if (d < best_distance || (d == best_distance && other < best)) {
@@ -95,18 +95,6 @@ std::string group_of(const measured::MeasuredRun& run) {
   return g;
 }
 
-std::string host_line_of(const measured::MeasuredRun& run, const sim::SimulationConfig& config) {
-  // The release line the run is simulated with (the sidecar's or reader's vllm_version, else
-  // the recorded engine version), then what changes the host path within a line (sim::host_line).
-  sim::EngineConfig engine = config.engine;
-  if (sim::vllm_minor_version(engine.vllm_version).empty()) {
-    engine.vllm_version = run.deployment.engine_version;
-  }
-  const std::string line = sim::vllm_minor_version(engine.vllm_version);
-  if (line.empty()) return "?";
-  if (run.deployment.engine_version.find("V0") != std::string::npos) return line + " V0";
-  return sim::host_line(engine);
-}
 
 const std::vector<std::pair<std::string, double>>& transfer_targets() {
   static const std::vector<std::pair<std::string, double>> t = {
@@ -190,7 +178,7 @@ std::vector<LineProfile> line_profiles(const std::vector<measured::MeasuredRun>&
   SERVESIM_CHECK(runs.size() == configs.size(), "one config per run");
   std::map<std::pair<std::string, std::string>, std::vector<size_t>> by_line;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const std::string line = host_line_of(runs[i], configs[i]);
+    const std::string line = measured::host_line_of(runs[i], configs[i]);
     if (line != "?") by_line[{gpu_of(runs[i]), line}].push_back(i);
   }
   std::vector<LineProfile> out;
@@ -267,7 +255,8 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     //   5. else the datasheet. Host terms fitted against measured kernels, applied over a GPU's
     //      unmeasured datasheet efficiencies, are not a consistent model (the datasheet's error is
     //      of either sign and as large as the host terms), nor the other way round.
-    const std::string line = host_line_of(runs[members.front()], configs[members.front()]);
+    const std::string line =
+        measured::host_line_of(runs[members.front()], configs[members.front()]);
     g.host_line = line;
     // A named copy: clang < 16 cannot capture a structured binding in a lambda.
     const auto& left_out = group;
@@ -279,7 +268,7 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
         std::vector<size_t> picked;
         for (size_t i = 0; i < runs.size(); ++i) {
           if (group_of(runs[i]) == left_out || on == "?" ||
-              host_line_of(runs[i], configs[i]) != on) {
+              measured::host_line_of(runs[i], configs[i]) != on) {
             continue;
           }
           const std::string gpu = gpu_of(runs[i]);

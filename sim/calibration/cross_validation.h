@@ -3,7 +3,7 @@
 //
 // A group is model × GPU × TP (× PP) × vLLM version (group_of). Host terms belong to the engine
 // release, kernel terms to the GPU (issue 7). For every group g, the host terms (fit.parameters)
-// are fitted (fit_serving) on the runs of other groups on g's host line (host_line_of: release
+// are fitted (fit_serving) on the runs of other groups on g's host line (measured::host_line_of: release
 // line × engine generation × async scheduling): those of g's GPU when there are at least two;
 // else, if g's GPU has measured kernel terms (measured_kernel_gpus), jointly on the line's runs of
 // every GPU with measured kernel terms, each run starting from its own GPU's kernel terms
@@ -43,10 +43,6 @@ namespace servesim::calibration {
 std::string group_of(const measured::MeasuredRun& run);
 // The run's GPU (its deployment's "gpu" key).
 std::string gpu_of(const measured::MeasuredRun& run);
-// The engine whose host path the run exercised: "0.11 sync", "0.19 async", "0.8 V0" (the vLLM
-// release line it is simulated with, from `config` — set from the run's version by the readers
-// and sidecars —, then V0 engine, else async scheduling on or off); "?" when no version is known.
-std::string host_line_of(const measured::MeasuredRun& run, const sim::SimulationConfig& config);
 
 // The transfer targets: key -> limit in % (mean_tpot_ms 10, mean_e2el_ms 10, mean_ttft_ms 15,
 // p99_ttft_ms 25), in report order.

@@ -362,6 +362,11 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
       if (usable[i]) fitted.push_back(runs[i]);
     }
     out.calibration.domain = domain_of(fitted);
+    std::vector<std::string>& lines = out.calibration.domain.host_lines;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (usable[i]) add_unique(lines, measured::host_line_of(runs[i], configs[i]));
+    }
+    std::sort(lines.begin(), lines.end());
   }
   out.calibration.fit_info["serving_fit"] = {
       {"method", "Levenberg-Marquardt, simulator in the loop, relative-error residuals"},

@@ -204,6 +204,7 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
     q.dtype = d.weight_format().empty() ? "bf16" : d.weight_format();
     q.request_rate = config.workload.request_rate;
     q.max_concurrency = config.max_concurrency;
+    q.host_line = host_line(config.engine);
     p.basis = hardware::classify_prediction(p.calibration_source.empty() ? nullptr : &d.calibration,
                                             shown, q);
   }

@@ -196,6 +196,19 @@ std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint
   return specs;
 }
 
+std::string host_line_of(const MeasuredRun& run, const sim::SimulationConfig& config) {
+  // The release line the run is simulated with (the sidecar's or reader's vllm_version, else
+  // the recorded engine version), then what changes the host path within a line (sim::host_line).
+  sim::EngineConfig engine = config.engine;
+  if (sim::vllm_minor_version(engine.vllm_version).empty()) {
+    engine.vllm_version = run.deployment.engine_version;
+  }
+  const std::string line = sim::vllm_minor_version(engine.vllm_version);
+  if (line.empty()) return "?";
+  if (run.deployment.engine_version.find("V0") != std::string::npos) return line + " V0";
+  return sim::host_line(engine);
+}
+
 Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationConfig& config,
                                  const sim::PreparedDeployment& prepared,
                                  const Calibration& calibration, const ReplayOptions& options) {
@@ -227,6 +240,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
     q.request_rate = run.request_rate;
     q.max_concurrency = run.max_concurrency;
     q.offline = run.offline;
+    q.host_line = host_line_of(run, cfg);
     if (calibration.profile) {
       const bool applies = calibration.applies_to_other_gpus || calibration.profile->gpu.empty() ||
                            calibration.profile->gpu == q.gpu;

@@ -86,6 +86,12 @@ using ConfigApplier =
 // the file when the engine version is not one servesim models.
 sim::SimulationConfig simulation_config(const MeasuredRun& run, const ConfigApplier& apply);
 
+// The engine whose host path the run exercised: "0.11 sync", "0.19 async", "0.8 V0" (the vLLM
+// release line it is simulated with, from `config` — set from the run's version by the readers
+// and sidecars —, then V0 engine, else async scheduling on or off); "?" when no version is known.
+// Host terms belong to it (sim/calibration/cross_validation.h, hardware::CalibrationDomain).
+std::string host_line_of(const MeasuredRun& run, const sim::SimulationConfig& config);
+
 struct ReplayOptions {
   int seeds = 3;  // poisson arrivals: seeds averaged (>= 1)
 };

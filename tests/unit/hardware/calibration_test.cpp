@@ -375,6 +375,38 @@ TEST_CASE("a profile that records its fitted deployments calibrates only those c
   CHECK_FALSE(to_json(old)["domain"].contains("deployments"));
 }
 
+TEST_CASE("a profile's host lines: another engine release path is transferred", "[calibration]") {
+  // Host terms belong to the release line × engine path they were fitted on: a profile fitted on
+  // "0.6 V0" runs labels a "0.19 async" prediction transferred; an unstated line (a query
+  // without one) or a profile without host_lines is not checked.
+  Calibration c;
+  c.gpu = "a100-40gb";
+  c.parameters["step_overhead_s"] = {1e-3, 0};
+  c.domain.models = {"a"};
+  c.domain.tensor_parallel_sizes = {1};
+  c.domain.pipeline_parallel_sizes = {1};
+  c.domain.dtypes = {"bf16"};
+  c.domain.has_unbounded_load = true;
+  c.domain.host_lines = {"0.6 V0"};
+  PredictionQuery q;
+  q.gpu = "a100-40gb";
+  q.model = "a";
+  q.host_line = "0.6 V0";
+  CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
+  q.host_line = "0.19 async";
+  const PredictionBasis b = classify_prediction(&c, "p.json", q);
+  CHECK(b.label == "transferred");
+  CHECK(b.reason.find("host line vLLM 0.19 async (fitted on 0.6 V0)") != std::string::npos);
+  q.host_line = "";
+  CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
+  Calibration old = c;
+  old.domain.host_lines.clear();
+  q.host_line = "0.19 async";
+  CHECK(classify_prediction(&old, "p.json", q).label == "calibrated");
+  CHECK(calibration_from_json(to_json(c), "test").domain.host_lines == c.domain.host_lines);
+  CHECK_FALSE(to_json(old)["domain"].contains("host_lines"));
+}
+
 TEST_CASE("a profile's domain round-trips through JSON", "[calibration]") {
   Calibration c;
   c.gpu = "h200";

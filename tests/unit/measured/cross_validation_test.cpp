@@ -261,6 +261,12 @@ TEST_CASE("leave-one-group-out on every measured run: a fitted profile is never 
   int64_t runs = 0;
   for (const auto& g : j["groups"]) {
     runs += g["runs"].get<int64_t>();
+    // A left-out group's runs were not fitted, nor was its deployment (model × TP × PP ×
+    // weights): the domain's deployment list labels none of them calibrated.
+    for (const auto& r : g["calibrated"]["runs"]) {
+      INFO(g["group"].get<std::string>() << ": " << r["id"].get<std::string>());
+      CHECK(r["prediction_basis"] != "calibrated");
+    }
     const std::string basis = g["basis"];
     // Every group scored with something else than the datasheet: fitted host terms (rules 1-3)
     // or measured kernel terms (rule 4).

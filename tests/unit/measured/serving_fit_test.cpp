@@ -87,6 +87,10 @@ TEST_CASE("the serving fit recovers a known step overhead and client overhead", 
   REQUIRE(fit.calibration.get("client_ttft_overhead_s").value() == Approx(25e-3).epsilon(0.03));
   REQUIRE(fit.final_rms < fit.initial_rms);
   REQUIRE(fit.calibration.fit_set.size() == 3);
+  // The domain records the fitted deployment and host line (hardware::CalibrationDomain).
+  CHECK(fit.calibration.domain.deployments ==
+        std::vector<std::string>{"llama-3.1-8b TP 1 PP 1 bf16"});
+  CHECK(fit.calibration.domain.host_lines == std::vector<std::string>{"0.19 async"});
   fs::remove_all(dir);
 }
 
