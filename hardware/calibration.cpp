@@ -1,6 +1,7 @@
 #include "hardware/calibration.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 #include <filesystem>
@@ -177,6 +178,20 @@ template <typename T>
 bool contains(const std::vector<T>& v, const T& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
+
+// "0.11" of "0.11.0" or "0.11"; "" for a version that does not start with two numbers
+// ("nightly-2025-10", "unrecorded").
+std::string release_line(const std::string& version) {
+  const size_t dot = version.find('.');
+  if (dot == 0 || dot == std::string::npos || dot + 1 >= version.size()) return "";
+  size_t end = dot + 1;
+  while (end < version.size() && std::isdigit(static_cast<unsigned char>(version[end]))) ++end;
+  if (end == dot + 1) return "";
+  for (size_t i = 0; i < dot; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(version[i]))) return "";
+  }
+  return version.substr(0, end);
+}
 }  // namespace
 
 PredictionBasis classify_prediction(const Calibration* profile, const std::string& profile_source,
@@ -211,6 +226,20 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
     std::string fitted;
     for (const auto& l : d.host_lines) fitted += (fitted.empty() ? "" : ", ") + l;
     outside.push_back("host line vLLM " + q.host_line + " (fitted on " + fitted + ")");
+  } else if (!q.host_line.empty() && d.host_lines.empty() && q.engine_version.empty() &&
+             !d.engine_versions.empty()) {
+    // A profile written before host lines were recorded: compare release lines (X.Y) of its
+    // stated versions with the query's, when every stated version names one.
+    const std::string line = q.host_line.substr(0, q.host_line.find(' '));
+    bool known = true, same = false;
+    std::string fitted;
+    for (const std::string& v : d.engine_versions) {
+      const std::string fitted_line = release_line(v);
+      known = known && !fitted_line.empty();
+      same = same || fitted_line == line;
+      fitted += (fitted.empty() ? "" : ", ") + v;
+    }
+    if (known && !same) outside.push_back("vLLM " + line + " (fitted on " + fitted + ")");
   }
   // Each part inside, the combination not fitted (only checked when every part is inside, so a
   // new model is reported once, as a model).

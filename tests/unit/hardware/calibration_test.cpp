@@ -407,6 +407,43 @@ TEST_CASE("a profile's host lines: another engine release path is transferred", 
   CHECK_FALSE(to_json(old)["domain"].contains("host_lines"));
 }
 
+TEST_CASE("a profile without host lines: the query's release line against its stated versions",
+          "[calibration]") {
+  // Profiles written before host lines were recorded state the runs' versions ("0.11.0"): a
+  // simulate query on release line 0.19 is transferred, one on 0.11 (sync or async: the old
+  // profile cannot tell) is not; a version that names no release line ("nightly-2025-10") leaves
+  // the line unchecked; a query that states its version (validate) is checked by version instead.
+  Calibration c;
+  c.gpu = "h100-sxm";
+  c.parameters["step_overhead_s"] = {1e-3, 0};
+  c.domain.models = {"a"};
+  c.domain.tensor_parallel_sizes = {1};
+  c.domain.pipeline_parallel_sizes = {1};
+  c.domain.dtypes = {"bf16"};
+  c.domain.has_unbounded_load = true;
+  c.domain.engine_versions = {"0.11.0"};
+  PredictionQuery q;
+  q.gpu = "h100-sxm";
+  q.model = "a";
+  q.host_line = "0.19 async";
+  const PredictionBasis b = classify_prediction(&c, "p.json", q);
+  CHECK(b.label == "transferred");
+  CHECK(b.reason.find("vLLM 0.19 (fitted on 0.11.0)") != std::string::npos);
+  q.host_line = "0.11 sync";
+  CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
+  q.host_line = "0.1 sync";  // 0.1 is not 0.11
+  CHECK(classify_prediction(&c, "p.json", q).label == "transferred");
+  c.domain.engine_versions = {"0.8.3 (V0 engine)"};
+  q.host_line = "0.8 V0";
+  CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
+  c.domain.engine_versions = {"0.11.0", "nightly-2025-10"};
+  q.host_line = "0.19 async";
+  CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
+  c.domain.engine_versions = {"0.11.0"};
+  q.engine_version = "0.11.0";  // validate: the stated version decides
+  CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
+}
+
 TEST_CASE("a profile's domain round-trips through JSON", "[calibration]") {
   Calibration c;
   c.gpu = "h200";
