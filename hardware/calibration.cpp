@@ -179,6 +179,13 @@ bool contains(const std::vector<T>& v, const T& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+// "a, b, c".
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
 // "0.11" of "0.11.0" or "0.11"; "" for a version that does not start with two numbers
 // ("nightly-2025-10", "unrecorded").
 std::string release_line(const std::string& version) {
@@ -223,23 +230,21 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
   }
   if (!d.dtypes.empty() && !contains(d.dtypes, q.dtype)) outside.push_back("weights " + q.dtype);
   if (!q.host_line.empty() && !d.host_lines.empty() && !contains(d.host_lines, q.host_line)) {
-    std::string fitted;
-    for (const auto& l : d.host_lines) fitted += (fitted.empty() ? "" : ", ") + l;
-    outside.push_back("host line vLLM " + q.host_line + " (fitted on " + fitted + ")");
+    outside.push_back("host line vLLM " + q.host_line + " (fitted on " + join(d.host_lines) + ")");
   } else if (!q.host_line.empty() && d.host_lines.empty() && q.engine_version.empty() &&
              !d.engine_versions.empty()) {
     // A profile written before host lines were recorded: compare release lines (X.Y) of its
     // stated versions with the query's, when every stated version names one.
     const std::string line = q.host_line.substr(0, q.host_line.find(' '));
     bool known = true, same = false;
-    std::string fitted;
     for (const std::string& v : d.engine_versions) {
       const std::string fitted_line = release_line(v);
       known = known && !fitted_line.empty();
       same = same || fitted_line == line;
-      fitted += (fitted.empty() ? "" : ", ") + v;
     }
-    if (known && !same) outside.push_back("vLLM " + line + " (fitted on " + fitted + ")");
+    if (known && !same) {
+      outside.push_back("vLLM " + line + " (fitted on " + join(d.engine_versions) + ")");
+    }
   }
   // Each part inside, the combination not fitted (only checked when every part is inside, so a
   // new model is reported once, as a model).
@@ -264,9 +269,7 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
                       "cost seen)");
   }
   if (outside.empty()) return {"calibrated", src + ": inside its fitted domain"};
-  std::string what;
-  for (const auto& o : outside) what += (what.empty() ? "" : ", ") + o;
-  return {"transferred", src + " fitted on this GPU, but outside its domain: " + what};
+  return {"transferred", src + " fitted on this GPU, but outside its domain: " + join(outside)};
 }
 
 Calibration load_calibration(const std::string& path) {

@@ -42,14 +42,14 @@ class ObserverRelay : public RequestObserver {
   }
 };
 
-// TTFT and TPOT of the measured (non-warmup) completed requests of each replica, defined as in
-// vLLM's calculate_metrics (TPOT only for output > 1), with MetricsOptions::ttft_offset_s added
-// to TTFT (with the calibration's client overhead) as run_simulation's compute_metrics call does.
 // The calibration's client TTFT overhead, which an offline run (no client) does not have.
 double client_overhead_s(const SimulationConfig& config, const PreparedDeployment& p) {
   return config.offline ? 0.0 : p.client_ttft_overhead_s;
 }
 
+// TTFT and TPOT of the measured (non-warmup) completed requests of each replica, defined as in
+// vLLM's calculate_metrics (TPOT only for output > 1), with MetricsOptions::ttft_offset_s added
+// to TTFT (with the calibration's client overhead) as run_simulation's compute_metrics call does.
 nlohmann::json per_replica_summary(const SimulationConfig& config, const PreparedDeployment& p,
                                    const SimulationResult& r) {
   using nlohmann::json;

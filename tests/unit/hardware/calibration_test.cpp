@@ -336,24 +336,38 @@ TEST_CASE("a prediction is calibrated inside the profile's domain, transferred o
   CHECK(online.reason.find("an online server") != std::string::npos);
 }
 
+// A serving profile of `gpu` fitted on model "a" at TP 1 (bf16, any load), and a query for it:
+// the starting point the domain tests below change one field of.
+Calibration model_a_profile(const std::string& gpu) {
+  Calibration c;
+  c.gpu = gpu;
+  c.parameters["step_overhead_s"] = {1e-3, 0};
+  c.domain.models = {"a"};
+  c.domain.tensor_parallel_sizes = {1};
+  c.domain.pipeline_parallel_sizes = {1};
+  c.domain.dtypes = {"bf16"};
+  c.domain.has_unbounded_load = true;
+  return c;
+}
+
+PredictionQuery model_a_query(const std::string& gpu) {
+  PredictionQuery q;
+  q.gpu = gpu;
+  q.model = "a";
+  return q;
+}
+
 TEST_CASE("a profile that records its fitted deployments calibrates only those combinations",
           "[calibration]") {
   // Fitted: model a at TP 4, model b at TP 2. Every field of "a at TP 2" lies in the field-wise
   // lists, but no run had that combination: transferred, naming it. A profile without the list
   // (written before 2026-11-26) keeps the field-wise answer.
-  Calibration c;
-  c.gpu = "a100-40gb";
-  c.parameters["step_overhead_s"] = {1e-3, 0};
+  Calibration c = model_a_profile("a100-40gb");
   c.domain.models = {"a", "b"};
   c.domain.tensor_parallel_sizes = {2, 4};
-  c.domain.pipeline_parallel_sizes = {1};
-  c.domain.dtypes = {"bf16"};
-  c.domain.has_unbounded_load = true;
   c.domain.deployments = {deployment_key("a", 4, 1, "bf16"), deployment_key("b", 2, 1, "bf16")};
   CHECK(c.domain.deployments[0] == "a TP 4 PP 1 bf16");
-  PredictionQuery q;
-  q.gpu = "a100-40gb";
-  q.model = "a";
+  PredictionQuery q = model_a_query("a100-40gb");
   q.tensor_parallel_size = 4;
   CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
   q.tensor_parallel_size = 2;
@@ -379,18 +393,9 @@ TEST_CASE("a profile's host lines: another engine release path is transferred", 
   // Host terms belong to the release line × engine path they were fitted on: a profile fitted on
   // "0.6 V0" runs labels a "0.19 async" prediction transferred; an unstated line (a query
   // without one) or a profile without host_lines is not checked.
-  Calibration c;
-  c.gpu = "a100-40gb";
-  c.parameters["step_overhead_s"] = {1e-3, 0};
-  c.domain.models = {"a"};
-  c.domain.tensor_parallel_sizes = {1};
-  c.domain.pipeline_parallel_sizes = {1};
-  c.domain.dtypes = {"bf16"};
-  c.domain.has_unbounded_load = true;
+  Calibration c = model_a_profile("a100-40gb");
   c.domain.host_lines = {"0.6 V0"};
-  PredictionQuery q;
-  q.gpu = "a100-40gb";
-  q.model = "a";
+  PredictionQuery q = model_a_query("a100-40gb");
   q.host_line = "0.6 V0";
   CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
   q.host_line = "0.19 async";
@@ -413,18 +418,9 @@ TEST_CASE("a profile without host lines: the query's release line against its st
   // simulate query on release line 0.19 is transferred, one on 0.11 (sync or async: the old
   // profile cannot tell) is not; a version that names no release line ("nightly-2025-10") leaves
   // the line unchecked; a query that states its version (validate) is checked by version instead.
-  Calibration c;
-  c.gpu = "h100-sxm";
-  c.parameters["step_overhead_s"] = {1e-3, 0};
-  c.domain.models = {"a"};
-  c.domain.tensor_parallel_sizes = {1};
-  c.domain.pipeline_parallel_sizes = {1};
-  c.domain.dtypes = {"bf16"};
-  c.domain.has_unbounded_load = true;
+  Calibration c = model_a_profile("h100-sxm");
   c.domain.engine_versions = {"0.11.0"};
-  PredictionQuery q;
-  q.gpu = "h100-sxm";
-  q.model = "a";
+  PredictionQuery q = model_a_query("h100-sxm");
   q.host_line = "0.19 async";
   const PredictionBasis b = classify_prediction(&c, "p.json", q);
   CHECK(b.label == "transferred");
