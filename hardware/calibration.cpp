@@ -133,6 +133,7 @@ nlohmann::ordered_json to_json(const CalibrationDomain& d) {
   if (d.offline_only) j["offline_only"] = true;
   if (!d.deployments.empty()) j["deployments"] = d.deployments;
   if (!d.host_lines.empty()) j["host_lines"] = d.host_lines;
+  if (!d.gpus.empty()) j["gpus"] = d.gpus;
   return j;
 }
 
@@ -170,6 +171,7 @@ CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& w
   d.offline_only = optional_field<bool>(j, "offline_only", where, false);
   d.deployments = optional_field<std::vector<std::string>>(j, "deployments", where, {});
   d.host_lines = optional_field<std::vector<std::string>>(j, "host_lines", where, {});
+  d.gpus = optional_field<std::vector<std::string>>(j, "gpus", where, {});
   return d;
 }
 
@@ -214,6 +216,11 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
   if (d.empty()) {
     return {"transferred", src + " records no serving-run domain (kernel terms only, or an older "
                            "profile): nothing it was fitted on is known to resemble this run"};
+  }
+  if (!d.gpus.empty() && !contains(d.gpus, q.gpu)) {
+    // Kernel terms of this GPU, host terms from another GPU's runs (calibrate --base).
+    return {"transferred", src + ": its serving terms were fitted on runs on " + join(d.gpus) +
+                               ", applied to " + q.gpu};
   }
   std::vector<std::string> outside;
   if (!contains(d.models, q.model)) outside.push_back("model " + q.model);

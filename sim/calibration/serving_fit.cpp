@@ -67,6 +67,7 @@ hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& 
     d.offline_only = d.offline_only && r.offline;
     const auto& c = r.deployment.config;
     add_unique(d.models, c.value("model", std::string("?")));
+    if (c.contains("gpu") && c["gpu"].is_string()) add_unique(d.gpus, c["gpu"].get<std::string>());
     add_unique(d.tensor_parallel_sizes, c.value("tensor_parallel_size", 1));
     add_unique(d.pipeline_parallel_sizes, c.value("pipeline_parallel_size", 1));
     add_unique(d.engine_versions, r.deployment.engine_version.empty()
@@ -91,6 +92,7 @@ hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& 
   std::sort(d.engine_versions.begin(), d.engine_versions.end());
   std::sort(d.dtypes.begin(), d.dtypes.end());
   std::sort(d.deployments.begin(), d.deployments.end());
+  std::sort(d.gpus.begin(), d.gpus.end());
   return d;
 }
 

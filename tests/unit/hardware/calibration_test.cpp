@@ -412,6 +412,25 @@ TEST_CASE("a profile's host lines: another engine release path is transferred", 
   CHECK_FALSE(to_json(old)["domain"].contains("host_lines"));
 }
 
+TEST_CASE("a profile whose serving terms came from another GPU's runs is transferred",
+          "[calibration]") {
+  // The A100-80GB profile: its own kernel terms, the A100-40GB runs' host terms (calibrate
+  // --base). Its gpu is a100-80gb, its domain's GPUs a100-40gb: an 80GB prediction inside every
+  // other field is transferred, naming both; a profile without the list is not checked.
+  Calibration c = model_a_profile("a100-80gb");
+  c.domain.gpus = {"a100-40gb"};
+  const PredictionBasis b = classify_prediction(&c, "p.json", model_a_query("a100-80gb"));
+  CHECK(b.label == "transferred");
+  CHECK(b.reason == "p.json: its serving terms were fitted on runs on a100-40gb, applied to a100-80gb");
+  c.domain.gpus = {"a100-40gb", "a100-80gb"};
+  CHECK(classify_prediction(&c, "p.json", model_a_query("a100-80gb")).label == "calibrated");
+  Calibration old = c;
+  old.domain.gpus.clear();
+  CHECK(classify_prediction(&old, "p.json", model_a_query("a100-80gb")).label == "calibrated");
+  CHECK(calibration_from_json(to_json(c), "test").domain.gpus == c.domain.gpus);
+  CHECK_FALSE(to_json(old)["domain"].contains("gpus"));
+}
+
 TEST_CASE("a profile without host lines: the query's release line against its stated versions",
           "[calibration]") {
   // Profiles written before host lines were recorded state the runs' versions ("0.11.0"): a

@@ -91,6 +91,7 @@ TEST_CASE("the serving fit recovers a known step overhead and client overhead", 
   CHECK(fit.calibration.domain.deployments ==
         std::vector<std::string>{"llama-3.1-8b TP 1 PP 1 bf16"});
   CHECK(fit.calibration.domain.host_lines == std::vector<std::string>{"0.19 async"});
+  CHECK(fit.calibration.domain.gpus == std::vector<std::string>{"h100-sxm"});
   fs::remove_all(dir);
 }
 
