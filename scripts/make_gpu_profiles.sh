@@ -6,11 +6,12 @@
 #
 #   scripts/make_gpu_profiles.sh [OUT_DIR]     (default: hardware/calibration)
 #
-# Deterministic: run twice, the files are byte-identical. Needs build/servesim.
+# Deterministic: run twice, the files are byte-identical. Needs build/servesim (or $SERVESIM).
+# tests/scripts/gpu_profiles_test.sh checks that the shipped files are what it makes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-hardware/calibration}
-B=build/servesim
+B=${SERVESIM:-build/servesim}   # the binary (tests pass their build's)
 R=data/realdata
 S=tests/data/realdata_sidecars
 V=$R/vidur_profiling/profiling/compute
