@@ -217,11 +217,6 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
     return {"transferred", src + " records no serving-run domain (kernel terms only, or an older "
                            "profile): nothing it was fitted on is known to resemble this run"};
   }
-  if (!d.gpus.empty() && !contains(d.gpus, q.gpu)) {
-    // Kernel terms of this GPU, host terms from another GPU's runs (calibrate --base).
-    return {"transferred", src + ": its serving terms were fitted on runs on " + join(d.gpus) +
-                               ", applied to " + q.gpu};
-  }
   std::vector<std::string> outside;
   if (!contains(d.models, q.model)) outside.push_back("model " + q.model);
   if (!d.tensor_parallel_sizes.empty() && !contains(d.tensor_parallel_sizes, q.tensor_parallel_size)) {
@@ -274,6 +269,14 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
   if (d.offline_only && !q.offline) {
     outside.push_back("an online server (fitted on offline batches only: no client or API-server "
                       "cost seen)");
+  }
+  if (!d.gpus.empty() && !contains(d.gpus, q.gpu)) {
+    // This GPU's kernel terms, host terms from another GPU's runs (calibrate --base, or a joint
+    // fit over other GPUs): transferred whatever else matches.
+    std::string reason = src + ": its serving terms were fitted on runs on " + join(d.gpus) +
+                         ", applied to " + q.gpu;
+    if (!outside.empty()) reason += "; also outside its domain: " + join(outside);
+    return {"transferred", reason};
   }
   if (outside.empty()) return {"calibrated", src + ": inside its fitted domain"};
   return {"transferred", src + " fitted on this GPU, but outside its domain: " + join(outside)};

@@ -422,6 +422,12 @@ TEST_CASE("a profile whose serving terms came from another GPU's runs is transfe
   const PredictionBasis b = classify_prediction(&c, "p.json", model_a_query("a100-80gb"));
   CHECK(b.label == "transferred");
   CHECK(b.reason == "p.json: its serving terms were fitted on runs on a100-40gb, applied to a100-80gb");
+  // Anything else outside the domain is listed after it.
+  PredictionQuery tp2 = model_a_query("a100-80gb");
+  tp2.tensor_parallel_size = 2;
+  CHECK(classify_prediction(&c, "p.json", tp2).reason ==
+        "p.json: its serving terms were fitted on runs on a100-40gb, applied to a100-80gb; also "
+        "outside its domain: TP 2");
   c.domain.gpus = {"a100-40gb", "a100-80gb"};
   CHECK(classify_prediction(&c, "p.json", model_a_query("a100-80gb")).label == "calibrated");
   Calibration old = c;
