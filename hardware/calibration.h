@@ -52,9 +52,10 @@ struct CalibrationDomain {
   // transferred. Profiles written before 2026-11-26 lack it. Written to JSON when non-empty.
   std::vector<std::string> host_lines;
   // The GPUs (catalog names) the fitted serving runs ran on, sorted. A profile whose serving
-  // terms came with --base from another GPU's profile (the A100-80GB's, from the A100-40GB's
-  // runs) keeps this list, so its predictions say the host terms were transferred. Profiles
-  // written before 2026-11-26 lack it (unchecked). Written to JSON when non-empty.
+  // terms came from another GPU's runs — with calibrate --base from another GPU's profile (the
+  // A100-80GB's, from the A100-40GB's runs), or a leave-one-group-out joint fit over other GPUs —
+  // keeps this list, so its predictions say the host terms were transferred. Profiles written
+  // before 2026-11-26 lack it (unchecked). Written to JSON when non-empty.
   std::vector<std::string> gpus;
 
   bool empty() const { return models.empty(); }

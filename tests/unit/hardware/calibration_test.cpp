@@ -357,6 +357,19 @@ PredictionQuery model_a_query(const std::string& gpu) {
   return q;
 }
 
+// A domain list recorded since 2026-11-26 (`list`, JSON key `key`) of profile `c`: it survives a
+// JSON round trip, is not written when empty, and a profile without it (an older one) labels `q`
+// — outside that list only — calibrated: the list is then not checked.
+void check_optional_domain_list(const Calibration& c,
+                                std::vector<std::string> CalibrationDomain::*list, const char* key,
+                                const PredictionQuery& q) {
+  Calibration old = c;
+  (old.domain.*list).clear();
+  CHECK(classify_prediction(&old, "p.json", q).label == "calibrated");
+  CHECK(calibration_from_json(to_json(c), "test").domain.*list == c.domain.*list);
+  CHECK_FALSE(to_json(old)["domain"].contains(key));
+}
+
 TEST_CASE("a profile that records its fitted deployments calibrates only those combinations",
           "[calibration]") {
   // Fitted: model a at TP 4, model b at TP 2. Every field of "a at TP 2" lies in the field-wise
@@ -380,13 +393,8 @@ TEST_CASE("a profile that records its fitted deployments calibrates only those c
   const PredictionBasis t = classify_prediction(&c, "p.json", q);
   CHECK(t.reason.find("TP 8") != std::string::npos);
   CHECK(t.reason.find("combination") == std::string::npos);
-  Calibration old = c;
-  old.domain.deployments.clear();
   q.tensor_parallel_size = 2;
-  CHECK(classify_prediction(&old, "p.json", q).label == "calibrated");
-  // Round trip, and not written when empty.
-  CHECK(calibration_from_json(to_json(c), "test").domain.deployments == c.domain.deployments);
-  CHECK_FALSE(to_json(old)["domain"].contains("deployments"));
+  check_optional_domain_list(c, &CalibrationDomain::deployments, "deployments", q);
 }
 
 TEST_CASE("a profile's host lines: another engine release path is transferred", "[calibration]") {
@@ -404,12 +412,8 @@ TEST_CASE("a profile's host lines: another engine release path is transferred", 
   CHECK(b.reason.find("host line vLLM 0.19 async (fitted on 0.6 V0)") != std::string::npos);
   q.host_line = "";
   CHECK(classify_prediction(&c, "p.json", q).label == "calibrated");
-  Calibration old = c;
-  old.domain.host_lines.clear();
   q.host_line = "0.19 async";
-  CHECK(classify_prediction(&old, "p.json", q).label == "calibrated");
-  CHECK(calibration_from_json(to_json(c), "test").domain.host_lines == c.domain.host_lines);
-  CHECK_FALSE(to_json(old)["domain"].contains("host_lines"));
+  check_optional_domain_list(c, &CalibrationDomain::host_lines, "host_lines", q);
 }
 
 TEST_CASE("a profile whose serving terms came from another GPU's runs is transferred",
@@ -430,11 +434,8 @@ TEST_CASE("a profile whose serving terms came from another GPU's runs is transfe
         "outside its domain: TP 2");
   c.domain.gpus = {"a100-40gb", "a100-80gb"};
   CHECK(classify_prediction(&c, "p.json", model_a_query("a100-80gb")).label == "calibrated");
-  Calibration old = c;
-  old.domain.gpus.clear();
-  CHECK(classify_prediction(&old, "p.json", model_a_query("a100-80gb")).label == "calibrated");
-  CHECK(calibration_from_json(to_json(c), "test").domain.gpus == c.domain.gpus);
-  CHECK_FALSE(to_json(old)["domain"].contains("gpus"));
+  c.domain.gpus = {"a100-40gb"};
+  check_optional_domain_list(c, &CalibrationDomain::gpus, "gpus", model_a_query("a100-80gb"));
 }
 
 TEST_CASE("a profile without host lines: the query's release line against its stated versions",
