@@ -174,6 +174,7 @@ class ValidateCommand : public Command {
       if (!calibration.source.empty()) {
         calibration.source = "the profiles shipped for the GPUs (hardware/calibration/" +
                              calibration.source + ")";
+        calibration.shipped_per_gpu = true;
       }
     }
     measured::ReplayOptions options;

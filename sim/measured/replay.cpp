@@ -246,7 +246,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
                            calibration.profile->gpu == q.gpu;
       p.basis = hardware::classify_prediction(applies ? &*calibration.profile : nullptr,
                                               calibration.source, q);
-    } else if (calibration.calibrated()) {
+    } else if (calibration.calibrated() && !calibration.shipped_per_gpu) {
       p.basis = {"transferred", "a calibration without a recorded profile"};
     } else {
       p.basis = hardware::classify_prediction(

@@ -60,6 +60,9 @@ struct Calibration {
   // profile does; a profile file leaves other GPUs at their defaults).
   std::optional<hardware::Calibration> profile;
   bool applies_to_other_gpus = false;
+  // `source` only names the profiles shipped for the runs' GPUs (validate without --calibration):
+  // each run's prepared deployment carries its own GPU's profile, or none, and is labelled by it.
+  bool shipped_per_gpu = false;
 
   bool calibrated() const { return !source.empty() || static_cast<bool>(make_cost); }
   // "uncalibrated (datasheet + catalog defaults)" or "calibration from FILE (fitted on: a, b)".

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "hardware/calibration.h"
 #include "models/roofline_cost_model.h"
 #include "sim/app/cli.h"
 #include "sim/app/run_config.h"
@@ -232,6 +233,38 @@ TEST_CASE("calibration hook: a cost-model factory and a TTFT offset change the p
   CHECK(fast.metrics.at("mean_ttft_ms") < base.metrics.at("mean_ttft_ms"));
   CHECK(Calibration{}.describe() == "uncalibrated (datasheet + catalog defaults)");
   CHECK(ideal.describe() == "calibration from test (fitted on: not stated)");
+}
+
+TEST_CASE("validate with the shipped profiles labels each run by its own GPU's profile",
+          "[measured]") {
+  // What validate does without --calibration: the source names the shipped profiles, and each
+  // run's deployment carries its own GPU's (or none). A GPU without a shipped profile is
+  // datasheet-only, not "transferred" (the label before 2026-11-26 for every such run).
+  Calibration shipped;
+  shipped.source = "the profiles shipped for the GPUs (hardware/calibration/h100-sxm.json)";
+  shipped.shipped_per_gpu = true;
+  MeasuredRun rtx = synthetic_run();
+  rtx.deployment.set("gpu", "rtx-4090", "test");
+  rtx.deployment.set("max_model_len", int64_t{4096}, "test");  // the default needs 16 GiB of KV
+  const sim::SimulationConfig rtx_cfg = simulation_config(rtx, app::apply_config_json);
+  REQUIRE_FALSE(hardware::default_calibration_path("rtx-4090", sim::host_line(rtx_cfg.engine)));
+  CHECK(simulate_measured_run(rtx, rtx_cfg, shipped, ReplayOptions{}).basis.label ==
+        "datasheet-only");
+
+  const MeasuredRun h100 = synthetic_run();
+  const sim::SimulationConfig h100_cfg = simulation_config(h100, app::apply_config_json);
+  const hardware::PredictionBasis own = sim::prepare_deployment(h100_cfg).basis;
+  REQUIRE(own.label != "datasheet-only");  // the shipped H100 profile applies
+  const Prediction p = simulate_measured_run(h100, h100_cfg, shipped, ReplayOptions{});
+  CHECK(p.basis.label == own.label);
+  CHECK(p.basis.reason.find("h100-sxm.json") != std::string::npos);
+
+  // A calibration that changes the model without a profile to classify by stays "transferred".
+  Calibration offset;
+  offset.source = "test";
+  offset.ttft_offset_s = 0.05;
+  CHECK(simulate_measured_run(h100, h100_cfg, offset, ReplayOptions{}).basis.label ==
+        "transferred");
 }
 
 TEST_CASE("replay: poisson runs average seeds, the arrivals say so", "[measured]") {
