@@ -193,9 +193,6 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
                                             p.calibration_source);
   p.kernel_source = d.kernels.label();
   {
-    // Shipped profiles are named from the repository root, so result files do not depend on
-    // where the repository lives.
-    const std::string shown = relative_to_data_dir(p.calibration_source);
     hardware::PredictionQuery q;
     q.gpu = d.gpu.name;
     q.model = config.model;
@@ -205,8 +202,7 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
     q.request_rate = config.workload.request_rate;
     q.max_concurrency = config.max_concurrency;
     q.host_line = host_line(config.engine);
-    p.basis = hardware::classify_prediction(p.calibration_source.empty() ? nullptr : &d.calibration,
-                                            shown, q);
+    p.basis = prediction_basis(p, q);
   }
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
@@ -413,6 +409,22 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   metrics_options.class_names = workload.class_names();
   result.metrics = metrics::compute_metrics(result.records, result.step_logs, metrics_options);
   return result;
+}
+
+hardware::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
+                                           const hardware::PredictionQuery& q) {
+  // Shipped profiles are named from the repository root, so result files do not depend on
+  // where the repository lives.
+  hardware::PredictionBasis b = hardware::classify_prediction(
+      prepared.calibration_source.empty() ? nullptr : &prepared.deployment.calibration,
+      relative_to_data_dir(prepared.calibration_source), q);
+  // Nothing fitted on serving runs, but the kernels may still be measured: say so, rather than
+  // claim datasheet peaks for a step timed from a kernel table.
+  if (b.label == "datasheet-only" && prepared.deployment.kernels.profile) {
+    b.reason = "no calibration profile: kernel times " + prepared.kernel_source +
+               ", the catalog's host overheads";
+  }
+  return b;
 }
 
 nlohmann::json prediction_basis_json(const PreparedDeployment& prepared) {

@@ -98,6 +98,12 @@ struct PreparedDeployment {
 // does not fit in the cache (vLLM refuses to start in that case too).
 PreparedDeployment prepare_deployment(const SimulationConfig& config);
 
+// Whether a prediction made with `prepared` for `q` is calibrated, transferred or datasheet-only
+// (hardware::classify_prediction on its profile); when nothing was fitted on serving runs, the
+// reason says whether the step's kernels are still timed from a measured or transferred table.
+hardware::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
+                                           const hardware::PredictionQuery& q);
+
 struct SimulationResult {
   std::vector<metrics::RequestRecord> records;  // indexed by request id; .replica says where
   std::vector<metrics::StepLog> step_logs;      // [r] = replica r's steps

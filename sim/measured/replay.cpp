@@ -249,9 +249,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
     } else if (calibration.calibrated() && !calibration.shipped_per_gpu) {
       p.basis = {"transferred", "a calibration without a recorded profile"};
     } else {
-      p.basis = hardware::classify_prediction(
-          prepared.calibration_source.empty() ? nullptr : &prepared.deployment.calibration,
-          relative_to_data_dir(prepared.calibration_source), q);
+      p.basis = sim::prediction_basis(prepared, q);
     }
   }
   const bool timed = run.has_start_times && !run.requests.empty();

@@ -342,7 +342,16 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
   // Another host line does not take these host terms: 0.11 without async scheduling, or the
   // default 0.19 line, fall back to the GPU's own profile (none for the H200).
   CHECK(basis("h200", 2, 0, "0.11", 16).label == "datasheet-only");
-  CHECK(basis("h200", 2, -1, "0.19", 16).label == "datasheet-only");
+  const auto h200_default = basis("h200", 2, -1, "0.19", 16);
+  CHECK(h200_default.label == "datasheet-only");
+  // Nothing fitted on serving runs, but the step's GEMMs are the H200's measured ones: the reason
+  // says so instead of "datasheet peaks".
+  CHECK(h200_default.reason ==
+        "no calibration profile: kernel times measured (hardware/kernels/h200.json), the "
+        "catalog's host overheads");
+  // Without any table (the roofline) it is the datasheet.
+  CHECK(basis("rtx-pro-6000", 2, -1, "0.19", 1).reason ==
+        "no calibration profile: datasheet peaks + catalog defaults");
   const auto h100_sync = basis("h100-sxm", 2, 0, "0.11", 16);
   CHECK(h100_sync.reason.find("vllm-0.11-async") == std::string::npos);
 
