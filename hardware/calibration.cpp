@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <filesystem>
 
@@ -263,7 +264,21 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
   } else if (q.max_concurrency == 0 && q.request_rate > 0 && !d.has_unbounded_load &&
              q.request_rate > d.max_request_rate) {
     std::ostringstream os;
-    os << "rate " << q.request_rate << " req/s > " << d.max_request_rate;
+    os << std::setprecision(4);
+    if (std::isinf(q.request_rate)) {
+      os << "all requests at once";
+    } else {
+      os << (d.max_request_rate > 0 ? "rate " : "an open loop at ") << q.request_rate << " req/s";
+    }
+    if (d.max_request_rate > 0) {
+      if (std::isinf(q.request_rate)) {
+        os << " (fitted rates up to " << d.max_request_rate << " req/s)";
+      } else {
+        os << " > " << d.max_request_rate;
+      }
+    } else if (d.max_concurrency > 0) {
+      os << " (fitted on closed-loop runs only)";
+    }
     outside.push_back(os.str());
   }
   if (d.offline_only && !q.offline) {

@@ -3,9 +3,11 @@
 // requests at once (its saturation throughput), then Poisson arrivals (a trace: its recorded
 // shape) at --load-fraction of that throughput for the latencies; the "saturating mix" row reports
 // its all-at-once run instead.
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/app/command.h"
@@ -103,6 +105,7 @@ class MatrixCommand : public Command {
     std::snprintf(line, sizeof line, "%-19s %9s %8s %15s %15s %9s %6s %8s\n", "Row", "sat_req/s",
                   "req/s", "TTFT p50/p99", "TPOT p50/p99", "out_tok/s", "hit%", "preempt");
     out << line;
+    std::vector<std::pair<std::string, hardware::PredictionBasis>> bases;  // row name, basis
     for (const Row& row : rows()) {
       sim::SimulationConfig c = base;
       row.apply(c.workload);
@@ -121,6 +124,12 @@ class MatrixCommand : public Command {
         rate = c.workload.request_rate;
       }
       const json summary = sim::servesim_summary(c, prepared, r);
+      // At this row's load and workload: the basis can differ between rows (a profile's fitted
+      // load range).
+      const sim::SimulationConfig& at = row.saturate ? sat : c;
+      const hardware::PredictionBasis basis =
+          sim::prediction_basis(prepared, sim::prediction_query(at, prepared));
+      bases.emplace_back(row.name, basis);
       const double hit = summary["prefix_cache_hit_rate"].get<double>();
       const int64_t preempt = summary["preemptions"].get<int64_t>();
       const auto& m = r.metrics;
@@ -140,7 +149,9 @@ class MatrixCommand : public Command {
                        {"p99_tpot_ms", percentile(m, "tpot", 99)},
                        {"output_throughput", m.output_throughput},
                        {"prefix_cache_hit_rate", hit},
-                       {"preemptions", preempt}});
+                       {"preemptions", preempt},
+                       {"prediction_basis", basis.label},
+                       {"prediction_basis_reason", basis.reason}});
     }
     out << "Rows: ";
     for (size_t i = 0; i < rows().size(); ++i) {
@@ -148,9 +159,25 @@ class MatrixCommand : public Command {
     }
     out << ". Latencies at " << load_fraction_ << " x each row's saturation throughput (the "
         << "saturating mix: all at once).\n";
+    const bool one_basis = std::all_of(bases.begin(), bases.end(), [&](const auto& b) {
+      return b.second.label == bases.front().second.label &&
+             b.second.reason == bases.front().second.reason;
+    });
+    for (const auto& [name, basis] : bases) {
+      out << "Prediction basis" << (one_basis ? std::string() : " of " + name) << ": "
+          << basis.label << " — " << basis.reason << "\n";
+      if (one_basis) break;
+    }
     if (!output_.empty()) {
-      const json doc = {{"deployment", {{"model", base.model}, {"gpu", base.gpu},
-                                        {"tensor_parallel_size", base.tensor_parallel_size}}},
+      const json doc = {{"deployment",
+                         {{"model", base.model},
+                          {"gpu", base.gpu},
+                          {"tensor_parallel_size", base.tensor_parallel_size},
+                          {"calibration", prepared.calibration_source.empty()
+                                              ? json(nullptr)
+                                              : json(relative_to_data_dir(
+                                                    prepared.calibration_source))},
+                          {"kernel_source", prepared.kernel_source}}},
                         {"load_fraction", load_fraction_},
                         {"rows", table}};
       metrics::write_text_atomically(output_, doc.dump(2) + "\n");

@@ -192,18 +192,7 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   d.kernels = models::resolve_kernel_source(config.kernel_table, d.gpu, d.calibration.kernels,
                                             p.calibration_source);
   p.kernel_source = d.kernels.label();
-  {
-    hardware::PredictionQuery q;
-    q.gpu = d.gpu.name;
-    q.model = config.model;
-    q.tensor_parallel_size = d.tensor_parallel_size;
-    q.pipeline_parallel_size = d.pipeline_parallel_size;
-    q.dtype = d.weight_format().empty() ? "bf16" : d.weight_format();
-    q.request_rate = config.workload.request_rate;
-    q.max_concurrency = config.max_concurrency;
-    q.host_line = host_line(config.engine);
-    p.basis = prediction_basis(p, q);
-  }
+  p.basis = prediction_basis(p, prediction_query(config, p));
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
   // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
@@ -409,6 +398,21 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   metrics_options.class_names = workload.class_names();
   result.metrics = metrics::compute_metrics(result.records, result.step_logs, metrics_options);
   return result;
+}
+
+hardware::PredictionQuery prediction_query(const SimulationConfig& config,
+                                           const PreparedDeployment& prepared) {
+  const models::Deployment& d = prepared.deployment;
+  hardware::PredictionQuery q;
+  q.gpu = d.gpu.name;
+  q.model = config.model;
+  q.tensor_parallel_size = d.tensor_parallel_size;
+  q.pipeline_parallel_size = d.pipeline_parallel_size;
+  q.dtype = d.weight_format().empty() ? "bf16" : d.weight_format();
+  q.request_rate = config.workload.request_rate;
+  q.max_concurrency = config.max_concurrency;
+  q.host_line = host_line(config.engine);
+  return q;
 }
 
 hardware::PredictionBasis prediction_basis(const PreparedDeployment& prepared,

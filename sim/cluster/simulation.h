@@ -98,6 +98,11 @@ struct PreparedDeployment {
 // does not fit in the cache (vLLM refuses to start in that case too).
 PreparedDeployment prepare_deployment(const SimulationConfig& config);
 
+// The deployment and load of a prediction made with `prepared` for `config` (the load: its
+// request rate and max concurrency), as classify_prediction takes them.
+hardware::PredictionQuery prediction_query(const SimulationConfig& config,
+                                           const PreparedDeployment& prepared);
+
 // Whether a prediction made with `prepared` for `q` is calibrated, transferred or datasheet-only
 // (hardware::classify_prediction on its profile); when nothing was fitted on serving runs, the
 // reason says whether the step's kernels are still timed from a measured or transferred table.

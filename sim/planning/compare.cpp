@@ -143,6 +143,8 @@ CompareResult run_compare(const CompareSide& a, const CompareSide& b, const Comp
   run_jobs(options.executor, options.jobs, loop, cancel);
 
   CompareResult r;
+  r.a_basis = prepared[0]->basis;
+  r.b_basis = prepared[1]->basis;
   for (size_t i = 0; i < kNumMetrics; ++i) {
     CompareMetric m;
     m.key = kMetrics[i].key;
@@ -206,8 +208,14 @@ ordered_json compare_to_json(const CompareResult& result, const CompareSide& a,
                              const json& a_echo, const json& b_echo) {
   ordered_json out;
   out["servesim_compare"] = "0.1";
-  out["a"] = {{"label", a.label}, {"config", a_echo}};
-  out["b"] = {{"label", b.label}, {"config", b_echo}};
+  out["a"] = {{"label", a.label},
+              {"config", a_echo},
+              {"prediction_basis", result.a_basis.label},
+              {"prediction_basis_reason", result.a_basis.reason}};
+  out["b"] = {{"label", b.label},
+              {"config", b_echo},
+              {"prediction_basis", result.b_basis.label},
+              {"prediction_basis_reason", result.b_basis.reason}};
   out["seeds"] = result.seeds;
   out["confidence"] = options.confidence;
   out["a_saturated_runs"] = result.a_saturated;
@@ -245,6 +253,14 @@ ordered_json compare_to_json(const CompareResult& result, const CompareSide& a,
 void print_compare_table(std::ostream& out, const CompareResult& result, const CompareSide& a,
                          const CompareSide& b, const CompareOptions& options) {
   out << "A: " << a.label << "\nB: " << b.label << "\n";
+  const hardware::PredictionBasis& ab = result.a_basis;
+  const hardware::PredictionBasis& bb = result.b_basis;
+  if (ab.label == bb.label && ab.reason == bb.reason) {
+    out << "Prediction basis (both): " << ab.label << " — " << ab.reason << "\n";
+  } else {
+    out << "Prediction basis of A: " << ab.label << " — " << ab.reason << "\n"
+        << "Prediction basis of B: " << bb.label << " — " << bb.reason << "\n";
+  }
   out << result.seeds.size() << " paired seeds";
   if (!result.seeds.empty()) {
     out << " (" << result.seeds.front() << ".." << result.seeds.back() << ")";

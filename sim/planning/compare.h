@@ -59,6 +59,9 @@ struct CompareResult {
   std::vector<uint64_t> seeds;  // complete pairs, ascending
   std::vector<CompareMetric> metrics;
   int a_saturated = 0, b_saturated = 0;  // runs judged saturated, per side
+  // What each side's prediction rests on (calibrated / transferred / datasheet-only): a
+  // difference between a calibrated and a transferred side is partly the profiles' difference.
+  hardware::PredictionBasis a_basis, b_basis;
   bool interrupted = false;
 };
 
@@ -68,7 +71,7 @@ CompareResult run_compare(const CompareSide& a, const CompareSide& b, const Comp
 
 std::string verdict(const CompareMetric& m, double confidence);
 
-// {servesim_compare, a: {label, config}, b: {...}, seeds, confidence, a_saturated_runs,
+// {servesim_compare, a: {label, config, prediction_basis, prediction_basis_reason}, b: {...}, seeds, confidence, a_saturated_runs,
 // b_saturated_runs, interrupted, metrics: [{key, name, unit, a: [...], b: [...], a_mean, b_mean,
 // mean_diff, sd_diff, t, df, p_value, ci_low, ci_high, sign_positive, sign_negative, sign_p,
 // verdict}]}. Deterministic.

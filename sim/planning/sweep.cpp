@@ -14,6 +14,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/executor.h"
+#include "sim/base/json_file.h"
 #include "sim/base/parallel.h"
 #include "sim/metrics/result_writer.h"
 
@@ -187,6 +188,10 @@ ordered_json deployment_echo(const sim::SimulationConfig& config,
       {"max_model_len", p.engine.max_model_len},
       {"num_gpu_blocks", p.memory.num_blocks},
       {"kv_tokens", p.memory.kv_tokens},
+      {"calibration", p.calibration_source.empty()
+                          ? json(nullptr)
+                          : json(relative_to_data_dir(p.calibration_source))},
+      {"kernel_source", p.kernel_source},
   };
 }
 
@@ -425,6 +430,15 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
       for (size_t i = 0; i < n_values; ++i) {
         std::optional<SweepPoint>& slot = slots[c * n_values + i];
         if (int64_t(i) <= cut && slot) {
+          // The basis at this point's load: computed here, not in the job, so that a part file
+          // (merge) need not carry it.
+          sim::SimulationConfig at = specs[c].config;
+          if (options.axis == SweepAxis::kRequestRate) {
+            at.workload.request_rate = slot->value;
+          } else {
+            at.max_concurrency = static_cast<int64_t>(slot->value);
+          }
+          slot->basis = sim::prediction_basis(*prepared[c], sim::prediction_query(at, *prepared[c]));
           curve.points.push_back(std::move(*slot));
         } else {
           curve.skipped_values.push_back(options.values[i]);
@@ -485,6 +499,8 @@ ordered_json sweep_to_json(const SweepResult& result, const SweepOptions& option
       jp[axis_key(result.axis)] = axis_value_json(result.axis, p.value);
       jp["saturated"] = p.saturated;
       jp["knee"] = c.knee.index && *c.knee.index == i;
+      jp["prediction_basis"] = p.basis.label;
+      jp["prediction_basis_reason"] = p.basis.reason;
       for (size_t k = 0; k < result.columns.size(); ++k) {
         const std::optional<double>& v = p.metrics[k];
         if (!v) {
@@ -512,7 +528,7 @@ std::string sweep_to_csv(const SweepResult& result) {
   std::ostringstream os;
   os << "curve";
   for (const std::string& k : vary_keys) os << "," << k;
-  os << "," << axis_key(result.axis) << ",saturated,knee";
+  os << "," << axis_key(result.axis) << ",saturated,knee,prediction_basis";
   for (const std::string& c : result.columns) os << "," << c;
   os << "\n";
   for (const SweepCurve& c : result.curves) {
@@ -528,7 +544,8 @@ std::string sweep_to_csv(const SweepResult& result) {
       }
       os << "," << number_text(p.value, true)
          << "," << (p.saturated ? "true" : "false") << ","
-         << (c.knee.index && *c.knee.index == i ? "true" : "false");
+         << (c.knee.index && *c.knee.index == i ? "true" : "false") << ","
+         << csv_cell(p.basis.label);
       for (size_t k = 0; k < result.columns.size(); ++k) {
         os << ",";
         if (p.metrics[k]) os << number_text(*p.metrics[k], is_count_column(result.columns[k]));
@@ -655,7 +672,25 @@ void print_sweep_table(std::ostream& out, const SweepResult& result, const Sweep
         << "% of its peak at concurrency " << value_text(result.axis, *c.plateau_value);
     }
     s << "; peak " << fixed(c.peak_request_throughput, 2) << " req/s";
-    out << s.str() << "\n\n";
+    out << s.str() << "\n";
+    // The basis, one line per run of consecutive points that share it (it changes with the load
+    // where a profile's fitted range ends).
+    for (size_t i = 0; i < c.points.size();) {
+      size_t j = i;
+      while (j + 1 < c.points.size() && c.points[j + 1].basis.label == c.points[i].basis.label &&
+             c.points[j + 1].basis.reason == c.points[i].basis.reason) {
+        ++j;
+      }
+      out << "prediction basis";
+      if (i > 0 || j + 1 < c.points.size()) {
+        out << " at " << value_text(result.axis, c.points[i].value);
+        if (j > i) out << "-" << value_text(result.axis, c.points[j].value);
+        out << unit;
+      }
+      out << ": " << c.points[i].basis.label << " — " << c.points[i].basis.reason << "\n";
+      i = j + 1;
+    }
+    out << "\n";
   }
   if (result.interrupted) {
     out << "interrupted: only the points that finished are shown and written\n";

@@ -85,6 +85,9 @@ struct SweepPoint {
   bool saturated = false;
   SaturationCheck saturation;
   std::vector<std::optional<double>> metrics; // aligned with SweepResult::columns
+  // Calibrated, transferred or datasheet-only at this load (a rate above a profile's fitted range
+  // is transferred): sim::prediction_basis of the point's config.
+  hardware::PredictionBasis basis;
 };
 
 struct SweepCurve {
@@ -120,19 +123,21 @@ void analyse_curve(SweepCurve& curve, const std::vector<std::string>& columns,
                    const SweepOptions& options);
 
 // The sweep file: {"servesim_sweep", axis, values, knee/saturation settings, config (the echo
-// given by the caller), vary, columns, interrupted, curves: [{label, vary, error, deployment,
-// knee, saturation_value, max_sustained_value, plateau_value, skipped_values,
-// points: [{<axis>, saturated, <columns>...}]}]}. Deterministic: no wall-clock values.
+// given by the caller), vary, columns, interrupted, curves: [{label, vary, error, deployment
+// (with its calibration and kernel_source), knee, saturation_value, max_sustained_value,
+// plateau_value, skipped_values, points: [{<axis>, saturated, knee, prediction_basis,
+// prediction_basis_reason, <columns>...}]}]}. Deterministic: no wall-clock values.
 nlohmann::ordered_json sweep_to_json(const SweepResult& result, const SweepOptions& options,
                                      const nlohmann::json& config_echo,
                                      const nlohmann::json& vary_echo);
 
-// One row per point: curve, each vary key (sorted), <axis>, saturated, knee, then the columns.
+// One row per point: curve, each vary key (sorted), <axis>, saturated, knee, prediction_basis,
+// then the columns.
 // Numbers in shortest round-trip form, empty cells for null.
 std::string sweep_to_csv(const SweepResult& result);
 
 // The readable table: one block per curve, knee and saturated points marked, then a summary line
-// per curve.
+// and the prediction basis (per range of values where it changes with the load) per curve.
 void print_sweep_table(std::ostream& out, const SweepResult& result, const SweepOptions& options);
 
 }  // namespace servesim::planning

@@ -113,6 +113,38 @@ TEST_CASE("matrix prints one row per standard workload", "[cli][matrix]") {
                           "warm shared prefix", "production replay"}) {
     CHECK(o.out.find(row) != std::string::npos);
   }
+  // One basis for every row: the H100 profile outside its domain (another model, the 0.19 line).
+  CHECK(o.out.find("Prediction basis: transferred — hardware/calibration/h100-sxm.json fitted on "
+                   "this GPU, but outside its domain: model llama-3.1-8b") != std::string::npos);
+}
+
+TEST_CASE("matrix: each row's prediction basis, in the table and the JSON", "[cli][matrix]") {
+  // The vLLM 0.11 async H200 profile was fitted on closed-loop runs only: every matrix row (open
+  // loop or a burst) lies outside it, each for its own load.
+  namespace fs = std::filesystem;
+  const fs::path out = fs::temp_directory_path() /
+                       ("servesim_matrix_basis_" + std::to_string(::getpid()) + ".json");
+  const Outcome o = run({"matrix", "--model", "llama-3.1-70b-fp8", "--quantization", "fp8",
+                         "--gpu", "h200", "-tp", "2", "--vllm-version", "0.11",
+                         "--async-scheduling", "--max-model-len", "16384", "--num-prompts", "40",
+                         "--output", out.string()});
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK(o.out.find("Prediction basis of saturating mix: transferred — "
+                   "hardware/calibration/vllm-0.11-async/h200.json fitted on this GPU, but "
+                   "outside its domain: all requests at once (fitted on closed-loop runs only)") !=
+        std::string::npos);
+  std::ifstream in(out);
+  const json j = json::parse(in);
+  CHECK(j["deployment"]["calibration"] == "hardware/calibration/vllm-0.11-async/h200.json");
+  CHECK(j["deployment"]["kernel_source"] == "measured (hardware/kernels/h200.json)");
+  REQUIRE(j["rows"].size() == 6);
+  for (const json& row : j["rows"]) {
+    CHECK(row["prediction_basis"] == "transferred");
+    CHECK(row["prediction_basis_reason"].get<std::string>().find("closed-loop runs only") !=
+          std::string::npos);
+  }
+  fs::remove(out);
 }
 
 }  // namespace

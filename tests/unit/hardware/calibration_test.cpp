@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "hardware/levenberg_marquardt.h"
 #include "hardware/profile_fit.h"
@@ -312,6 +313,19 @@ TEST_CASE("a prediction is calibrated inside the profile's domain, transferred o
   CHECK(classify_prediction(&c, "p.json", r).label == "calibrated");
   r.request_rate = 8.5;
   outside(r, "rate 8.5 req/s > 8");
+  // A profile fitted on closed-loop runs alone has no fitted rate: any open loop lies outside it.
+  Calibration closed = c;
+  closed.domain.max_request_rate = 0;
+  r.request_rate = 3.554036;
+  const PredictionBasis open_loop = classify_prediction(&closed, "p.json", r);
+  CHECK(open_loop.label == "transferred");
+  CHECK_THAT(open_loop.reason,
+             Catch::Contains("an open loop at 3.554 req/s (fitted on closed-loop runs only)"));
+  r.request_rate = std::numeric_limits<double>::infinity();  // a burst, no client cap
+  CHECK_THAT(classify_prediction(&closed, "p.json", r).reason,
+             Catch::Contains("all requests at once (fitted on closed-loop runs only)"));
+  CHECK_THAT(classify_prediction(&c, "p.json", r).reason,
+             Catch::Contains("all requests at once (fitted rates up to 8 req/s)"));
   PredictionQuery g = q;
   g.gpu = "h200";  // a sibling GPU's profile
   outside(g, "fitted on h100-sxm, applied to h200");

@@ -90,6 +90,33 @@ TEST_CASE("compare CLI with --vary prints the table and the verdicts", "[plannin
   CHECK_THAT(out.str(), Contains("A: max-num-seqs=32"));
   CHECK_THAT(out.str(), Contains("P99 TTFT ms"));
   CHECK_THAT(out.str(), Contains("95% CI"));
+  // Both sides take the H100 profile outside its domain: one line says so.
+  CHECK_THAT(out.str(), Contains("Prediction basis (both): transferred — "
+                                 "hardware/calibration/h100-sxm.json fitted on this GPU"));
+}
+
+TEST_CASE("compare says what each side's prediction rests on when they differ",
+          "[planning][compare][cli]") {
+  // An H100 (host terms fitted on its runs) against an H200 (no profile for the 0.19 line: its
+  // measured kernels and the catalog's host overheads): part of any difference is the profiles'.
+  std::ostringstream out, err;
+  REQUIRE(app::run_cli({"compare", "--vary", "gpu=h100-sxm,h200", "--request-rate", "5",
+                        "--num-prompts", "100", "--seeds", "2"},
+                       out, err) == 0);
+  CHECK_THAT(out.str(), Contains("Prediction basis of A: transferred — "
+                                 "hardware/calibration/h100-sxm.json"));
+  CHECK_THAT(out.str(), Contains("Prediction basis of B: datasheet-only — no calibration profile: "
+                                 "kernel times measured (hardware/kernels/h200.json)"));
+  // The JSON records it per side.
+  CompareSide a = side("h100", 256), b = side("h200", 256);
+  b.config.gpu = "h200";
+  CompareOptions o;
+  o.seeds = 2;
+  const CompareResult r = run_compare(a, b, o, nullptr, nullptr);
+  const nlohmann::ordered_json j = compare_to_json(r, a, b, o, nullptr, nullptr);
+  CHECK(j["a"]["prediction_basis"] == "transferred");
+  CHECK(j["b"]["prediction_basis"] == "datasheet-only");
+  CHECK(j["b"]["prediction_basis_reason"] == r.b_basis.reason);
 }
 
 }  // namespace

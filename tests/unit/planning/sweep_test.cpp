@@ -185,10 +185,25 @@ TEST_CASE("sweep CLI: table, JSON and CSV, and clear errors", "[planning][sweep]
   std::ifstream csv(dir / "curve.csv");
   std::string header;
   std::getline(csv, header);
-  CHECK(header.rfind("curve,request_rate,saturated,knee,completed,failed,duration,"
-                     "request_throughput,output_throughput",
+  CHECK(header.rfind("curve,request_rate,saturated,knee,prediction_basis,completed,failed,"
+                     "duration,request_throughput,output_throughput",
                      0) == 0);
-  CHECK(fs::exists(json_path));
+  std::string row;
+  std::getline(csv, row);
+  CHECK_THAT(row, Contains(",transferred,"));
+  // The default deployment (Llama-3.1-8B, one H100, vLLM 0.19 async) takes the H100 profile
+  // outside its domain; the table, the JSON and the CSV say so.
+  CHECK_THAT(o.out, Contains("prediction basis: transferred — hardware/calibration/h100-sxm.json "
+                             "fitted on this GPU, but outside its domain"));
+  REQUIRE(fs::exists(json_path));
+  {
+    std::ifstream in(json_path);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json& c = j.at("curves").at(0);
+    CHECK(c.at("deployment").at("calibration") == "hardware/calibration/h100-sxm.json");
+    CHECK(c.at("deployment").at("kernel_source") == "measured (hardware/kernels/h100-sxm.json)");
+    for (const nlohmann::json& p : c.at("points")) CHECK(p.at("prediction_basis") == "transferred");
+  }
 
   o = run({"sweep", "--request-rate", "5:1:1"});
   CHECK(o.code == 2);
@@ -201,6 +216,23 @@ TEST_CASE("sweep CLI: table, JSON and CSV, and clear errors", "[planning][sweep]
   o = run({"sweep", "--request-rate", "1", "--vary", "max-num-seqs=0"});
   CHECK(o.code == 2);
   fs::remove_all(dir);
+}
+
+TEST_CASE("sweep: the prediction basis follows the load across a profile's fitted range",
+          "[planning][sweep][cli]") {
+  // hardware/calibration/vllm-0.11-async/h200.json was fitted on closed-loop runs up to
+  // concurrency 64: calibrated at 16 and 64, transferred at 128 (classify_prediction's load rule).
+  const Outcome o = run({"sweep", "--model", "llama-3.1-70b-fp8", "--quantization", "fp8", "--gpu",
+                         "h200", "-tp", "2", "--vllm-version", "0.11", "--async-scheduling",
+                         "--max-model-len", "4096", "--max-concurrency", "16,64,128",
+                         "--num-prompts", "200", "--random-output-len", "32"});
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Contains("prediction basis at 16-64 concurrent: calibrated — "
+                             "hardware/calibration/vllm-0.11-async/h200.json: inside its fitted "
+                             "domain\n"));
+  CHECK_THAT(o.out, Contains("prediction basis at 128 concurrent: transferred — "
+                             "hardware/calibration/vllm-0.11-async/h200.json fitted on this GPU, "
+                             "but outside its domain: concurrency 128 > 64\n"));
 }
 
 TEST_CASE("closed-loop sweep via the CLI", "[planning][sweep][cli]") {
