@@ -344,7 +344,14 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     return r;
   }
   r.gpu = prepared.deployment.gpu.name;
-  r.basis = prepared.basis;
+  // The basis at the target load (refined below to each replica's share once the count is
+  // known): the candidate's config carries no rate of its own.
+  auto basis_at = [&](double rate) {
+    sim::SimulationConfig at = config;
+    at.workload.request_rate = rate;
+    return sim::prediction_basis(prepared, sim::prediction_query(at, prepared));
+  };
+  r.basis = basis_at(options.target_qps);
   const auto price = options.gpu_price.find(r.gpu);
   r.price_per_gpu_hour =
       price != options.gpu_price.end() ? price->second : prepared.deployment.gpu.price_per_hour_usd;
@@ -414,6 +421,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     return r;
   }
   r.total_gpus = r.replicas * r.gpus_per_replica;
+  r.basis = basis_at(options.target_qps / r.replicas);  // the router spreads the load evenly
 
   // Each seed's own minimum (a seed that never passes up to the cap counts as the cap).
   for (int s = 0; s < options.seeds; ++s) {

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include "models/batch_shape.h"
 #include "sim/base/error.h"
@@ -167,6 +169,40 @@ TEST_CASE("candidates that cannot start are skipped with vLLM's reason and ranki
     REQUIRE(plan_to_json(b, o, nlohmann::json::object()).dump() == j.dump());
     REQUIRE(plan_to_csv(b) == plan_to_csv(a));
   }
+}
+
+TEST_CASE("a candidate's prediction basis is at the load each replica serves", "[planning][plan]") {
+  // hardware/calibration/vllm-0.11-async/h200.json was fitted on closed-loop runs only: the plan's
+  // open loop lies outside it, at target / replicas per replica (not the whole target on one, and
+  // not a burst: the candidate's own config carries no rate).
+  sim::SimulationConfig c;
+  c.model = "llama-3.1-70b-fp8";
+  c.quantization = "fp8";
+  c.gpu = "h200";
+  c.tensor_parallel_size = 2;
+  c.engine.vllm_version = "0.11";
+  c.engine.async_scheduling = 1;
+  c.engine.max_model_len = 4096;
+  c.workload.num_prompts = 200;
+  c.workload.random_input_len = 256;
+  c.workload.random_output_len = 32;
+  PlanOptions o;
+  o.target_qps = 120;  // more than one replica serves (3 at the time of writing)
+  o.slos = parse_slos({"p99_ttft_ms<=1000"});
+  o.seeds = 1;
+  o.jobs = 1;
+  std::vector<PlanCandidate> cands(1);
+  cands[0].label = "h200 TP2";
+  cands[0].config = c;
+  const PlanResult p = run_plan(cands, o, nullptr, nullptr);
+  REQUIRE(p.found());
+  const CandidateResult& r = p.candidates[0];
+  REQUIRE(r.replicas > 1);
+  CHECK(r.basis.label == "transferred");
+  std::ostringstream want;
+  want << std::setprecision(4) << "an open loop at " << o.target_qps / r.replicas
+       << " req/s (fitted on closed-loop runs only)";
+  CHECK_THAT(r.basis.reason, Catch::Contains(want.str()));
 }
 
 TEST_CASE("plan options are checked", "[planning][plan]") {
