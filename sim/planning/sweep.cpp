@@ -195,6 +195,17 @@ ordered_json deployment_echo(const sim::SimulationConfig& config,
   };
 }
 
+// A curve's config at one swept value.
+sim::SimulationConfig config_at(const sim::SimulationConfig& curve, SweepAxis axis, double value) {
+  sim::SimulationConfig c = curve;
+  if (axis == SweepAxis::kRequestRate) {
+    c.workload.request_rate = value;
+  } else {
+    c.max_concurrency = static_cast<int64_t>(value);
+  }
+  return c;
+}
+
 std::optional<size_t> column_index(const std::vector<std::string>& columns, const std::string& c) {
   for (size_t i = 0; i < columns.size(); ++i) {
     if (columns[i] == c) return i;
@@ -390,14 +401,9 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
   loop.compute = [&](int64_t j) {
     const size_t c = size_t(j) / n_values;
     const size_t i = size_t(j) % n_values;
-    sim::SimulationConfig config = specs[c].config;
-    config.track_ideal_busy = false;  // a sweep point never reports it
     const double v = options.values[i];
-    if (options.axis == SweepAxis::kRequestRate) {
-      config.workload.request_rate = v;
-    } else {
-      config.max_concurrency = static_cast<int64_t>(v);
-    }
+    sim::SimulationConfig config = config_at(specs[c].config, options.axis, v);
+    config.track_ideal_busy = false;  // a sweep point never reports it
     const sim::SimulationResult r = sim::run_simulation(config, *prepared[c]);
     return to_job_bytes(point_to_bytes_json(make_point(v, config, *prepared[c], r, result.columns,
                                                        options)));
@@ -432,13 +438,10 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
         if (int64_t(i) <= cut && slot) {
           // The basis at this point's load: computed here, not in the job, so that a part file
           // (merge) need not carry it.
-          sim::SimulationConfig at = specs[c].config;
-          if (options.axis == SweepAxis::kRequestRate) {
-            at.workload.request_rate = slot->value;
-          } else {
-            at.max_concurrency = static_cast<int64_t>(slot->value);
-          }
-          slot->basis = sim::prediction_basis(*prepared[c], sim::prediction_query(at, *prepared[c]));
+          slot->basis = sim::prediction_basis(
+              *prepared[c],
+              sim::prediction_query(config_at(specs[c].config, options.axis, slot->value),
+                                    *prepared[c]));
           curve.points.push_back(std::move(*slot));
         } else {
           curve.skipped_values.push_back(options.values[i]);
