@@ -409,8 +409,20 @@ hardware::PredictionQuery prediction_query(const SimulationConfig& config,
   q.tensor_parallel_size = d.tensor_parallel_size;
   q.pipeline_parallel_size = d.pipeline_parallel_size;
   q.dtype = d.weight_format().empty() ? "bf16" : d.weight_format();
-  q.request_rate = config.workload.request_rate;
-  q.max_concurrency = config.max_concurrency;
+  // The load one replica serves: the router spreads the client's rate and concurrency over the
+  // replicas (a profile's domain records one server's). A trace replayed as recorded (no
+  // --request-rate) brings its own rate, unknown here: not stated (0), so not checked.
+  const workloads::WorkloadConfig& w = config.workload;
+  const double replicas = std::max(1, config.num_replicas);
+  const bool recorded_trace =
+      w.dataset_name == "trace" && std::isinf(w.request_rate) && w.trace_time_scale > 0;
+  q.request_rate = recorded_trace                  ? 0.0
+                   : std::isfinite(w.request_rate) ? w.request_rate / replicas
+                                                   : w.request_rate;
+  q.max_concurrency =
+      config.max_concurrency > 0
+          ? static_cast<int64_t>(std::ceil(static_cast<double>(config.max_concurrency) / replicas))
+          : config.max_concurrency;
   q.host_line = host_line(config.engine);
   return q;
 }

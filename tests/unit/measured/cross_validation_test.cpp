@@ -352,6 +352,36 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
   // Without any table (the roofline) it is the datasheet.
   CHECK(basis("rtx-pro-6000", 2, -1, "0.19", 1).reason ==
         "no calibration profile: datasheet peaks + catalog defaults");
+  // The load is one replica's: 256 concurrent requests over 4 replicas are 64 each, inside the
+  // fitted range (the client's total is not what one server saw).
+  {
+    sim::SimulationConfig c;
+    c.model = "llama-3.1-70b-fp8";
+    c.quantization = "fp8";
+    c.gpu = "h200";
+    c.tensor_parallel_size = 2;
+    c.engine.vllm_version = "0.11";
+    c.engine.async_scheduling = 1;
+    c.max_concurrency = 256;
+    c.num_replicas = 4;
+    const sim::PreparedDeployment p = sim::prepare_deployment(c);
+    CHECK(sim::prediction_query(c, p).max_concurrency == 64);
+    CHECK(p.basis.label == "calibrated");
+    c.num_replicas = 3;  // ceil(256 / 3) = 86 > 64
+    CHECK(sim::prediction_query(c, p).max_concurrency == 86);
+    CHECK(sim::prediction_basis(p, sim::prediction_query(c, p)).label == "transferred");
+    // An open loop: the rate per replica; a trace replayed as recorded: its own rate, not stated.
+    c.max_concurrency = 0;
+    c.workload.request_rate = 20;
+    c.num_replicas = 4;
+    CHECK(sim::prediction_query(c, p).request_rate == 5);
+    c.workload.request_rate = std::numeric_limits<double>::infinity();
+    CHECK(std::isinf(sim::prediction_query(c, p).request_rate));  // a burst
+    c.workload.dataset_name = "trace";
+    CHECK(sim::prediction_query(c, p).request_rate == 0);
+    c.workload.trace_time_scale = 0;  // every arrival at t = 0: a burst again
+    CHECK(std::isinf(sim::prediction_query(c, p).request_rate));
+  }
   const auto h100_sync = basis("h100-sxm", 2, 0, "0.11", 16);
   CHECK(h100_sync.reason.find("vllm-0.11-async") == std::string::npos);
 
