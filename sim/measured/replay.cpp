@@ -228,13 +228,8 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
   Prediction p;
   p.kv_tokens = prepared.memory.kv_tokens;
   {
-    hardware::PredictionQuery q;
-    q.gpu = prepared.deployment.gpu.name;
-    q.model = config.model;
-    q.tensor_parallel_size = prepared.deployment.tensor_parallel_size;
-    q.pipeline_parallel_size = prepared.deployment.pipeline_parallel_size;
-    q.dtype = prepared.deployment.weight_format().empty() ? "bf16"
-                                                           : prepared.deployment.weight_format();
+    // The deployment as simulated; the load, version and host line as the run states them.
+    hardware::PredictionQuery q = sim::prediction_query(config, prepared);
     q.engine_version = run.deployment.engine_version.empty() ? std::string("unrecorded")
                                                              : run.deployment.engine_version;
     q.request_rate = run.request_rate;
