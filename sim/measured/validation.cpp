@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "sim/base/error.h"
@@ -262,6 +263,26 @@ void print_table(std::ostream& out, const ValidationTable& table) {
                   static_cast<long long>(table.runs_per_metric.at(key)), fmt(it->second, 1).c_str(),
                   target.c_str());
     out << line;
+  }
+  // What the medians rest on: a median over calibrated runs and one over transferred or
+  // datasheet-only runs answer different questions (docs/validation.md §6).
+  std::map<std::string, int> bases;
+  int in_fit_set = 0;
+  for (const RunValidation& r : table.runs) {
+    if (!r.error.empty() || r.basis.empty()) continue;
+    ++bases[r.basis];
+    in_fit_set += r.in_fit_set;
+  }
+  if (!bases.empty()) {
+    out << "  prediction bases:";
+    const char* sep = " ";
+    for (const char* b : {"calibrated", "transferred", "datasheet-only"}) {
+      if (bases.count(b) == 0) continue;
+      out << sep << bases.at(b) << " " << b;
+      sep = ", ";
+    }
+    if (in_fit_set > 0) out << " (" << in_fit_set << " in the fit set)";
+    out << "\n";
   }
   for (const std::string& w : table.warnings) out << "WARNING: " << w << "\n";
 }

@@ -360,6 +360,8 @@ TEST_CASE("validate_runs: a scored run in the fit set is flagged", "[measured]")
   std::ostringstream os;
   print_table(os, t);
   CHECK(os.str().find("calibration from cal.json (fitted on: synthetic)") != std::string::npos);
+  // The summary says what the medians rest on (a calibration without a profile: transferred).
+  CHECK(os.str().find("  prediction bases: 1 transferred (1 in the fit set)\n") != std::string::npos);
 }
 
 TEST_CASE("servesim validate: fixtures end to end, flags, JSON output, clear errors",
