@@ -256,11 +256,18 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
   if (outside.empty() && !d.deployments.empty() && !contains(d.deployments, key)) {
     outside.push_back(key + " (each part fitted, not this combination)");
   }
-  // Load: a closed loop above the highest fitted concurrency, or an open loop above the highest
-  // fitted rate (unless a fitted run sent everything at once, which covers any rate).
+  // Load: a closed loop above the highest fitted concurrency (or any closed loop, when only
+  // bounded open-loop rates were fitted), or an open loop above the highest fitted rate (unless a
+  // fitted run sent everything at once, which covers any load).
   if (q.max_concurrency > 0 && d.max_concurrency > 0 && q.max_concurrency > d.max_concurrency) {
     outside.push_back("concurrency " + std::to_string(q.max_concurrency) + " > " +
                       std::to_string(d.max_concurrency));
+  } else if (q.max_concurrency > 0 && d.max_concurrency == 0 && d.max_request_rate > 0 &&
+             !d.has_unbounded_load) {
+    // Fitted on open-loop runs at bounded rates only: nothing says how far a closed loop of
+    // this concurrency loads the server.
+    outside.push_back("a closed loop at concurrency " + std::to_string(q.max_concurrency) +
+                      " (fitted on open-loop runs only)");
   } else if (q.max_concurrency == 0 && q.request_rate > 0 && !d.has_unbounded_load &&
              q.request_rate > d.max_request_rate) {
     std::ostringstream os;

@@ -326,6 +326,16 @@ TEST_CASE("a prediction is calibrated inside the profile's domain, transferred o
              Catch::Contains("all requests at once (fitted on closed-loop runs only)"));
   CHECK_THAT(classify_prediction(&c, "p.json", r).reason,
              Catch::Contains("all requests at once (fitted rates up to 8 req/s)"));
+  // And the other way: fitted on bounded open-loop rates only, a closed loop lies outside; a
+  // fitted burst covers it.
+  Calibration open = c;
+  open.domain.max_concurrency = 0;
+  PredictionQuery cl = q;
+  cl.max_concurrency = 16;
+  CHECK_THAT(classify_prediction(&open, "p.json", cl).reason,
+             Catch::Contains("a closed loop at concurrency 16 (fitted on open-loop runs only)"));
+  open.domain.has_unbounded_load = true;
+  CHECK(classify_prediction(&open, "p.json", cl).label == "calibrated");
   PredictionQuery g = q;
   g.gpu = "h200";  // a sibling GPU's profile
   outside(g, "fitted on h100-sxm, applied to h200");
