@@ -122,6 +122,16 @@ TEST_CASE("list shows both catalogs", "[cli]") {
   REQUIRE(o.code == 0);
   REQUIRE(o.out.find("mixtral-8x7b") != std::string::npos);
   REQUIRE(o.out.find("mi300x") != std::string::npos);
+  // Per GPU, what its predictions can rest on: the kernel table and the shipped profiles.
+  CHECK(o.out.find("  h200          kernels: measured (hardware/kernels/h200.json)\n"
+                   "                profiles: hardware/calibration/vllm-0.11-async/h200.json "
+                   "(0.11 async)\n") != std::string::npos);
+  CHECK(o.out.find("  b200          kernels: roofline\n"
+                   "                profiles: none (datasheet-only)\n") != std::string::npos);
+  CHECK(o.out.find("  h100-pcie     kernels: transferred from h100-sxm") != std::string::npos);
+  // A profile outside its line's vllm-<line> folder is not applied by default.
+  CHECK(o.out.find("hardware/calibration/vllm-v0/a100-40gb.json (0.8 V0; opt-in: --calibration)") !=
+        std::string::npos);
 }
 
 }  // namespace
