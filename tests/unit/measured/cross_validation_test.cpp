@@ -30,6 +30,7 @@
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 #include "sim/metrics/result_writer.h"
+#include "tests/line_profile_config.h"
 
 namespace servesim::calibration {
 namespace {
@@ -313,15 +314,8 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
   // --write-line-profiles; domain: Llama-3.1-70B FP8, the InferenceX TPs, concurrency <= 64).
   auto basis = [](const std::string& gpu, int tp, int async, const std::string& version,
                   int concurrency) {
-    sim::SimulationConfig c;
-    c.model = "llama-3.1-70b-fp8";
-    c.quantization = "fp8";
-    c.gpu = gpu;
-    c.tensor_parallel_size = tp;
-    c.engine.vllm_version = version;
-    c.engine.async_scheduling = async;
-    c.max_concurrency = concurrency;
-    return sim::prepare_deployment(c).basis;
+    return sim::prepare_deployment(test::line_profile_config(gpu, tp, version, async, concurrency))
+        .basis;
   };
   CHECK(sim::host_line(sim::EngineConfig{}) == "0.19 async");  // the default release
   sim::EngineConfig e;
@@ -355,14 +349,7 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
   // The load is one replica's: 256 concurrent requests over 4 replicas are 64 each, inside the
   // fitted range (the client's total is not what one server saw).
   {
-    sim::SimulationConfig c;
-    c.model = "llama-3.1-70b-fp8";
-    c.quantization = "fp8";
-    c.gpu = "h200";
-    c.tensor_parallel_size = 2;
-    c.engine.vllm_version = "0.11";
-    c.engine.async_scheduling = 1;
-    c.max_concurrency = 256;
+    sim::SimulationConfig c = test::line_profile_config("h200", 2, "0.11", 1, 256);
     c.num_replicas = 4;
     const sim::PreparedDeployment p = sim::prepare_deployment(c);
     CHECK(sim::prediction_query(c, p).max_concurrency == 64);

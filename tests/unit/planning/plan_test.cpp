@@ -8,6 +8,7 @@
 #include "models/batch_shape.h"
 #include "sim/base/error.h"
 #include "sim/planning/plan.h"
+#include "tests/line_profile_config.h"
 
 namespace servesim::planning {
 namespace {
@@ -175,13 +176,7 @@ TEST_CASE("a candidate's prediction basis is at the load each replica serves", "
   // hardware/calibration/vllm-0.11-async/h200.json was fitted on closed-loop runs only: the plan's
   // open loop lies outside it, at target / replicas per replica (not the whole target on one, and
   // not a burst: the candidate's own config carries no rate).
-  sim::SimulationConfig c;
-  c.model = "llama-3.1-70b-fp8";
-  c.quantization = "fp8";
-  c.gpu = "h200";
-  c.tensor_parallel_size = 2;
-  c.engine.vllm_version = "0.11";
-  c.engine.async_scheduling = 1;
+  sim::SimulationConfig c = test::line_profile_config("h200", 2, "0.11", 1, 0);  // open loop
   c.engine.max_model_len = 4096;
   c.workload.num_prompts = 200;
   c.workload.random_input_len = 256;
