@@ -326,6 +326,15 @@ TEST_CASE("merge: part files with out-of-range or non-integer fields, damaged re
       {"jobs_total", 18446744073709551615ull, "jobs_total is 18446744073709551615"},
       {"results", json::array({json::array({5, json::binary({1})})}), "a job index is 5"},
   };
+  // "format" of another type than a string (found by fuzz_merge in CI: a binary string made
+  // json::value() throw type_error 302, which escaped as an abort).
+  for (const json& format_value : {json::binary({'s', 'e'}), json(7), json(nullptr), json::array()}) {
+    json j = good;
+    j["format"] = format_value;
+    CAPTURE(format_value.dump());
+    CHECK_THROWS_WITH(distributed::decode_part(part(j), "bad.part"),
+                      Contains("bad.part: not a servesim part file"));
+  }
   for (const Case& c : cases) {
     json j = good;
     j[c.field] = c.value;
