@@ -54,7 +54,18 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
         > "$BUILD_DIR/fuzz_$target.log" 2>&1; then
       status=1
       tail -60 "$BUILD_DIR/fuzz_$target.log"
+      grep -m1 "INFO: Seed:" "$BUILD_DIR/fuzz_$target.log" || true
       echo "fuzz_$target FOUND A CRASH: reproducer in $BUILD_DIR/fuzz_${target}_*; make it a regression test"
+      # The reproducer itself, so that a crash seen only in a CI log can be replayed elsewhere:
+      #   echo '<base64>' | base64 -d > crash && build-asan/tests/fuzz/fuzz_<target> crash
+      for crash in "$BUILD_DIR"/fuzz_"${target}"_*; do
+        [ -f "$crash" ] || continue
+        if [ "$(stat -c %s "$crash")" -le 6144 ]; then
+          echo "reproducer $(basename "$crash") (base64): $(base64 -w0 "$crash")"
+        else
+          echo "reproducer $(basename "$crash"): $(stat -c %s "$crash") bytes, too long to print"
+        fi
+      done
     fi
     grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units" "$BUILD_DIR/fuzz_$target.log" || true
     rm -rf "$work"
