@@ -68,9 +68,9 @@ PartFile decode_part(const std::string& bytes, const std::string& path) {
   } catch (const json::exception&) {
     throw ConfigError(path + ": not a servesim part file (written by --shard I/N)");
   }
-  // Tested by type before it is read: json::value() throws when "format" holds another type.
-  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
-      j["format"].get<std::string>() != kFormat) {
+  // Compared as JSON, not read as a string: json::value("format", "") throws when the field
+  // holds another type (a CBOR byte string, found by fuzz_merge).
+  if (!j.is_object() || !j.contains("format") || j.at("format") != kFormat) {
     throw ConfigError(path + ": not a servesim part file (written by --shard I/N)");
   }
   PartFile p;

@@ -471,7 +471,7 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written, an
       "trace 67,123.\n\n"
       "2026-11-26: CI's 20 s of `fuzz_merge` found a part file whose `format` field is a CBOR byte\n"
       "string: `json::value(\"format\", \"\")` threw a type_error that escaped decode_part (an abort, not\n"
-      "exit 2). decode_part now tests the field's type first (test \"merge: part files with out-of-range\n"
+      "exit 2). decode_part now compares the field as JSON (test \"merge: part files with out-of-range\n"
       "or non-integer fields, damaged results\"; corpus input `merge/format_binary`). Then every target ran\n"
       "for 240 s from its corpus on this 2-core machine (two at a time; 12 × the CI time): no crash, with\n"
       "calibration 301,398 executions, config 3,591,415, csv_tables 594,723, kernel_tables 613,835,\n"
