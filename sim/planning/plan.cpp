@@ -14,6 +14,7 @@
 #include "sim/base/error.h"
 #include "sim/base/executor.h"
 #include "sim/base/parallel.h"
+#include "sim/planning/csv_cell.h"
 
 namespace servesim::planning {
 namespace {
@@ -101,16 +102,6 @@ std::string shape(const CandidateResult& c) {
 json seed_stat_json(const SeedStat& s) {
   return json{{"mean", s.mean}, {"min", s.min}, {"max", s.max}, {"ci95", s.ci95},
               {"values", s.values}};
-}
-
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string csv_num(double v) {

@@ -17,6 +17,7 @@
 #include "sim/base/json_file.h"
 #include "sim/base/parallel.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/planning/csv_cell.h"
 
 namespace servesim::planning {
 namespace {
@@ -224,16 +225,6 @@ std::string number_text(double v, bool integer) {
 ordered_json axis_value_json(SweepAxis axis, double v) {
   if (axis == SweepAxis::kMaxConcurrency) return ordered_json(static_cast<int64_t>(v));
   return ordered_json(v);
-}
-
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
 }
 
 std::string fixed(std::optional<double> v, int prec) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "sim/base/error.h"
+#include "sim/planning/csv_cell.h"
 #include "sim/planning/sweep.h"
 #include "tests/contract/cli_outcome.h"
 
@@ -241,6 +242,17 @@ TEST_CASE("closed-loop sweep via the CLI", "[planning][sweep][cli]") {
   REQUIRE(o.code == 0);
   CHECK_THAT(o.out, Contains("conc"));
   CHECK_THAT(o.out, Contains("of its peak at concurrency"));
+}
+
+// The cells of the sweep and plan CSV files (RFC 4180): quoted only when they must be, quotes
+// doubled, so a spreadsheet reads a model path with a comma as one cell.
+TEST_CASE("csv_cell quotes a cell only when RFC 4180 requires it", "[planning][csv]") {
+  CHECK(csv_cell("") == "");
+  CHECK(csv_cell("h100-sxm TP4") == "h100-sxm TP4");
+  CHECK(csv_cell("a,b") == "\"a,b\"");
+  CHECK(csv_cell("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  CHECK(csv_cell("two\nlines") == "\"two\nlines\"");
+  CHECK(csv_cell("\"") == "\"\"\"\"");
 }
 
 }  // namespace
