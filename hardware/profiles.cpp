@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/number_text.h"
 
 namespace servesim::hardware {
 namespace {
@@ -55,18 +56,12 @@ class CsvTable {
   }
   double number(size_t row, const std::string& column) const {
     const std::string& t = text(row, column);
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(t, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != t.size() || !std::isfinite(v)) {
+    const std::optional<double> v = parse_finite_double(t);
+    if (!v) {
       throw ConfigError(path_ + ":" + std::to_string(line_numbers_[row]) + ": column '" + column +
                         "' has '" + t + "'; expected a finite number");
     }
-    return v;
+    return *v;
   }
   // A count (tokens, workers, TP degree): an integral number in [0, 1e12], so that the casts
   // that follow are defined.

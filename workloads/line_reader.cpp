@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/base/error.h"
+#include "sim/base/number_text.h"
 
 namespace servesim::workloads {
 namespace {
@@ -112,18 +113,9 @@ int64_t parse_int_field(const LineReader& reader, std::string_view column, std::
 
 double parse_double_field(const LineReader& reader, std::string_view column,
                           std::string_view text) {
-  const std::string t(trim(text));
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(t, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (t.empty() || used != t.size() || !std::isfinite(v)) {
-    bad_value(reader, column, text, "a finite number");
-  }
-  return v;
+  const std::optional<double> v = parse_finite_double(std::string(trim(text)));
+  if (!v) bad_value(reader, column, text, "a finite number");
+  return *v;
 }
 
 int64_t parse_seconds_ns_field(const LineReader& reader, std::string_view column,

@@ -14,6 +14,7 @@
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
 #include "sim/base/error.h"
+#include "sim/base/number_text.h"
 #include "sim/base/json_file.h"
 #include "sim/base/output_file.h"
 #include "sim/metrics/result_writer.h"
@@ -49,17 +50,9 @@ std::vector<std::string> split_items(const std::vector<std::string>& raw) {
 }
 
 double parse_double(const std::string& flag, const std::string& text, const std::string& what) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(v)) {
-    throw ConfigError(flag + ": '" + text + "' is invalid; expected " + what);
-  }
-  return v;
+  const std::optional<double> v = parse_finite_double(text);
+  if (!v) throw ConfigError(flag + ": '" + text + "' is invalid; expected " + what);
+  return *v;
 }
 
 class PlanCommand : public Command {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/number_text.h"
 #include "sim/base/json_file.h"
 
 namespace servesim::app {
@@ -359,14 +360,8 @@ std::vector<ConfigField> build_fields() {
           }
           if (!item.is_string()) throw BadValue{"a list of numbers in [0, 100]"};
           const std::string s = item.get<std::string>();
-          size_t used = 0;
-          double p = 0;
-          try {
-            p = std::stod(s, &used);
-          } catch (const std::exception&) {
-            used = 0;
-          }
-          if (used != s.size() || !(p >= 0 && p <= 100)) {
+          const double p = parse_finite_double(s).value_or(-1);  // -1: not a number, refused below
+          if (!(p >= 0 && p <= 100)) {
             throw ConfigError("--metric-percentiles: '" + s +
                               "' is invalid; expected numbers in [0, 100] such as 50,90,99");
           }
@@ -484,17 +479,9 @@ json parse_flag_value(const ConfigField& field, const std::string& text) {
     case FieldKind::kDouble:
     case FieldKind::kRate: {
       if (field.kind == FieldKind::kRate && (text == "inf" || text == "Inf")) return "inf";
-      size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(text, &used);
-      } catch (const std::exception&) {
-        throw bad(field.kind == FieldKind::kRate ? "a number of requests/s or inf" : "a number");
-      }
-      if (used != text.size() || !std::isfinite(v)) {
-        throw bad(field.kind == FieldKind::kRate ? "a number of requests/s or inf" : "a number");
-      }
-      return v;
+      const std::optional<double> v = parse_finite_double(text);
+      if (!v) throw bad(field.kind == FieldKind::kRate ? "a number of requests/s or inf" : "a number");
+      return *v;
     }
     case FieldKind::kStringList:
       return split_list(text);

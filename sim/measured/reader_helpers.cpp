@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/number_text.h"
 
 namespace servesim::measured::detail {
 
@@ -68,17 +69,9 @@ std::string trim(const std::string& s) {
 }
 
 double to_double(const std::string& text, const std::string& where) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(v)) {
-    throw ConfigError(where + ": '" + text + "' is not a finite number");
-  }
-  return v;
+  const std::optional<double> v = parse_finite_double(text);
+  if (!v) throw ConfigError(where + ": '" + text + "' is not a finite number");
+  return *v;
 }
 
 // An integer setting read as a number (a client flag, a YAML value, a CSV cell): a whole number

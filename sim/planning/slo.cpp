@@ -6,6 +6,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/number_text.h"
 #include "sim/metrics/result_writer.h"
 
 namespace servesim::planning {
@@ -24,20 +25,6 @@ std::string trim(const std::string& s) {
   if (b == std::string::npos) return "";
   const auto e = s.find_last_not_of(" \t");
   return s.substr(b, e - b + 1);
-}
-
-// Parses a whole string as a finite double.
-std::optional<double> parse_number(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (used != s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
 }
 
 // A latency summary key split into (statistic, metric): "p99_ttft_ms" → ("p99", "ttft").
@@ -61,7 +48,7 @@ std::optional<LatencyKey> parse_latency_key(const std::string& key) {
   }
   if (k.stat == "mean" || k.stat == "median" || k.stat == "std") return k;
   if (k.stat.size() < 2 || k.stat[0] != 'p') return std::nullopt;
-  const auto p = parse_number(k.stat.substr(1));
+  const auto p = parse_finite_double(k.stat.substr(1));
   if (!p || *p < 0 || *p > 100) return std::nullopt;
   k.percentile = *p;
   return k;
@@ -158,7 +145,7 @@ Slo parse_slo(const std::string& raw) {
               "(e.g. p99_ttft_ms) or request_throughput, request_goodput, output_throughput, "
               "total_token_throughput, ...");
   }
-  const auto v = parse_number(value);
+  const auto v = parse_finite_double(value);
   if (!v) throw bad("has no valid threshold '" + value + "'; expected a number, e.g. 500");
   // Latency and throughput metrics are never negative: a negative bound is a typo (it used to
   // surface later as a --goodput error).

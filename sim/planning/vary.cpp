@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/number_text.h"
 
 namespace servesim::planning {
 namespace {
@@ -25,21 +26,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   while (std::getline(ss, item, sep)) out.push_back(trim(item));
   if (!s.empty() && s.back() == sep) out.push_back("");
   return out;
-}
-
-// Whole-string strtod; false on trailing junk, empty text, nan or inf.
-bool parse_double(const std::string& text, double* out) {
-  if (text.empty()) return false;
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return false;
-  }
-  if (used != text.size() || !std::isfinite(v)) return false;
-  *out = v;
-  return true;
 }
 
 bool parse_int(const std::string& text, int64_t* out) {
@@ -75,11 +61,9 @@ std::vector<double> parse_axis_values(const std::string& flag, const std::string
   };
   if (text.empty()) throw bad("no values");
   auto number = [&](const std::string& item, const char* what) {
-    double v = 0;
-    if (!parse_double(item, &v)) {
-      throw bad(std::string(what) + " '" + item + "' is not a finite number");
-    }
-    return v;
+    const std::optional<double> v = parse_finite_double(item);
+    if (!v) throw bad(std::string(what) + " '" + item + "' is not a finite number");
+    return *v;
   };
   auto check_value = [&](double v) {
     if (!(v > 0)) throw bad("value " + number_text(v) + " is not > 0");
@@ -188,9 +172,9 @@ VaryAxis parse_vary(const std::string& raw) {
         break;
       }
       case KnobType::kDouble: {
-        double v = 0;
-        if (!parse_double(item, &v)) throw bad("a number");
-        value = v;
+        const std::optional<double> v = parse_finite_double(item);
+        if (!v) throw bad("a number");
+        value = *v;
         break;
       }
       case KnobType::kBool:
