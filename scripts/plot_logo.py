@@ -16,6 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import parity_axes  # noqa: E402  (scripts/, beside this file)
+
 METRICS = [("mean_tpot_ms", "mean TPOT (ms)"), ("mean_e2el_ms", "mean E2E (ms; batches: last)"),
            ("mean_ttft_ms", "mean TTFT (ms)"), ("p99_ttft_ms", "P99 TTFT (ms)")]
 
@@ -55,17 +57,8 @@ def main():
                 else:
                     ax.scatter(xs, ys, s=18, color=cmap(serving.index(g) % 20),
                                label=g["group"] if row == 0 else None)
-            if hi > 0:
-                lo, hi = lo / 1.5, hi * 1.5
-                ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
-                ax.plot([lo, hi], [lo * 1.1, hi * 1.1], "k:", lw=0.6)
-                ax.plot([lo, hi], [lo / 1.1, hi / 1.1], "k:", lw=0.6)
-                ax.set_xlim(lo, hi)
-                ax.set_ylim(lo, hi)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("measured " + label)
-            ax.set_ylabel("predicted (" + title + ")", fontsize=8)
+            parity_axes.finish(ax, lo, hi, "measured " + label, "predicted (" + title + ")",
+                               ylabel_fontsize=8)
     legend = {}
     for ax in axes[0]:
         for h, label in zip(*ax.get_legend_handles_labels()):

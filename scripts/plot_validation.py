@@ -14,6 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import parity_axes  # noqa: E402  (scripts/, beside this file)
+
 METRICS = [("mean_ttft_ms", "mean TTFT (ms)"), ("mean_tpot_ms", "mean TPOT (ms)"),
            ("mean_e2el_ms", "mean E2E (ms)"), ("p99_ttft_ms", "P99 TTFT (ms)")]
 
@@ -40,17 +42,7 @@ def main():
                 c = colours[gi % len(colours)]
                 ax.scatter(xs, ys, s=28, label=g if not fit else None,
                            facecolors="none" if fit else c, edgecolors=c)
-        if hi > 0:
-            lo, hi = lo / 1.5, hi * 1.5
-            ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
-            ax.plot([lo, hi], [lo * 1.1, hi * 1.1], "k:", lw=0.6)
-            ax.plot([lo, hi], [lo / 1.1, hi / 1.1], "k:", lw=0.6)
-            ax.set_xlim(lo, hi)
-            ax.set_ylim(lo, hi)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("measured " + label)
-        ax.set_ylabel("predicted")
+        parity_axes.finish(ax, lo, hi, "measured " + label, "predicted")
     axes[0].legend(fontsize=7, loc="upper left")
     fig.suptitle(title + "  (diagonal = exact, dotted = ±10 %; hollow = run used for fitting)")
     fig.tight_layout()
