@@ -21,14 +21,18 @@ parenthesised part; the "..." lines stay where they were. If a shown line has no
 significant difference"), the block is left as it was, the page is named on stderr, and the exit
 code is 1: edit that abbreviation by hand.
 
-A stderr line that differs from the page's only in its wall time ("in 0.35 s wall") is left as the
-page has it, so that a refresh with unchanged outputs leaves the page unchanged; --timings writes
+A stderr line that differs from the page's only in its wall time and thread count ("in 0.35 s wall
+on 2 threads") is left as the page has it, so that a refresh with unchanged outputs leaves the page unchanged; --timings writes
 the new wall times too.
+
+--check writes nothing: it exits 1, with the differing lines, when a page shows an output this
+build no longer prints (the ctest docs.outputs_up_to_date runs it on every page).
 
 The binary is build/servesim, or $SERVESIM_BIN.
 
-Usage: scripts/refresh_doc_outputs.py [--timings] docs/capacity-planning.md [more pages]
+Usage: scripts/refresh_doc_outputs.py [--timings] [--check] docs/capacity-planning.md [more pages]
 """
+import difflib
 import os
 import re
 import subprocess
@@ -38,7 +42,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("SERVESIM_BIN") or os.path.join(ROOT, "build", "servesim")
 FENCE = re.compile(r"^```[a-z]*\n(.*?)^```\n", re.S | re.M)
-WALL = re.compile(r"\bin [0-9.]+ s wall\b")
+# The wall time and the thread count (all cores by default) depend on the machine, not the model.
+WALL = re.compile(r"\bin [0-9.]+ s wall(?: on [0-9]+ threads?)?\b")
 # A number as the outputs print them: 12, -139.43, +2.62, 1,024, 1.5e-05, x2.6; digits right after
 # another letter belong to a name (P99, TP4, h100).
 NUMBER = r"(?<![0-9A-Za-wyz_])[-+]?[0-9]+(?:[.,][0-9]+)*(?:e[-+]?[0-9]+)?"
@@ -137,7 +142,7 @@ def refresh_terminal_block(body, workdir, timings):
     return "\n".join(lines[:n] + new) + "\n"
 
 
-def refresh(path, timings=False):
+def refresh(path, timings=False, check=False):
     text = open(path).read()
     out, pos, changed, failed = [], 0, 0, 0
     blocks = list(FENCE.finditer(text))
@@ -173,7 +178,19 @@ def refresh(path, timings=False):
                     changed += 1
             i += 1
     out.append(text[pos:])
-    open(path, "w").write("".join(out))
+    new_text = "".join(out)
+    if check:
+        if new_text != text:
+            diff = list(difflib.unified_diff(text.splitlines(), new_text.splitlines(), path,
+                                             path + " as this build prints it", lineterm="", n=1))
+            print("\n".join(diff[:60] + (["..."] if len(diff) > 60 else [])), file=sys.stderr)
+            print(f"{path}: shows outputs this build no longer prints; refresh them with "
+                  f"scripts/refresh_doc_outputs.py {path}", file=sys.stderr)
+            return False
+        print(f"{path}: {changed} command outputs checked, all current" +
+              (f"; {failed} could not be matched" if failed else ""))
+        return failed == 0
+    open(path, "w").write(new_text)
     print(f"{path}: {changed} command outputs refreshed" +
           (f", {failed} left as they were" if failed else ""))
     return failed == 0
@@ -182,5 +199,7 @@ def refresh(path, timings=False):
 if __name__ == "__main__":
     args = sys.argv[1:]
     timings = "--timings" in args
-    ok = all([refresh(page, timings) for page in args if page != "--timings"])
+    check = "--check" in args
+    pages = [a for a in args if a not in ("--timings", "--check")]
+    ok = all([refresh(page, timings, check) for page in pages])
     sys.exit(0 if ok else 1)
