@@ -22,8 +22,8 @@ significant difference"), the block is left as it was, the page is named on stde
 code is 1: edit that abbreviation by hand.
 
 A stderr line that differs from the page's only in its wall time and thread count ("in 0.35 s wall
-on 2 threads") is left as the page has it, so that a refresh with unchanged outputs leaves the page unchanged; --timings writes
-the new wall times too.
+on 2 threads") is left as the page has it, so that a refresh with unchanged outputs leaves the page
+unchanged; --timings writes the new wall times too.
 
 --check writes nothing: it exits 1, with the differing lines, when a page shows an output this
 build no longer prints (the ctest docs.outputs_up_to_date runs it on every page).

@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "sim/base/error.h"
-#include "sim/base/number_text.h"
 #include "sim/base/json_file.h"
+#include "sim/base/number_text.h"
 
 namespace servesim::app {
 namespace {
@@ -480,7 +480,9 @@ json parse_flag_value(const ConfigField& field, const std::string& text) {
     case FieldKind::kRate: {
       if (field.kind == FieldKind::kRate && (text == "inf" || text == "Inf")) return "inf";
       const std::optional<double> v = parse_finite_double(text);
-      if (!v) throw bad(field.kind == FieldKind::kRate ? "a number of requests/s or inf" : "a number");
+      if (!v) {
+        throw bad(field.kind == FieldKind::kRate ? "a number of requests/s or inf" : "a number");
+      }
       return *v;
     }
     case FieldKind::kStringList:
