@@ -57,12 +57,7 @@ std::vector<MeasuredRun> read_sglang_jsonl(const std::string& path) {
       }
     }
     if (run.requests.empty()) {
-      const double completed = optional_field<double>(j, "completed", where, 0);
-      if (completed > 0) {
-        run.mean_input_tokens = optional_field<double>(j, "total_input_tokens", where, 0) / completed;
-        run.mean_output_tokens =
-            optional_field<double>(j, "total_output_tokens", where, 0) / completed;
-      }
+      read_mean_lengths(j, run, where);
       run.notes.push_back("no per-request data (run without --output-details): replayed with the "
                           "mean input and output lengths");
     } else if (!j.contains("latencies")) {

@@ -159,12 +159,7 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
   if (run.requests.empty()) {
     // --save-result without --save-detailed: no per-request arrays. vLLM still writes the token
     // totals, so the replay uses their means (replay.cpp refuses a file that has neither).
-    const double completed = optional_field<double>(j, "completed", path, 0);
-    if (completed > 0) {
-      run.mean_input_tokens = optional_field<double>(j, "total_input_tokens", path, 0) / completed;
-      run.mean_output_tokens =
-          optional_field<double>(j, "total_output_tokens", path, 0) / completed;
-    }
+    read_mean_lengths(j, run, path);
     run.notes.push_back("no per-request arrays (saved without --save-detailed): replayed with the "
                         "mean input and output lengths");
   }

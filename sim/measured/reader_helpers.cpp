@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
 
 namespace servesim::measured::detail {
@@ -183,6 +184,14 @@ void read_summaries(const json& j, MeasuredRun& run, const std::string& file_met
     std::smatch m;
     if (!value.is_number() || !std::regex_match(key, m, kKey) || m[3] != file_metric) continue;
     run.metrics[metric_key(m[1], metric)] = value.get<double>();
+  }
+}
+
+void read_mean_lengths(const json& j, MeasuredRun& run, const std::string& where) {
+  const double completed = optional_field<double>(j, "completed", where, 0);
+  if (completed > 0) {
+    run.mean_input_tokens = optional_field<double>(j, "total_input_tokens", where, 0) / completed;
+    run.mean_output_tokens = optional_field<double>(j, "total_output_tokens", where, 0) / completed;
   }
 }
 

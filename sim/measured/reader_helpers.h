@@ -54,6 +54,10 @@ void read_request_arrays(const json& j, MeasuredRun& run, const std::string& whe
 void read_summaries(const json& j, MeasuredRun& run, const std::string& file_metric,
                     const std::string& metric);
 
+// The mean input and output lengths of a vLLM or SGLang result saved without per-request arrays:
+// its token totals over `completed` (both tools write all three); left at 0 when none completed.
+void read_mean_lengths(const json& j, MeasuredRun& run, const std::string& where);
+
 // The cells of a CSV line without quoted fields (the summary tables read here have none).
 std::vector<std::string> split_csv_line(const std::string& line);
 
