@@ -314,12 +314,17 @@ std::optional<std::string> default_kernel_table_path(const std::string& gpu_name
   return std::nullopt;
 }
 
+std::string host_line_dir(const std::string& host_line) {
+  std::string dir = "vllm-" + host_line;
+  std::replace(dir.begin(), dir.end(), ' ', '-');
+  return dir;
+}
+
 std::optional<std::string> default_calibration_path(const std::string& gpu_name,
                                                     const std::string& host_line) {
   if (!host_line.empty()) {
-    std::string dir = "vllm-" + host_line;
-    std::replace(dir.begin(), dir.end(), ' ', '-');
-    const auto line_profile = data_dir() / "hardware" / "calibration" / dir / (gpu_name + ".json");
+    const auto line_profile =
+        data_dir() / "hardware" / "calibration" / host_line_dir(host_line) / (gpu_name + ".json");
     if (std::filesystem::exists(line_profile)) return line_profile.string();
   }
   const auto p = data_dir() / "hardware" / "calibration" / (gpu_name + ".json");

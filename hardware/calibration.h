@@ -132,7 +132,10 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
 nlohmann::ordered_json to_json(const CalibrationDomain& d);
 CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& where);
 
-// The calibration shipped for a GPU (hardware/calibration/<gpu>.json), if any.
+// The folder of hardware/calibration that holds the profiles of a host line: "0.11 async" ->
+// "vllm-0.11-async" (servesim validate --write-line-profiles writes them there).
+std::string host_line_dir(const std::string& host_line);
+
 // The profile shipped for a GPU: hardware/calibration/vllm-<line>/<gpu>.json for the engine's host
 // line ("0.11 async" -> vllm-0.11-async; host terms fitted on that line, docs/calibration.md) when
 // there is one, else hardware/calibration/<gpu>.json; nullopt when neither exists.

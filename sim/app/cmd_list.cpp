@@ -42,9 +42,7 @@ std::vector<std::string> shipped_profiles(const std::string& gpu) {
     bool by_default = p.parent_path() == root;
     for (const std::string& l : hardware::load_calibration(p.string()).domain.host_lines) {
       lines += (lines.empty() ? "" : ", ") + l;
-      std::string dir = "vllm-" + l;
-      std::replace(dir.begin(), dir.end(), ' ', '-');
-      by_default = by_default || p.parent_path().filename() == dir;
+      by_default = by_default || p.parent_path().filename() == hardware::host_line_dir(l);
     }
     if (!by_default) lines += std::string(lines.empty() ? "" : "; ") + "opt-in: --calibration";
     out.push_back(relative_to_data_dir(p.string()) +

@@ -8,7 +8,6 @@
 // runs whose path matches.
 #include <fnmatch.h>
 
-#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -268,9 +267,8 @@ class ValidateCommand : public Command {
     }
     if (!line_profiles_dir_.empty()) {
       for (const calibration::LineProfile& lp : calibration::line_profiles(runs, configs, o)) {
-        std::string dir = "vllm-" + lp.host_line;
-        std::replace(dir.begin(), dir.end(), ' ', '-');
-        const fs::path file = fs::path(line_profiles_dir_) / dir / (lp.gpu + ".json");
+        const fs::path dir = fs::path(line_profiles_dir_) / hardware::host_line_dir(lp.host_line);
+        const fs::path file = dir / (lp.gpu + ".json");
         fs::create_directories(file.parent_path());
         hardware::Calibration c = lp.profile;
         c.fit_info["serving_fit"]["dropped_unidentified_parameters"] = lp.dropped_parameters;
