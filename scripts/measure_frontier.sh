@@ -7,7 +7,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source hardware/measurements/measure_setup.sh "$1"
 shipped="data/realdata/gpu_kernels_h100_h200/kernels_$tag.csv
-hardware/measurements/catalog/kernels_catalog_$tag.csv"
+hardware/measurements/catalog/kernels_catalog_$tag.csv
+hardware/measurements/tp_shards/kernels_tp_shards_$tag.csv
+hardware/measurements/tp8_shards/kernels_tp8_shards_$tag.csv"
 python3 scripts/profile_gpu.py "$out/mla" --tag "$tag" --sections mla --budget-s "${MLA_S:-110}" \
   --skip-measured $shipped 2>&1 | tee "$out/log_mla.txt"
 python3 scripts/profile_gpu.py "$out/moe" --tag "$tag" --sections moe-frontier \
