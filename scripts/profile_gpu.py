@@ -31,6 +31,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_gemm import make_gemm  # noqa: E402
 from profile_mla import MLA_MODELS, TINY_MLA_MODELS, measure_mla  # noqa: E402
 
 COLUMNS = ["gpu", "kind", "dtype", "model", "tp", "op", "m_tokens", "n", "k", "batch", "q_len",
@@ -562,20 +563,7 @@ def main(argv):
                                 continue  # a shape shared by two models appears once
                             done.add(key)
                             try:
-                                if dt == "bf16":
-                                    a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
-                                    b = torch.randn(n, k, device=device, dtype=torch.bfloat16)
-                                    o = torch.empty(m, n, device=device, dtype=torch.bfloat16)
-                                    fn = lambda: torch.matmul(a, b.t(), out=o)  # noqa: E731
-                                    mm = m
-                                else:
-                                    mm = max(16, (m + 15) // 16 * 16)
-                                    a = torch.randn(mm, k, device=device).to(torch.float8_e4m3fn)
-                                    b = torch.randn(n, k, device=device).to(torch.float8_e4m3fn)
-                                    sa = torch.ones((), device=device)
-                                    sb = torch.ones((), device=device)
-                                    fn = lambda: torch._scaled_mm(  # noqa: E731
-                                        a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+                                fn, mm = make_gemm(torch, device, dt, m, n, k)
                                 us = timed(fn)
                                 bytes_ = (mm * k + n * k) * (2 if dt == "bf16" else 1) + mm * n * 2
                                 w.writerow([tag, "linear", dt, model, tp, op, m, n, k, "", "", "",

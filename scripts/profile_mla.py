@@ -27,6 +27,8 @@ equal head dims), op sdpa_causal_padv.
 import sys
 import time
 
+from profile_gemm import make_gemm
+
 # model: (hidden, q_lora_rank or 0, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
 #         v_head_dim, attention heads, dense MLP width, shared experts' width, vocab), TP degrees
 # of the heads. From the models' config.json (shared width = n_shared_experts x
@@ -199,18 +201,7 @@ def measure_mla(torch, F, device, timed, w, tag, configs, tokens, batches, lens,
                             continue
                         done.add((dt, m, n, k))
                         try:
-                            if dt == "bf16":
-                                a = torch.randn(m, k, device=device, dtype=bf16)
-                                b = torch.randn(n, k, device=device, dtype=bf16)
-                                fn = lambda a=a, b=b: torch.matmul(a, b.t())  # noqa: E731
-                                mm = m
-                            else:
-                                mm = max(16, (m + 15) // 16 * 16)
-                                a = torch.randn(mm, k, device=device).to(torch.float8_e4m3fn)
-                                b = torch.randn(n, k, device=device).to(torch.float8_e4m3fn)
-                                one = torch.ones((), device=device)
-                                fn = lambda a=a, b=b, one=one: torch._scaled_mm(  # noqa: E731
-                                    a, b.t(), scale_a=one, scale_b=one, out_dtype=bf16)
+                            fn, mm = make_gemm(torch, device, dt, m, n, k)
                             us = timed(fn)
                             moved = (mm * k + n * k) * (2 if dt == "bf16" else 1) + mm * n * 2
                             w.writerow([tag, "linear", dt, model, tp, op, m, n, k, "", "", "", "",

@@ -33,16 +33,12 @@ void DpGroup::join(engine::Simulator& sim, Replica* r, const models::StepCost& c
 
 void DpGroup::on_event(engine::Simulator& sim, int64_t) {
   const double moe = moe_ != nullptr ? moe_->dp_group_moe_s(round_tokens_) : 0.0;
-  double step = 0, sum = 0;
+  double step = 0;
   for (const Entry& e : round_) {
     const double device = e.cost.device_s() + moe;
-    const double own = e.overlap ? std::max(device, e.cost.host_s) : device + e.cost.host_s;
-    step = std::max(step, own);
-    sum += own;
+    step = std::max(step, e.overlap ? std::max(device, e.cost.host_s) : device + e.cost.host_s);
   }
   const SimTime end = sim.now() + std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(step));
-  ++rounds_;
-  sync_wait_s_ += step - sum / static_cast<double>(round_.size());
   busy_until_ = end;
   // The ranks' ends are queued in join order: the same order every run.
   std::vector<Entry> ranks;

@@ -55,11 +55,6 @@ class DpGroup : public engine::EventHandler {
 
   void on_event(engine::Simulator& sim, int64_t tag) override;  // closes the round
 
-  // Rounds run, and Σ over rounds of (step − the mean of its ranks' own times): the time DP
-  // ranks waited for the slowest one.
-  int64_t rounds() const { return rounds_; }
-  double sync_wait_s() const { return sync_wait_s_; }
-
  private:
   struct Entry {
     Replica* rank;
@@ -72,8 +67,6 @@ class DpGroup : public engine::EventHandler {
   double round_tokens_ = 0;
   bool round_open_ = false;
   SimTime busy_until_;
-  int64_t rounds_ = 0;
-  double sync_wait_s_ = 0;
 };
 
 }  // namespace servesim::sim
