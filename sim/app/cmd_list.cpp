@@ -10,7 +10,7 @@
 #include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "models/kernel_timer.h"
-#include "models/model_spec.h"
+#include "models/model_name.h"
 #include "sim/app/command.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
@@ -58,8 +58,13 @@ class ListCommand : public Command {
         "list", "list the model and GPU catalogs; per GPU, its kernel table and shipped profiles");
   }
   int run(std::ostream& out, std::ostream&) override {
-    out << "Models (models/catalog):\n";
-    for (const std::string& n : models::model_catalog_names()) out << "  " << n << "\n";
+    out << "Models (models/catalog), with the Hugging Face ids --model also takes for them (and\n"
+           "those ids with -Instruct, -Chat or -it appended; docs/cli.md):\n";
+    for (const models::CatalogModelIds& m : models::catalog_model_ids()) {
+      std::string name = m.name;
+      name.resize(std::max<size_t>(name.size(), 18), ' ');
+      out << "  " << name << " " << join_names(m.hf_ids) << "\n";
+    }
     out << "GPUs (hardware/catalog): the kernel times a simulation uses by default, and the\n"
            "calibration profiles shipped (the host lines they were fitted on; hardware/calibration/\n"
            "<gpu>.json applies to every line without a vllm-<line> profile of its own):\n";
