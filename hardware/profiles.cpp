@@ -282,9 +282,15 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
         throw ConfigError(t.where(i) + ": column 'dtype' has '" + r.dtype +
                           "'; expected bf16 or fp8");
       }
+    } else if (r.kind == "mla_decode" || r.kind == "mla_prefill" || r.kind == "mla_absorb") {
+      // Multi-head latent attention (scripts/profile_mla.py): read and checked, no curve yet.
+      if (r.m_tokens <= 0 || r.q_heads <= 0) {
+        throw ConfigError(t.where(i) + ": an " + r.kind + " row needs m_tokens and q_heads > 0");
+      }
     } else {
       throw ConfigError(t.where(i) + ": column 'kind' has '" + r.kind +
-                        "'; expected linear, attn_prefill, attn_decode, elementwise or moe");
+                        "'; expected linear, attn_prefill, attn_decode, elementwise, moe, "
+                        "mla_decode, mla_prefill or mla_absorb");
     }
     out.push_back(std::move(r));
   }

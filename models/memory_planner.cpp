@@ -72,28 +72,29 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   const ModelSpec& m = d.model;
   const int pp = d.pipeline_parallel_size;
   const double h = static_cast<double>(m.hidden_size);
-  const double hd = static_cast<double>(m.head_dim);
-  const double heads_rank = static_cast<double>(m.num_heads) / tp;
-  const double kv_heads_rank = static_cast<double>(ceil_div(m.num_kv_heads, tp));
+  // The rotary cos/sin cache spans the rotated width (MLA: qk_rope_head_dim only).
+  const double hd = static_cast<double>(m.is_mla() ? m.mla.qk_rope_head_dim : m.head_dim);
 
-  // Parameters of one decoder layer on one rank.
-  double attn = h * heads_rank * hd * 2 + 2 * h * kv_heads_rank * hd;
-  if (m.qkv_bias) {
-    attn += (heads_rank + 2 * kv_heads_rank) * hd;
-  }
+  // Parameters of one decoder layer on one rank; an MoE model's dense and MoE layers averaged
+  // (exact for the whole model; a pipeline stage gets the average layer).
+  const double attn = m.attention_params_per_rank(tp);
   double mlp = 0;
   double expert_params = 0;  // the routed experts' share of mlp (MXFP4 stores them in 4.25 bits)
   double i_eff = 0;  // MLP width per token for the activation peak
   if (m.is_moe()) {
+    const double moe_share = static_cast<double>(m.num_moe_layers()) / static_cast<double>(m.num_layers);
     const double moe_i = static_cast<double>(
         m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size);
     const double shared_i = static_cast<double>(m.shared_expert_intermediate_size);
-    mlp = static_cast<double>(m.num_experts) * 3 * h * moe_i / tp + 3 * h * shared_i / tp +
-          h * static_cast<double>(m.num_experts);
-    expert_params = static_cast<double>(m.num_experts) * 3 * h * moe_i / tp;
-    i_eff = static_cast<double>(m.experts_per_token) * moe_i + shared_i;
+    // Every expert TP-sharded (vLLM without --enable-expert-parallel); the router replicated.
+    const double router = h * static_cast<double>(m.num_experts);
+    mlp = moe_share * ((m.moe_mlp_params(m.num_experts) - router) / tp + router) +
+          (1.0 - moe_share) * m.dense_mlp_params() / tp;
+    expert_params = moe_share * static_cast<double>(m.num_experts) * 3 * h * moe_i / tp;
+    i_eff = std::max(static_cast<double>(m.experts_per_token) * moe_i + shared_i,
+                     m.num_dense_layers > 0 ? static_cast<double>(m.intermediate_size) : 0.0);
   } else {
-    mlp = 3 * h * static_cast<double>(m.intermediate_size) / tp;
+    mlp = m.dense_mlp_params() / tp;
     i_eff = static_cast<double>(m.intermediate_size);
   }
   const double norms = 2 * h;
@@ -124,8 +125,8 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
 
   s.other = d.gpu.non_torch_memory_bytes + (tp * pp > 1 ? kNcclBytesPerRank : 0.0);
   s.budget = d.gpu.memory_bytes * opts.gpu_memory_utilization;
-  s.kv_bytes_per_token =
-      2 * layers_stage * static_cast<int64_t>(kv_heads_rank) * m.head_dim * d.kv_dtype_bytes();
+  s.kv_bytes_per_token = m.kv_bytes_per_token_per_rank(d.kv_dtype_bytes(), tp) /
+                         m.num_layers * layers_stage;
   return s;
 }
 

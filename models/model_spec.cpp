@@ -90,10 +90,141 @@ void parse_sliding_layers(const json& j, const std::string& where, ModelSpec& m)
   m.num_sliding_layers = sliding;
 }
 
+// The architectures servesim models (config.json "architectures"[0]); docs/models.md.
+const std::vector<std::string>& modelled_architectures() {
+  static const std::vector<std::string> names = {
+      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
+      "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen2MoeForCausalLM",
+      "Qwen3MoeForCausalLM",   "GptOssForCausalLM",     "DeepseekV2ForCausalLM",
+      "DeepseekV3ForCausalLM", "Glm4MoeForCausalLM"};
+  return names;
+}
+
+// Fields that change the architecture in ways servesim does not model, with what they are. A
+// config carrying one is refused whatever its architectures say: never a silent dense model.
+const std::vector<std::pair<std::string, std::string>>& unmodelled_fields() {
+  static const std::vector<std::pair<std::string, std::string>> fields = {
+      {"text_config", "a multimodal model whose language model sits under text_config"},
+      {"full_attention_interval", "hybrid linear-attention layers (Qwen3-Next's Gated DeltaNet)"},
+      {"linear_num_value_heads", "hybrid linear-attention layers (Qwen3-Next's Gated DeltaNet)"},
+      {"attention_chunk_size", "chunked local attention (Llama-4)"},
+      {"interleave_moe_layer_step", "MoE on every n-th layer with a shared expert (Llama-4)"},
+      {"sliding_window_pattern", "an interleaved sliding-window pattern (Gemma-2/3)"},
+      {"block_sparse_moe", "block-sparse MoE layers"}};
+  return fields;
+}
+
+// Refuses an architecture or a field that servesim does not model (docs/models.md).
+void refuse_unmodelled(const json& j, const std::string& where, ModelSpec& m) {
+  if (j.contains("architectures") && !j["architectures"].is_null()) {
+    const json& a = j["architectures"];
+    if (!a.is_array() || a.empty() || !a[0].is_string()) {
+      throw ConfigError(where + ": field 'architectures' must be an array of strings");
+    }
+    m.architecture = a[0].get<std::string>();
+    const auto& known = modelled_architectures();
+    if (std::find(known.begin(), known.end(), m.architecture) == known.end()) {
+      throw ConfigError(where + ": architecture '" + m.architecture +
+                        "' is not modelled; servesim models " + join_names(known) +
+                        " (docs/models.md), and does not approximate another family by one of them");
+    }
+  }
+  for (const auto& [field, what] : unmodelled_fields()) {
+    if (j.contains(field) && !j[field].is_null()) {
+      throw ConfigError(where + ": field '" + field + "' (" + what +
+                        ") is not modelled; servesim models " + join_names(modelled_architectures()) +
+                        " (docs/models.md)");
+    }
+  }
+}
+
+// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): kv_lora_rank and its companions.
+void parse_mla(const json& j, const std::string& where, ModelSpec& m) {
+  if (!j.contains("kv_lora_rank") || j["kv_lora_rank"].is_null()) return;
+  ModelSpec::Mla& a = m.mla;
+  a.kv_lora_rank = require_positive(j, "kv_lora_rank", where);
+  a.q_lora_rank = j.contains("q_lora_rank") && !j["q_lora_rank"].is_null()
+                      ? require_positive(j, "q_lora_rank", where)
+                      : 0;
+  a.qk_nope_head_dim = require_positive(j, "qk_nope_head_dim", where);
+  a.qk_rope_head_dim = require_positive(j, "qk_rope_head_dim", where);
+  a.v_head_dim = require_positive(j, "v_head_dim", where);
+  m.num_kv_heads = m.num_heads;  // decompressed K/V: one per query head
+  m.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;
+}
+
+// A non-negative integer field, `fallback` when absent or null.
+int64_t optional_count(const json& j, const std::string& key, const std::string& where,
+                       int64_t fallback) {
+  if (!j.contains(key) || j[key].is_null()) return fallback;
+  const auto v = require_field<int64_t>(j, key, where);
+  if (v < 0) {
+    throw ConfigError(where + ": field '" + key + "' must be >= 0 (value " + std::to_string(v) + ")");
+  }
+  return v;
+}
+
+// Which layers of an MoE model are dense, as vLLM's model files decide it:
+// DeepSeek-V2/V3 (deepseek_v2.py): MoE when layer >= first_k_dense_replace and layer %
+// moe_layer_freq == 0; GLM-4.5 (glm4_moe.py): MoE when layer >= first_k_dense_replace;
+// Qwen2/3-MoE (qwen3_moe.py): MoE when the layer is not in mlp_only_layers and (layer + 1) %
+// decoder_sparse_step == 0.
+int64_t count_dense_layers(const json& j, const std::string& where, const ModelSpec& m) {
+  const int64_t first_dense = optional_count(j, "first_k_dense_replace", where, 0);
+  const int64_t freq = optional_positive(j, "moe_layer_freq", where, 1);
+  const int64_t step = optional_positive(j, "decoder_sparse_step", where, 1);
+  std::vector<int64_t> mlp_only;
+  if (j.contains("mlp_only_layers") && !j["mlp_only_layers"].is_null()) {
+    mlp_only = require_field<std::vector<int64_t>>(j, "mlp_only_layers", where);
+  }
+  int64_t dense = 0;
+  for (int64_t l = 0; l < m.num_layers; ++l) {
+    const bool only = std::find(mlp_only.begin(), mlp_only.end(), l) != mlp_only.end();
+    const bool moe = l >= first_dense && l % freq == 0 && !only && (l + 1) % step == 0;
+    if (!moe) ++dense;
+  }
+  if (dense == m.num_layers) {
+    throw ConfigError(where + ": every layer is dense by first_k_dense_replace / moe_layer_freq / "
+                      "decoder_sparse_step / mlp_only_layers, yet the model declares experts");
+  }
+  return dense;
+}
+
+// quantization_config -> the checkpoint's weight format, by vLLM's quantization methods.
+std::string checkpoint_format(const json& j, const std::string& where) {
+  if (!j.contains("quantization_config") || !j["quantization_config"].is_object()) return "";
+  const json& q = j["quantization_config"];
+  const auto method = optional_field<std::string>(q, "quant_method", where, "");
+  // mxfp4 (openai/gpt-oss config.json): vLLM's Mxfp4Config quantizes only the FusedMoE layers
+  // (modules_to_not_convert lists self_attn, the router, embed_tokens and lm_head).
+  if (method == "mxfp4") return "mxfp4";
+  // fp8 (DeepSeek-V3/R1: e4m3, weight_block_size [128, 128], dynamic activations; vLLM's
+  // Fp8Config), modelopt FP8 (quant_algo "FP8"), compressed-tensors float 8-bit weights.
+  if (method == "fp8") return "fp8";
+  if (method == "modelopt" && optional_field<std::string>(q, "quant_algo", where, "") == "FP8") {
+    return "fp8";
+  }
+  if (method == "compressed-tensors" && q.contains("config_groups") &&
+      q["config_groups"].is_object() && !q["config_groups"].empty()) {
+    bool all_fp8 = true;
+    for (const auto& [group, g] : q["config_groups"].items()) {
+      const json w = g.is_object() && g.contains("weights") ? g["weights"] : json();
+      all_fp8 = all_fp8 && w.is_object() && w.value("num_bits", 0) == 8 &&
+                w.value("type", std::string()) == "float";
+    }
+    if (all_fp8) return "fp8";
+  }
+  throw ConfigError(where + ": quantization_config (quant_method '" + method +
+                    "') is not modelled; servesim reads fp8 (block or per-tensor), modelopt FP8, "
+                    "compressed-tensors FP8 and mxfp4 checkpoints (give the unquantized "
+                    "config.json with --quantization to model another format's weight bytes)");
+}
+
 ModelSpec parse_model(const json& j, const std::string& name, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object (an HF config.json)");
   ModelSpec m;
   m.name = name;
+  refuse_unmodelled(j, where, m);
   m.hidden_size = require_positive(j, "hidden_size", where);
   m.intermediate_size = require_positive(j, "intermediate_size", where);
   m.num_layers = require_positive(j, "num_hidden_layers", where);
@@ -123,17 +254,8 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
                       "; expected an integer in [1, 2147483647]");
   }
   m.dtype_bytes = dtype_bytes_of(j, where);
-  // quantization_config.quant_method "mxfp4" (openai/gpt-oss-120b and -20b config.json): vLLM's
-  // Mxfp4Config quantizes only the FusedMoE layers (get_quant_method returns
-  // UnquantizedLinearMethod for linear layers; modules_to_not_convert lists self_attn, the router,
-  // embed_tokens and lm_head), so attention, router, embeddings and LM head stay in torch_dtype.
-  if (j.contains("quantization_config") && j["quantization_config"].is_object()) {
-    const auto& q = j["quantization_config"];
-    if (q.contains("quant_method") && q["quant_method"].is_string() &&
-        q["quant_method"].get<std::string>() == "mxfp4") {
-      m.checkpoint_quantization = "mxfp4";
-    }
-  }
+  m.checkpoint_quantization = checkpoint_format(j, where);
+  parse_mla(j, where, m);
 
   // QKV bias: explicit attention_bias, or Qwen2-family models, which always carry it.
   const auto model_type = optional_field<std::string>(j, "model_type", where, "");
@@ -148,15 +270,23 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
   } else if (j.contains("num_experts") && !j["num_experts"].is_null()) {
     m.num_experts = require_positive(j, "num_experts", where);
     m.moe_intermediate_size = require_positive(j, "moe_intermediate_size", where);
-    const auto shared =
-        optional_field<int64_t>(j, "shared_expert_intermediate_size", where, 0);
-    if (shared < 0) {
-      throw ConfigError(where + ": field 'shared_expert_intermediate_size' must be >= 0");
-    }
-    m.shared_expert_intermediate_size = shared;
+    m.shared_expert_intermediate_size =
+        optional_count(j, "shared_expert_intermediate_size", where, 0);
+    m.shared_expert_gate = m.shared_expert_intermediate_size > 0;  // Qwen2-MoE's sigmoid gate
+  } else if (j.contains("n_routed_experts") && !j["n_routed_experts"].is_null()) {
+    // DeepSeek-V2/V3, Kimi-K2, GLM-4.5: n_routed_experts of moe_intermediate_size; the
+    // n_shared_experts run as one MLP n_shared × moe_intermediate_size wide (vLLM
+    // DeepseekV2MoE.shared_experts), ungated. Grouped top-k routing (n_group, topk_group) only
+    // restricts which experts a token may pick; its cost is the router's.
+    m.num_experts = require_positive(j, "n_routed_experts", where);
+    m.moe_intermediate_size = require_positive(j, "moe_intermediate_size", where);
+    m.shared_expert_intermediate_size =
+        optional_count(j, "n_shared_experts", where, 0) * m.moe_intermediate_size;
+    m.num_mtp_layers = optional_count(j, "num_nextn_predict_layers", where, 0);
   }
   parse_sliding_layers(j, where, m);
   if (m.num_experts > 0) {
+    m.num_dense_layers = count_dense_layers(j, where, m);
     m.experts_per_token = require_positive(j, "num_experts_per_tok", where);
     if (m.experts_per_token > m.num_experts) {
       throw ConfigError(where + ": num_experts_per_tok " + std::to_string(m.experts_per_token) +
@@ -166,25 +296,16 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
   return m;
 }
 
-// Parameters of one decoder layer with `experts` routed experts counted (REFERENCE.md §4):
-// attention projections (+ QKV bias), the MLP or experts (+ shared expert and its gate), the
-// router, and the two RMSNorm weights.
-double layer_params(const ModelSpec& m, int64_t experts) {
-  const double h = static_cast<double>(m.hidden_size);
-  const double q = static_cast<double>(m.num_heads * m.head_dim);
-  const double kv = static_cast<double>(m.num_kv_heads * m.head_dim);
-  double p = h * q + 2 * h * kv + q * h;
-  if (m.qkv_bias) p += q + 2 * kv;
-  if (m.is_moe()) {
-    p += 3 * h * static_cast<double>(m.moe_intermediate_size) * static_cast<double>(experts);
-    p += h * static_cast<double>(m.num_experts);  // router
-    if (m.shared_expert_intermediate_size > 0) {
-      p += 3 * h * static_cast<double>(m.shared_expert_intermediate_size) + h;  // + its gate
-    }
-  } else {
-    p += 3 * h * static_cast<double>(m.intermediate_size);
-  }
-  return p + 2 * h;
+// Parameters of one decoder layer's two RMSNorm weights.
+double norm_params(const ModelSpec& m) { return 2.0 * static_cast<double>(m.hidden_size); }
+
+// Parameters of every decoder layer with `experts` routed experts counted per MoE layer
+// (REFERENCE.md §4): attention, the dense or MoE MLP, the norms.
+double decoder_params(const ModelSpec& m, int64_t experts) {
+  const double layers = static_cast<double>(m.num_layers);
+  const double moe_layers = static_cast<double>(m.num_moe_layers());
+  return layers * (m.attention_params_per_rank(1) + norm_params(m)) +
+         (layers - moe_layers) * m.dense_mlp_params() + moe_layers * m.moe_mlp_params(experts);
 }
 
 }  // namespace
@@ -194,26 +315,70 @@ double ModelSpec::embedding_param_count() const {
          (tie_word_embeddings ? 1.0 : 2.0);
 }
 
+double ModelSpec::attention_params_per_rank(int tp) const {
+  const double h = static_cast<double>(hidden_size);
+  const double t = tp;
+  if (is_mla()) {
+    // vLLM DeepseekV2MLAAttention: q_a_proj [h, q_lora] + q_a_layernorm, kv_a_proj_with_mqa
+    // [h, kv_lora + rope] + kv_a_layernorm (replicated on every rank); q_b_proj (or q_proj)
+    // [q_lora, H·(nope + rope)], kv_b_proj [kv_lora, H·(nope + v)], o_proj [H·v, h] (split).
+    const double heads = static_cast<double>(num_heads) / t;
+    const double qk = static_cast<double>(mla.qk_nope_head_dim + mla.qk_rope_head_dim);
+    const double lora = static_cast<double>(mla.kv_lora_rank);
+    double p = h * static_cast<double>(mla.latent_width()) + lora;
+    if (mla.q_lora_rank > 0) {
+      const double ql = static_cast<double>(mla.q_lora_rank);
+      p += h * ql + ql + ql * heads * qk;
+    } else {
+      p += h * heads * qk;
+    }
+    p += lora * heads * static_cast<double>(mla.qk_nope_head_dim + mla.v_head_dim);
+    return p + heads * static_cast<double>(mla.v_head_dim) * h;
+  }
+  const double q = static_cast<double>(num_heads * head_dim) / t;
+  // ceil(n_kv / tp), at least 1: with tp > n_kv each KV head is replicated on tp / n_kv ranks.
+  const double kv = static_cast<double>(std::max<int64_t>(1, (num_kv_heads + tp - 1) / tp) *
+                                        head_dim);
+  double p = h * q + 2 * h * kv + q * h;
+  if (qkv_bias) p += q + 2 * kv;
+  return p;
+}
+
+double ModelSpec::dense_mlp_params() const {
+  return 3.0 * static_cast<double>(hidden_size) * static_cast<double>(intermediate_size);
+}
+
+double ModelSpec::moe_mlp_params(int64_t experts) const {
+  const double h = static_cast<double>(hidden_size);
+  double p = 3 * h * static_cast<double>(moe_intermediate_size) * static_cast<double>(experts);
+  p += h * static_cast<double>(num_experts);  // router
+  p += 3 * h * static_cast<double>(shared_expert_intermediate_size);
+  if (shared_expert_gate) p += h;
+  return p;
+}
+
 double ModelSpec::param_count() const {
-  const int64_t experts = is_moe() ? num_experts : 0;
-  return static_cast<double>(num_layers) * layer_params(*this, experts) +
-         embedding_param_count() + static_cast<double>(hidden_size);  // + final norm
+  return decoder_params(*this, num_experts) + embedding_param_count() +
+         static_cast<double>(hidden_size);  // + final norm
 }
 
 double ModelSpec::active_param_count() const {
   if (!is_moe()) return param_count();
-  return static_cast<double>(num_layers) * layer_params(*this, experts_per_token) +
-         embedding_param_count() + static_cast<double>(hidden_size);
+  return decoder_params(*this, experts_per_token) + embedding_param_count() +
+         static_cast<double>(hidden_size);
 }
 
 int64_t ModelSpec::kv_bytes_per_token(int kv_dtype_bytes) const {
-  return 2 * num_layers * num_kv_heads * head_dim * kv_dtype_bytes;
+  return kv_bytes_per_token_per_rank(kv_dtype_bytes, 1);
 }
 
 int64_t ModelSpec::kv_bytes_per_token_per_rank(int kv_dtype_bytes, int tp) const {
   if (tp < 1) {
     throw ConfigError("tensor-parallel size must be >= 1 (got " + std::to_string(tp) + ")");
   }
+  // MLA: one latent vector per token and layer, the same on every rank (vLLM MLAAttentionSpec:
+  // num_kv_heads 1, head_size kv_lora_rank + qk_rope_head_dim).
+  if (is_mla()) return num_layers * mla.latent_width() * kv_dtype_bytes;
   // ceil(n_kv / tp), at least 1: with tp > n_kv each KV head is replicated on tp / n_kv ranks.
   const int64_t heads_per_rank = std::max<int64_t>(1, (num_kv_heads + tp - 1) / tp);
   return 2 * num_layers * heads_per_rank * head_dim * kv_dtype_bytes;

@@ -1,7 +1,9 @@
 // ModelSpec: a decoder-only transformer's architecture, read from HuggingFace config.json fields.
 //
-// Dense Llama-style (SwiGLU) and MoE (Mixtral, Qwen-MoE) models. Parameter counts and KV bytes
-// per token follow REFERENCE.md §4.
+// Dense Llama-style (SwiGLU) models, MoE models (Mixtral, Qwen2/3-MoE, gpt-oss, DeepSeek-V2/V3,
+// Kimi-K2, GLM-4.5) and multi-head latent attention (DeepSeek, Kimi). Architectures and fields
+// that change the model and are not modelled are refused by name (docs/models.md). Parameter
+// counts and KV bytes per token follow REFERENCE.md §4 and vLLM's model files.
 #ifndef SERVESIM_MODELS_MODEL_SPEC_H_
 #define SERVESIM_MODELS_MODEL_SPEC_H_
 
@@ -30,16 +32,52 @@ struct ModelSpec {
   bool qkv_bias = false;
   int64_t max_position_embeddings = 0;  // the default --max-model-len
   int dtype_bytes = 2;                  // torch_dtype bf16/fp16 -> 2, float32 -> 4
-  // The checkpoint's own weight format, from config.json quantization_config.quant_method: "" (all
-  // weights in torch_dtype) or "mxfp4" (gpt-oss: the MoE experts in MXFP4, every other weight in
-  // torch_dtype; see kMxfp4BytesPerWeight). Other quant_methods are not read: give --quantization.
+  // The checkpoint's own weight format, from config.json quantization_config: "" (all weights in
+  // torch_dtype), "mxfp4" (gpt-oss: the MoE experts in MXFP4, every other weight in torch_dtype;
+  // see kMxfp4BytesPerWeight) or "fp8" (quant_method fp8, e.g. DeepSeek's 128×128 block-scaled
+  // e4m3; modelopt or compressed-tensors FP8). Other formats are refused by name.
   std::string checkpoint_quantization;
+
+  // The `architectures[0]` of config.json ("" when the file has none: read as a Llama-style
+  // dense or Mixtral/Qwen-style MoE model).
+  std::string architecture;
+
+  // Multi-head latent attention (DeepSeek-V2/V3/R1, Kimi-K2: kv_lora_rank in config.json). vLLM
+  // caches one latent vector of kv_lora_rank + qk_rope_head_dim elements per token and layer,
+  // the same on every TP rank (vllm/model_executor/layers/mla.py; MLAAttentionSpec in
+  // vllm/v1/kv_cache_interface.py). With MLA, num_kv_heads = num_heads and head_dim =
+  // qk_nope_head_dim + qk_rope_head_dim (the query/key width of the decompressed prefill).
+  struct Mla {
+    int64_t q_lora_rank = 0;  // 0: no query compression (DeepSeek-V2-Lite)
+    int64_t kv_lora_rank = 0;
+    int64_t qk_nope_head_dim = 0;
+    int64_t qk_rope_head_dim = 0;
+    int64_t v_head_dim = 0;
+    int64_t latent_width() const { return kv_lora_rank + qk_rope_head_dim; }
+  };
+  Mla mla;
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
+  // Attention parameters of one layer held by one TP rank (heads split, MLA's down projections
+  // and KV heads below TP replicated), biases included.
+  double attention_params_per_rank(int tp) const;
 
   // MoE (0 experts = dense).
   int64_t num_experts = 0;
   int64_t experts_per_token = 0;
   int64_t moe_intermediate_size = 0;     // per routed expert (Qwen-MoE); = intermediate for Mixtral
-  int64_t shared_expert_intermediate_size = 0;
+  int64_t shared_expert_intermediate_size = 0;  // all shared experts together (n_shared × width)
+  bool shared_expert_gate = false;  // Qwen2/Qwen3-Next: a sigmoid gate [hidden, 1] on the shared expert
+  // Layers of an MoE model whose MLP is dense (intermediate_size wide): DeepSeek/GLM's
+  // first_k_dense_replace and moe_layer_freq, Qwen-MoE's decoder_sparse_step and mlp_only_layers.
+  int64_t num_dense_layers = 0;
+  int64_t num_moe_layers() const { return is_moe() ? num_layers - num_dense_layers : 0; }
+  // DeepSeek's multi-token-prediction modules (num_nextn_predict_layers): not counted in
+  // num_layers or the parameters; vLLM loads them only as a speculative-decoding drafter.
+  int64_t num_mtp_layers = 0;
+  // Parameters of one layer's MLP on one TP rank: the dense MLP, or (moe) the routed experts
+  // (all of them, or `experts` of them), router, shared experts and gate.
+  double dense_mlp_params() const;
+  double moe_mlp_params(int64_t experts) const;
   // Sliding-window attention (gpt-oss, Gemma-2/3 style): `num_sliding_layers` of the num_layers
   // layers attend to the last `sliding_window` tokens only (a query at position p sees keys
   // p − W + 1 … p, as vLLM's kernels and its SlidingWindowManager count them). Read from

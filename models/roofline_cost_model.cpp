@@ -215,11 +215,33 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     op.n_out = n_out;
     return op;
   };
-  // Attention projections (column-parallel QKV, row-parallel O).
-  dense_ops_.push_back(gemm(h, (heads_rank + 2 * kv_heads_rank) * d_head));
-  dense_ops_.push_back(gemm(heads_rank * d_head, h));
+  if (m.is_mla()) {
+    // MLA (vLLM DeepseekV2MLAAttention; ModelSpec::Mla): the down projections q_a (or q) and
+    // kv_a replicated on every rank, q_b, kv_b and o split. kv_b runs once per new token in both
+    // forms: prefill decompresses the new tokens' K/V with it, decode multiplies the absorbed
+    // W_UK / W_UV into q and the output (the same FLOPs and weight bytes per token). Prefill
+    // over cached context also decompresses that context's K/V: not charged (docs/models.md).
+    const ModelSpec::Mla& a = m.mla;
+    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+    if (a.q_lora_rank > 0) {
+      dense_ops_.push_back(gemm(h, static_cast<double>(a.q_lora_rank + a.latent_width())));
+      dense_ops_.push_back(gemm(static_cast<double>(a.q_lora_rank), heads_rank * qk));
+    } else {
+      dense_ops_.push_back(gemm(h, heads_rank * qk));
+      dense_ops_.push_back(gemm(h, static_cast<double>(a.latent_width())));
+    }
+    dense_ops_.push_back(gemm(static_cast<double>(a.kv_lora_rank),
+                              heads_rank * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim)));
+    dense_ops_.push_back(gemm(heads_rank * static_cast<double>(a.v_head_dim), h));
+  } else {
+    // Attention projections (column-parallel QKV, row-parallel O).
+    dense_ops_.push_back(gemm(h, (heads_rank + 2 * kv_heads_rank) * d_head));
+    dense_ops_.push_back(gemm(heads_rank * d_head, h));
+  }
   if (m.is_moe()) {
     moe_ = true;
+    moe_layer_share_ =
+        static_cast<double>(m.num_moe_layers()) / static_cast<double>(m.num_layers);
     num_experts_ = static_cast<double>(m.num_experts);
     top_k_ = static_cast<double>(std::max<int64_t>(1, m.experts_per_token));
     const double moe_i =
@@ -233,6 +255,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     // Router (replicated, tiny) and the shared expert (always active).
     LinearOp router = gemm(h, num_experts_);
     router.weight_bytes = h * num_experts_ * m.dtype_bytes;  // routers stay unquantized
+    router.layer_share = moe_layer_share_;
     dense_ops_.push_back(router);
     // The routed experts' SwiGLU is a kernel of its own in vLLM's fused MoE (silu_and_mul on the
     // intermediate cache), except under MXFP4, whose triton_kernels matmul_ogs fuses it into the
@@ -242,7 +265,18 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
       const double si = static_cast<double>(m.shared_expert_intermediate_size) / t;
       dense_ops_.push_back(gemm(h, 2 * si));
       dense_ops_.push_back(gemm(si, h));
+      dense_ops_[dense_ops_.size() - 2].layer_share = moe_layer_share_;
+      dense_ops_.back().layer_share = moe_layer_share_;
       swiglu_width_rank_ += si;
+    }
+    if (m.num_dense_layers > 0) {  // DeepSeek/GLM's first layers: a dense MLP
+      const double ii = static_cast<double>(m.intermediate_size) / t;
+      dense_ops_.push_back(gemm(h, 2 * ii));
+      dense_ops_.push_back(gemm(ii, h));
+      dense_ops_[dense_ops_.size() - 2].layer_share = 1.0 - moe_layer_share_;
+      dense_ops_.back().layer_share = 1.0 - moe_layer_share_;
+      swiglu_width_rank_ =
+          moe_layer_share_ * swiglu_width_rank_ + (1.0 - moe_layer_share_) * ii;
     }
   } else {
     const double ii = static_cast<double>(m.intermediate_size) / t;
@@ -251,9 +285,25 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     dense_ops_.push_back(gemm(ii, h));      // down (row-parallel)
   }
 
-  attn_flops_per_work_ = 4.0 * heads_rank * d_head;
-  kv_bytes_per_token_ = 2.0 * kv_heads_rank * d_head * d.kv_dtype_bytes();
-  qo_bytes_per_token_ = 2.0 * heads_rank * d_head * ab;
+  if (m.is_mla()) {
+    // Prefill attends with decompressed K/V (q·k over nope + rope, p·v over v_head_dim); decode
+    // attends in the latent space, MQA-style: q·k over kv_lora + rope, p·v over kv_lora
+    // (vllm/v1/attention/backends/mla/common.py). The cache holds one latent vector per token
+    // (written and read whole on every rank); decode reads q and writes o in the latent width.
+    const ModelSpec::Mla& a = m.mla;
+    const double lat = static_cast<double>(a.latent_width());
+    const double lora = static_cast<double>(a.kv_lora_rank);
+    attn_flops_per_work_ =
+        2.0 * heads_rank * static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim);
+    attn_decode_flops_per_ctx_ = 2.0 * heads_rank * (lat + lora);
+    kv_bytes_per_token_ = lat * d.kv_dtype_bytes();
+    qo_bytes_per_token_ = heads_rank * (lat + lora) * ab;
+  } else {
+    attn_flops_per_work_ = 4.0 * heads_rank * d_head;
+    attn_decode_flops_per_ctx_ = attn_flops_per_work_;
+    kv_bytes_per_token_ = 2.0 * kv_heads_rank * d_head * d.kv_dtype_bytes();
+    qo_bytes_per_token_ = 2.0 * heads_rank * d_head * ab;
+  }
   num_layers_ = static_cast<double>(m.num_layers);
   if (m.num_sliding_layers > 0) {
     require(m.sliding_window > 0 && m.num_sliding_layers <= m.num_layers,
@@ -304,7 +354,7 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
     for (double x : grid) {
       double sum = 0;
       for (const LinearOp& op : dense_ops_) {
-        if (op.tabled) sum += *timer.linear_s(dtype, op.n_out, op.k_in, x);
+        if (op.tabled) sum += op.layer_share * *timer.linear_s(dtype, op.n_out, op.k_in, x);
       }
       samples.emplace_back(x, sum);
     }
@@ -325,7 +375,9 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
       dtype, std::llround(static_cast<double>(d.model.hidden_size)),
       std::llround(swiglu_width_rank_), std::llround(heads_rank), std::llround(kv_heads_rank),
       std::llround(head_dim)};
-  if (table_linear_ && elem.q_heads > 0) {
+  // MLA's chain (two latent RMSNorms, RoPE on the rope part) is not the measured GQA chain: the
+  // t0 allowance stays.
+  if (table_linear_ && elem.q_heads > 0 && !d.model.is_mla()) {
     if (auto near = prof.nearest_elementwise_shape(elem)) {
       std::vector<std::pair<double, double>> samples;
       for (double x : prof.elementwise().at(*near).x) {
@@ -351,7 +403,9 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
     table_lm_head_ = hardware::MonotoneCurve::fit(std::move(samples));
     table_lm_head_on_ = true;
   }
-  if (auto near = prof.nearest_attention_shape({std::llround(heads_rank),
+  if (d.model.is_mla()) {
+    // The shipped prefill-attention tables are GQA shapes; MLA's prefill keeps the roofline.
+  } else if (auto near = prof.nearest_attention_shape({std::llround(heads_rank),
                                                 std::llround(kv_heads_rank),
                                                 std::llround(head_dim)})) {
     std::vector<std::pair<double, double>> samples;
@@ -396,10 +450,11 @@ int64_t RooflineCostModel::linear_tokens(const BatchShape& shape) const {
 double RooflineCostModel::min_weight_bytes_per_step() const {
   double per_layer = 0;
   for (const LinearOp& op : dense_ops_) {
-    per_layer += op.weight_bytes;
+    per_layer += op.layer_share * op.weight_bytes;
   }
   if (moe_) {
-    per_layer += expected_experts_touched(num_experts_, top_k_, 1) * expert_op_.weight_bytes;
+    per_layer += moe_layer_share_ * expected_experts_touched(num_experts_, top_k_, 1) *
+                 expert_op_.weight_bytes;
   }
   return num_layers_ * per_layer + lm_head_op_.weight_bytes;
 }
@@ -430,16 +485,17 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
     if (table_elementwise_on_) s += table_elementwise_.at(tokens);
   }
   for (const LinearOp& op : dense_ops_) {
-    if (!op.tabled) s += linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
+    if (!op.tabled) s += op.layer_share * linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
   }
   if (moe_ && tokens > 0) {
     // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
     // over the experts hit, weights of the expected distinct experts.
-    s += table_moe_on_ ? table_moe_.at(tokens)
-                       : linear_op_s(expert_op_, tokens * top_k_,
-                                     expected_experts_touched(num_experts_, top_k_, tokens) *
-                                         expert_op_.weight_bytes,
-                                     linear_peak_flops_);
+    s += moe_layer_share_ *
+         (table_moe_on_ ? table_moe_.at(tokens)
+                        : linear_op_s(expert_op_, tokens * top_k_,
+                                      expected_experts_touched(num_experts_, top_k_, tokens) *
+                                          expert_op_.weight_bytes,
+                                      linear_peak_flops_));
   }
   return s;
 }
@@ -522,7 +578,10 @@ RooflineCostModel::Parts RooflineCostModel::parts(const BatchShape& shape, bool 
 double RooflineCostModel::layer_attention_s(double prefill_work, int64_t kv_read,
                                             int64_t decode_ctx, double tokens) const {
   // One varlen kernel per layer for prefill chunks and decodes together.
-  const double attn_flops = attn_flops_per_work_ * (prefill_work + static_cast<double>(decode_ctx));
+  const double ctx = static_cast<double>(decode_ctx);
+  const double attn_flops = attn_decode_flops_per_ctx_ == attn_flops_per_work_
+                                ? attn_flops_per_work_ * (prefill_work + ctx)
+                                : attn_flops_per_work_ * prefill_work + attn_decode_flops_per_ctx_ * ctx;
   const double attn_bytes =
       kv_bytes_per_token_ * (static_cast<double>(kv_read) + tokens) + qo_bytes_per_token_ * tokens;
   double attn_compute_s;
@@ -530,7 +589,7 @@ double RooflineCostModel::layer_attention_s(double prefill_work, int64_t kv_read
     // Measured causal prefill; the decode rows keep the roofline (the table's decode attention
     // is SDPA over contiguous K/V, not vLLM's paged kernel).
     attn_compute_s = table_prefill_attention_s(prefill_work) +
-                     attn_flops_per_work_ * static_cast<double>(decode_ctx) /
+                     attn_decode_flops_per_ctx_ * static_cast<double>(decode_ctx) /
                          (bf16_peak_flops_ * opts_.compute_efficiency);
   } else {
     attn_compute_s = attn_flops / (bf16_peak_flops_ * opts_.compute_efficiency);
@@ -660,7 +719,7 @@ DecodeSeries RooflineCostModel::decode_series(int64_t rows, CostMemo* memo) cons
     d.sliding_layers = sliding_layers_;
     d.window_tokens = rows * sliding_window_;
   }
-  d.attn_flops_per_ctx = attn_flops_per_work_;
+  d.attn_flops_per_ctx = attn_decode_flops_per_ctx_;
   d.compute_div = bf16_peak_flops_ * opts_.compute_efficiency;
   d.kv_bytes = kv_bytes_per_token_;
   d.qo_bytes = qo_bytes_per_token_;

@@ -208,6 +208,7 @@ class RooflineCostModel : public CostModel {
     double act_bytes_per_token = 0;  // input + output activations per row
     double k_in = 0, n_out = 0;      // GEMM shape on one rank (0 for the routed experts)
     bool tabled = false;             // timed from the kernel table (table_layer_linear_)
+    double layer_share = 1.0;        // the fraction of layers that run it (MoE vs dense layers)
   };
 
   double linear_op_s(const LinearOp& op, double rows, double weight_bytes,
@@ -249,7 +250,9 @@ class RooflineCostModel : public CostModel {
   double expert_inter_rank_ = 0;     // I_e / t: one expert's intermediate width on one rank
   double num_experts_ = 0;
   double top_k_ = 0;
-  double attn_flops_per_work_ = 0;   // 4 · heads_per_rank · head_dim
+  double attn_flops_per_work_ = 0;   // prefill: 4 · heads_per_rank · head_dim (MLA: below)
+  double attn_decode_flops_per_ctx_ = 0;  // decode; = attn_flops_per_work_ but under MLA
+  double moe_layer_share_ = 1.0;     // MoE layers / layers (DeepSeek's first dense layers)
   double kv_bytes_per_token_ = 0;    // per layer per rank: 2 · kv_heads_per_rank · head_dim · kv dtype
   double qo_bytes_per_token_ = 0;    // per layer per rank: Q read + O write
   double num_layers_ = 0;            // all layers (Σ over PP stages)

@@ -4,7 +4,9 @@ kernel tables servesim ships (data/realdata/gpu_kernels_h100_h200/kernels_h100.c
 columns): dense linear layers (bf16, and fp8 where PyTorch and the GPU have it) of common models
 at each tensor-parallel shard, attention through PyTorch SDPA (causal prefill of one sequence;
 decode of a batch over contiguous K/V), each layer's elementwise chain compiled as vLLM V1 runs
-it, and (--sections moe) MoE routed experts as grouped GEMMs.
+it, and (not in the default sections) MoE routed experts as grouped GEMMs (moe: gpt-oss, Mixtral;
+moe-frontier: DeepSeek, Kimi-K2, Qwen3-MoE, GLM-4.5, Llama-4, Qwen3-Next, per TP and EP shard)
+and multi-head latent attention (mla: scripts/profile_mla.py).
 
 Derived from data/realdata/gpu_kernels_h100_h200/measure.py (the program that made the shipped
 H100/H200 tables); differences: command-line options, a CPU path (wall-clock timing, no CUDA
@@ -28,6 +30,9 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_mla import MLA_MODELS, TINY_MLA_MODELS, measure_mla  # noqa: E402
+
 COLUMNS = ["gpu", "kind", "dtype", "model", "tp", "op", "m_tokens", "n", "k", "batch", "q_len",
            "kv_len", "q_heads", "kv_heads", "head_dim", "time_us", "tflops", "gbps"]
 
@@ -50,13 +55,23 @@ MODELS = {  # hidden, intermediate, q heads, kv heads, head_dim, vocab
     "mistral-7b": (4096, 14336, 32, 8, 128, 32000),
     "mixtral-8x7b": (4096, 14336, 32, 8, 128, 32000),
     "mixtral-8x22b": (6144, 16384, 48, 8, 128, 32768),
+    # Frontier MoE models with grouped-query attention: attention projections and LM head (their
+    # experts: --sections moe-frontier; DeepSeek and Kimi-K2's MLA layers: --sections mla).
+    "qwen3-235b-a22b": (4096, 1536, 64, 4, 128, 151936),
+    "qwen3-30b-a3b": (2048, 768, 32, 4, 128, 151936),
+    "glm-4.5": (5120, 1536, 96, 8, 128, 151552),
+    "glm-4.5-air": (4096, 1408, 96, 8, 128, 151552),
+    "llama-4-scout": (5120, 8192, 40, 8, 128, 202048),
 }
-MOE = {"gpt-oss-120b", "mixtral-8x7b", "mixtral-8x22b"}
+MOE = {"gpt-oss-120b", "mixtral-8x7b", "mixtral-8x22b", "qwen3-235b-a22b", "qwen3-30b-a3b",
+       "glm-4.5", "glm-4.5-air", "llama-4-scout"}
 TPS = {"llama-3.1-8b": [1, 2], "llama-3.1-70b": [1, 2, 4, 8], "llama-2-7b": [1],
        "codellama-34b": [1, 2], "qwen2.5-32b": [1, 2], "gpt-oss-120b": [1, 2, 4, 8],
        "qwen3-32b": [1, 2, 4], "qwen3-14b": [1, 2], "qwen2.5-72b": [1, 2, 4, 8],
        "qwen2.5-7b": [1, 2], "llama-2-13b": [1, 2], "llama-2-70b": [1, 2, 4, 8],
-       "mistral-7b": [1, 2], "mixtral-8x7b": [1, 2, 4, 8], "mixtral-8x22b": [2, 4, 8]}
+       "mistral-7b": [1, 2], "mixtral-8x7b": [1, 2, 4, 8], "mixtral-8x22b": [2, 4, 8],
+       "qwen3-235b-a22b": [4, 8], "qwen3-30b-a3b": [1, 2], "glm-4.5": [8],
+       "glm-4.5-air": [2, 4], "llama-4-scout": [4, 8]}
 # Elementwise chain (below): the dense models above plus the ones servesim's measured runs use
 # whose GEMM shapes are not above, and gpt-oss-120b (MoE: the SwiGLU runs on top-k rows per token
 # over the experts' intermediate width; its MXFP4 experts take bf16 activations, so no fp8 quant).
@@ -77,14 +92,29 @@ ELEMENTWISE = {
     "mixtral-8x22b": ((6144, 16384, 48, 8, 128, 2), [4, 8], ["bf16"]),
 }
 TINY_ELEMENTWISE = {"tiny": ((64, 128, 4, 2, 16, 1), [1, 2], ["bf16"])}
-# MoE routed experts (--sections moe; not read by servesim yet: hardware/measurements/moe):
-# model: (hidden, expert intermediate, experts, top-k), TP degrees (each expert TP-sharded).
+# MoE routed experts (--sections moe): model: (hidden, expert intermediate, experts, top-k),
+# TP degrees (each expert TP-sharded, vLLM's default), EP degrees (--enable-expert-parallel: each
+# rank holds experts / EP whole experts). From the models' config.json.
 MOE_EXPERTS = {
-    "gpt-oss-120b": ((2880, 2880, 128, 4), [1, 2, 4, 8]),
-    "mixtral-8x7b": ((4096, 14336, 8, 2), [1, 2, 4, 8]),
-    "mixtral-8x22b": ((6144, 16384, 8, 2), [2, 4, 8]),
+    "gpt-oss-120b": ((2880, 2880, 128, 4), [1, 2, 4, 8], []),
+    "mixtral-8x7b": ((4096, 14336, 8, 2), [1, 2, 4, 8], []),
+    "mixtral-8x22b": ((6144, 16384, 8, 2), [2, 4, 8], []),
 }
-TINY_MOE_EXPERTS = {"tiny": ((64, 64, 8, 2), [1, 2])}
+# The frontier MoE models (--sections moe-frontier): DeepSeek-V3/R1, Kimi-K2 (DeepSeek's
+# architecture, 384 experts), Qwen3-235B-A22B / 30B-A3B, GLM-4.5 / -Air, Llama-4 Scout /
+# Maverick (top-1), Qwen3-Next-80B-A3B (512 experts, top-10).
+MOE_FRONTIER = {
+    "deepseek-v3": ((7168, 2048, 256, 8), [4, 8], [4, 8]),
+    "kimi-k2": ((7168, 2048, 384, 8), [8], [8]),
+    "qwen3-235b-a22b": ((4096, 1536, 128, 8), [2, 4, 8], [4, 8]),
+    "qwen3-30b-a3b": ((2048, 768, 128, 8), [1, 2, 4], [2, 4]),
+    "glm-4.5": ((5120, 1536, 160, 8), [4, 8], [8]),
+    "glm-4.5-air": ((4096, 1408, 128, 8), [1, 2, 4], [4]),
+    "llama-4-scout": ((5120, 8192, 16, 1), [1, 2, 4, 8], [8]),
+    "llama-4-maverick": ((5120, 8192, 128, 1), [4, 8], [8]),
+    "qwen3-next-80b-a3b": ((2048, 512, 512, 10), [1, 2, 4], [4]),
+}
+TINY_MOE_EXPERTS = {"tiny": ((64, 64, 8, 2), [1, 2], [2])}
 TOKENS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 PREFILL_LENS = [256, 512, 1024, 2048, 4096, 8192]
 DECODE_BATCHES = [1, 8, 32, 64, 128, 256]
@@ -110,8 +140,11 @@ def parse_args(argv):
     p.add_argument("--no-fp8", action="store_true", help="skip fp8 GEMMs")
     p.add_argument("--sections", default="linear,attention,decode,elementwise",
                    help="comma-separated subset of linear, attention (causal prefill), decode "
-                        "(decode attention), elementwise, moe (routed experts; not in the "
-                        "default) [linear,attention,decode,elementwise]")
+                        "(decode attention), elementwise, moe (routed experts of gpt-oss and "
+                        "Mixtral), moe-frontier (routed experts of DeepSeek, Kimi, Qwen3-MoE, "
+                        "GLM, Llama-4, Qwen3-Next, TP and EP shards), mla (DeepSeek/Kimi "
+                        "multi-head latent attention: projections, absorbed decode, prefill); "
+                        "the last three not in the default [linear,attention,decode,elementwise]")
     p.add_argument("--no-compile", action="store_true",
                    help="elementwise: eager rows only (no torch.compile)")
     p.add_argument("--models", default=None,
@@ -132,10 +165,11 @@ def parse_args(argv):
             p.error(f"--tps: '{a.tps}' is not a comma-separated list of whole numbers")
         if not a.tps or any(t < 1 for t in a.tps):
             p.error(f"--tps: {a.tps}; expected TP degrees >= 1")
-    bad = a.sections - {"linear", "attention", "decode", "elementwise", "moe"}
+    bad = a.sections - {"linear", "attention", "decode", "elementwise", "moe", "moe-frontier",
+                        "mla"}
     if bad:
         p.error(f"--sections: unknown {sorted(bad)}; expected linear, attention, decode, "
-                "elementwise, moe")
+                "elementwise, moe, moe-frontier, mla")
     return a
 
 
@@ -340,86 +374,107 @@ def measure_elementwise(torch, F, device, timed, w, tag, configs, tokens, fp8_ok
     return rows
 
 
+def route(torch, gen, tokens, experts, topk):
+    """Rows each expert gets when `tokens` tokens each pick top-k distinct experts uniformly at
+    random (the routing servesim's expected_experts_touched assumes)."""
+    choice = torch.rand(tokens, experts, generator=gen).topk(topk, dim=1).indices
+    return torch.bincount(choice.flatten(), minlength=experts)
+
+
 def measure_moe(torch, device, timed, w, tag, configs, tokens, deadline, fp8_ok=False):
     """An MoE layer's routed-expert GEMMs, bf16, as one grouped GEMM per projection
-    (torch._grouped_mm where PyTorch has it, else a loop of per-expert matmuls): each of `m`
-    tokens picks top-k distinct experts uniformly at random (fixed seed; the routing
-    servesim's expected_experts_touched assumes), rows are grouped by expert, then gate_up
-    [rows, hidden] x [E, hidden, 2·I/tp] and down [rows, I/tp] x [E, I/tp, hidden]. Rows: kind
-    moe, op experts_gate_up | experts_down (+ "_loop" without _grouped_mm), n and k the
-    per-rank GEMM, batch = experts, q_len = top-k, kv_len = routed rows (m·top-k), q_heads =
-    experts that got at least one row. With fp8_ok and torch._scaled_grouped_mm, each grouped
-    GEMM is timed again in fp8 (e4m3 inputs and weights, row-wise scales, bf16 out): dtype fp8
-    rows, which servesim uses to check its transfer of the bf16 curves to other weight formats.
+    (torch._grouped_mm where PyTorch has it, else a loop of per-expert matmuls), per shard:
+    - TP (vLLM's default): every expert sliced by TP; each of `m` tokens picks top-k distinct
+      experts uniformly at random (fixed seed), rows are grouped by expert, then gate_up
+      [rows, hidden] x [E, hidden, 2·I/tp] and down [rows, I/tp] x [E, I/tp, hidden];
+    - EP (--enable-expert-parallel with data-parallel attention, EP = DP ranks): each rank holds
+      E/ep whole experts and receives, after the all-to-all dispatch, the rows that the ep ranks'
+      m tokens each (m·ep tokens routed as above) sent to its experts (about m·top-k).
+    Rows: kind moe, op experts_gate_up | experts_down (+ "_ep" for EP shards, + "_loop" without
+    _grouped_mm), tp = the TP or EP degree, m_tokens = tokens per rank, n and k the per-rank
+    GEMM, batch = experts on the rank, q_len = top-k, kv_len = routed rows on the rank, q_heads =
+    experts that got at least one row. With fp8_ok and torch._scaled_grouped_mm, each grouped GEMM
+    is timed again in fp8 (e4m3 inputs and weights, row-wise scales, bf16 out): dtype fp8 rows.
     Returns rows."""
     rows = 0
     bf16 = torch.bfloat16
     grouped = hasattr(torch, "_grouped_mm") and device.type == "cuda"
     grouped_fp8 = grouped and fp8_ok and hasattr(torch, "_scaled_grouped_mm")
     gen = torch.Generator(device="cpu").manual_seed(0)
-    for model, ((hidden, inter, experts, topk), tps) in configs.items():
-        for tp in tps:
-            i_rank = inter // tp
-            w1 = torch.randn(experts, hidden, 2 * i_rank, device=device, dtype=bf16) * 0.02
-            w2 = torch.randn(experts, i_rank, hidden, device=device, dtype=bf16) * 0.02
+    for model, ((hidden, inter, experts, topk), tps, eps) in configs.items():
+        shards = [("", t, experts, inter // t) for t in tps]
+        shards += [("_ep", e, experts // e, inter) for e in eps if experts % e == 0]
+        for suffix, degree, local, i_rank in shards:
+            if time.time() > deadline:
+                return rows
+            w1 = torch.randn(local, hidden, 2 * i_rank, device=device, dtype=bf16) * 0.02
+            w2 = torch.randn(local, i_rank, hidden, device=device, dtype=bf16) * 0.02
             if grouped:  # _grouped_mm wants the last dimension of the weights contiguous
                 w1 = w1.transpose(-2, -1).contiguous().transpose(-2, -1)
                 w2 = w2.transpose(-2, -1).contiguous().transpose(-2, -1)
+            weights = {"experts_gate_up": w1, "experts_down": w2}
+            w8 = {}
+            if grouped_fp8:  # converted once per shard (keeps the K-contiguous layout)
+                w8 = {op: wt.to(torch.float8_e4m3fn) for op, wt in weights.items()}
             for m in tokens:
                 if time.time() > deadline:
                     return rows
-                choice = torch.rand(m, experts, generator=gen).topk(topk, dim=1).indices
-                counts = torch.bincount(choice.flatten(), minlength=experts)
-                routed = m * topk
+                if suffix:  # EP: the m·ep tokens of all ranks, this rank's first E/ep experts
+                    counts = route(torch, gen, m * degree, experts, topk)[:local]
+                else:
+                    counts = route(torch, gen, m, experts, topk)
+                routed = int(counts.sum())
+                if routed == 0:
+                    continue
                 offs = torch.cumsum(counts, 0).to(torch.int32).to(device)
-                x1 = torch.randn(routed, hidden, device=device, dtype=bf16)
-                x2 = torch.randn(routed, i_rank, device=device, dtype=bf16)
+                inputs = {"experts_gate_up": torch.randn(routed, hidden, device=device, dtype=bf16),
+                          "experts_down": torch.randn(routed, i_rank, device=device, dtype=bf16)}
                 bounds = [0] + torch.cumsum(counts, 0).tolist()
                 hit = int((counts > 0).sum())
-                for op, x, wt in (("experts_gate_up", x1, w1), ("experts_down", x2, w2)):
+                for op, wt in weights.items():
+                    x = inputs[op]
                     n, k = wt.shape[2], wt.shape[1]
 
                     def write(dtype, name, us, moved):  # moved: bytes of weights hit + rows
-                        w.writerow([tag, "moe", dtype, model, tp, name, m, n, k, experts, topk,
+                        w.writerow([tag, "moe", dtype, model, degree, name, m, n, k, local, topk,
                                     routed, hit, "", "", f"{us:.2f}",
                                     f"{2 * routed * n * k / us / 1e6:.1f}",
                                     f"{moved / us / 1e3:.1f}"])
 
                     def loop(x=x, wt=wt):
-                        for e in range(experts):
+                        for e in range(local):
                             if bounds[e + 1] > bounds[e]:
                                 torch.matmul(x[bounds[e]:bounds[e + 1]], wt[e])
                     try:
-                        us, name = None, op + "_loop"
+                        us, name = None, op + suffix + "_loop"
                         if grouped:
                             try:
                                 us = timed(lambda: torch._grouped_mm(x, wt, offs=offs))
-                                name = op
+                                name = op + suffix
                             except Exception as e:  # this shape or build: the loop instead
-                                print("moe grouped_mm fail, loop instead", model, tp, op, m,
+                                print("moe grouped_mm fail, loop instead", model, degree, op, m,
                                       repr(e)[:200], file=sys.stderr, flush=True)
                         if us is None:
                             us = timed(loop)
                         write("bf16", name, us, hit * n * k * 2 + routed * (n + k) * 2)
                         rows += 1
                     except Exception as e:  # report, go on
-                        print("moe fail", model, tp, op, m, repr(e)[:200], file=sys.stderr,
+                        print("moe fail", model, degree, op, m, repr(e)[:200], file=sys.stderr,
                               flush=True)
-                    if not grouped_fp8:
+                    if op not in w8:
                         continue
                     try:
                         x8 = x.to(torch.float8_e4m3fn)
-                        w8 = wt.to(torch.float8_e4m3fn)  # keeps the K-contiguous layout
                         sa = torch.ones(x.shape[0], device=device, dtype=torch.float32)
-                        sb = torch.ones(experts, wt.shape[2], device=device, dtype=torch.float32)
+                        sb = torch.ones(local, wt.shape[2], device=device, dtype=torch.float32)
                         us = timed(lambda: torch._scaled_grouped_mm(
-                            x8, w8, sa, sb, offs=offs, out_dtype=bf16))
-                        write("fp8", op, us, hit * n * k + routed * (k + 2 * n))
+                            x8, w8[op], sa, sb, offs=offs, out_dtype=bf16))
+                        write("fp8", op + suffix, us, hit * n * k + routed * (k + 2 * n))
                         rows += 1
                     except Exception as e:  # report, go on
-                        print("moe fp8 fail", model, tp, op, m, repr(e)[:200], file=sys.stderr,
-                              flush=True)
-            del w1, w2
+                        print("moe fp8 fail", model, degree, op, m, repr(e)[:200],
+                              file=sys.stderr, flush=True)
+            del w1, w2, weights, w8
     return rows
 
 
@@ -435,14 +490,21 @@ def main(argv):
     timed = make_timer(torch, device)
     models, tps = (TINY_MODELS, TINY_TPS) if args.tiny else (MODELS, TPS)
     elementwise = TINY_ELEMENTWISE if args.tiny else ELEMENTWISE
+    moe = TINY_MOE_EXPERTS if args.tiny else MOE_EXPERTS
+    frontier = {} if args.tiny else MOE_FRONTIER
+    mla = TINY_MLA_MODELS if args.tiny else MLA_MODELS
     if args.models is not None:
         chosen = [x for x in args.models.split(",") if x]
-        unknown = [x for x in chosen if x not in models]
+        known = list(dict.fromkeys(list(models) + list(moe) + list(frontier) + list(mla)))
+        unknown = [x for x in chosen if x not in known]
         if unknown:
             sys.exit(f"profile_gpu.py: --models: unknown {unknown}; expected some of "
-                     f"{', '.join(models)}")
-        models = {x: models[x] for x in chosen}
+                     f"{', '.join(known)}")
+        models = {x: models[x] for x in chosen if x in models}
         elementwise = {x: c for x, c in elementwise.items() if x in models}
+        moe = {x: c for x, c in moe.items() if x in chosen}
+        frontier = {x: c for x, c in frontier.items() if x in chosen}
+        mla = {x: c for x, c in mla.items() if x in chosen}
     if args.tps is not None:  # the same TP degrees for every model measured
         tps = {x: args.tps for x in models}
         elementwise = {x: (d, args.tps, dts) for x, (d, _, dts) in elementwise.items()}
@@ -564,14 +626,18 @@ def main(argv):
             rows += measure_elementwise(torch, F, device, timed, w, tag,
                                         elementwise, tokens,
                                         fp8, compile_ok, t_start + args.budget_s, skip_elem)
-        if "moe" in args.sections:
-            moe = TINY_MOE_EXPERTS if args.tiny else MOE_EXPERTS
-            if args.models is not None:
-                moe = {x: c for x, c in moe.items() if x in models}
-            if args.tps is not None:
-                moe = {x: (d, args.tps) for x, (d, _) in moe.items()}
-            rows += measure_moe(torch, device, timed, w, tag, moe, tokens,
+        moe_sets = ([moe] if "moe" in args.sections else []) + (
+            [frontier] if "moe-frontier" in args.sections else [])
+        for chosen_moe in moe_sets:
+            if args.tps is not None:  # --tps replaces the TP degrees; EP degrees stay
+                chosen_moe = {x: (d, args.tps, e) for x, (d, _, e) in chosen_moe.items()}
+            rows += measure_moe(torch, device, timed, w, tag, chosen_moe, tokens,
                                 t_start + args.budget_s, fp8)
+        if "mla" in args.sections:
+            if args.tps is not None:
+                mla = {x: (d, args.tps) for x, (d, _) in mla.items()}
+            rows += measure_mla(torch, F, device, timed, w, tag, mla, tokens, decode_batches,
+                                decode_lens, prefill_lens, fp8, t_start + args.budget_s, done)
     print(f"wrote {path} rows {rows} in {time.time() - t_start:.0f} s on {device} "
           f"(torch {torch.__version__}{'' if has_sdpa else ', attention unfused: no SDPA'})")
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/error.h"
+#include "sim/base/json_file.h"
 #include "sim/base/rng.h"
 #include "workloads/line_reader.h"
 
@@ -117,6 +118,16 @@ void shuffle(std::vector<LengthPair>& v, RngStream& rng) {
 }
 
 }  // namespace
+
+std::string shipped_sharegpt_first_turn_path() {
+  return (data_dir() / "data/sharegpt_first_turn/sharegpt_first_turn_llama3.csv").string();
+}
+
+std::string shipped_sharegpt_multiturn_path() {
+  return (data_dir() /
+          "data/realdata/sharegpt_lengths/sharegpt_8k_filtered_stats_llama2_tokenizer.csv")
+      .string();
+}
 
 int32_t tokens_from_chars(int64_t chars, double chars_per_token) {
   const double t = std::round(static_cast<double>(chars) / chars_per_token);
@@ -266,7 +277,8 @@ SampledLengthDataset::SampledLengthDataset(std::vector<LengthPair> pairs,
     if (s.mode == LengthSampling::Mode::kShareGpt) {
       LengthPair q = p;
       if (s.output_override > 0) q.output = s.output_override;
-      if (!vllm_is_valid_sequence(q.prompt, q.output, s.output_override > 0)) continue;
+      const bool filter = !s.filtered_upstream || s.output_override > 0;
+      if (filter && !vllm_is_valid_sequence(q.prompt, q.output, s.output_override > 0)) continue;
       chosen_.push_back(q);
     } else {
       chosen_.push_back(p);

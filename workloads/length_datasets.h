@@ -22,6 +22,14 @@
 //             tokens", output = "Response tokens".
 // Departures: shuffles and draws use servesim's RngStream (same distribution as Python's random /
 // pandas sample, not the same sequence); vLLM counts tokens with the model's tokenizer.
+//
+// Shipped length sets (no --dataset-path), each a lengths CSV with a README beside it:
+//   sharegpt            data/sharegpt_first_turn: the first-turn requests that measured vllm bench
+//                       serve --dataset-name sharegpt runs sent (Llama 3 tokenizer, mean 213 / 213).
+//                       vLLM's filter already ran on them (on the dataset's completion lengths), so
+//                       it is not applied again to these generated lengths (filtered_upstream).
+//   sharegpt-multiturn  data/realdata/sharegpt_lengths: Sarathi-Serve's multi-turn ShareGPT
+//                       (Llama 2 tokenizer), with vLLM's filter applied as to any ShareGPT file.
 #ifndef SERVESIM_WORKLOADS_LENGTH_DATASETS_H_
 #define SERVESIM_WORKLOADS_LENGTH_DATASETS_H_
 
@@ -67,7 +75,14 @@ struct LengthSampling {
   bool shuffle = true;           // not --disable-shuffle (kShareGpt, kFirstN)
   bool oversample = true;        // not --no-oversample (kShareGpt, kFirstN)
   int32_t output_override = 0;   // kShareGpt: --sharegpt-output-len (0 = the recorded length)
+  // kShareGpt: the pairs are requests that vLLM's filter already kept, with generated (not
+  // dataset) output lengths: is_valid_sequence runs only when output_override replaces them.
+  bool filtered_upstream = false;
 };
+
+// The shipped ShareGPT length sets (above), as absolute paths under data_dir().
+std::string shipped_sharegpt_first_turn_path();
+std::string shipped_sharegpt_multiturn_path();
 
 // The chosen pairs, in send order. Memory: the chosen pairs (8 bytes each).
 class SampledLengthDataset final : public Dataset {

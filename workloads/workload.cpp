@@ -13,7 +13,6 @@
 #include "sim/base/resource_limits.h"
 #include "workloads/arrival_process.h"
 #include "workloads/dataset.h"
-#include "sim/base/json_file.h"
 #include "workloads/flag_format.h"
 #include "workloads/length_datasets.h"
 #include "workloads/random_dataset.h"
@@ -144,14 +143,8 @@ int64_t request_count(const WorkloadConfig& c) {
 }
 
 const char* kDatasetNames =
-    "random, generated-shared-prefix, sharegpt, custom, burstgpt, sonnet, prefix_repetition or "
-    "trace";
-
-// The sharegpt lengths shipped with the project (data/realdata/sharegpt_lengths, README there).
-std::string default_sharegpt_path() {
-  return (data_dir() / "data/realdata/sharegpt_lengths/sharegpt_8k_filtered_stats_llama2_tokenizer.csv")
-      .string();
-}
+    "random, generated-shared-prefix, sharegpt, sharegpt-multiturn, custom, burstgpt, sonnet, "
+    "prefix_repetition or trace";
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -159,7 +152,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 void validate_file_datasets(const WorkloadConfig& c) {
   const std::string& d = c.dataset_name;
-  if (d == "sharegpt") {
+  if (d == "sharegpt-multiturn" && !c.dataset_path.empty()) {
+    throw ConfigError("--dataset-path: set with --dataset-name sharegpt-multiturn, which reads the "
+                      "shipped multi-turn lengths; expected --dataset-name sharegpt to read '" +
+                      c.dataset_path + "'");
+  }
+  if (d == "sharegpt" || d == "sharegpt-multiturn") {
     if (!(c.sharegpt_chars_per_token > 0) || !std::isfinite(c.sharegpt_chars_per_token)) {
       fail("--sharegpt-chars-per-token", format_flag_value(c.sharegpt_chars_per_token),
            "a number of characters per token > 0 (4 for English text)");
@@ -296,7 +294,8 @@ void validate_sessions_and_classes(const WorkloadConfig& c) {
     throw ConfigError("--multi-turn: set with a shared-prefix dataset (" + c.dataset_name +
                       (c.random_prefix_len > 0 ? " with --random-prefix-len" : "") +
                       "); a conversation's prefix is its own history; expected --dataset-name "
-                      "random (without --random-prefix-len), sharegpt, custom or burstgpt");
+                      "random (without --random-prefix-len), sharegpt, sharegpt-multiturn, "
+                      "custom or burstgpt");
   }
   const int64_t total = c.num_prompts * static_cast<int64_t>(c.num_turns);
   if (c.num_prompts > kMaxTokens || total > kMaxTokens) {
@@ -317,8 +316,8 @@ void validate(const WorkloadConfig& config) {
     validate_random(config);
   } else if (d == "generated-shared-prefix") {
     validate_gsp(config);
-  } else if (d == "sharegpt" || d == "custom" || d == "burstgpt" || d == "sonnet" ||
-             d == "prefix_repetition") {
+  } else if (d == "sharegpt" || d == "sharegpt-multiturn" || d == "custom" || d == "burstgpt" ||
+             d == "sonnet" || d == "prefix_repetition") {
     validate_file_datasets(config);
   } else if (d == "trace") {
     if (config.trace.empty()) {
@@ -410,17 +409,18 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
     p.output_len = config.sonnet_output_len;
     p.prefix_len = config.sonnet_prefix_len;
     dataset = std::make_unique<RandomDataset>(p, config.seed);
-  } else if (d == "sharegpt" || d == "custom" || d == "burstgpt") {
+  } else if (d == "sharegpt" || d == "sharegpt-multiturn" || d == "custom" || d == "burstgpt") {
     LengthSampling s;
     s.num_prompts = num_bodies;
     s.shuffle = !config.disable_shuffle;
     s.oversample = !config.no_oversample;
     std::vector<LengthPair> pairs;
-    std::string source = config.dataset_path;
-    if (d == "sharegpt") {
+    const std::string source = dataset_file(config);
+    if (d == "sharegpt" || d == "sharegpt-multiturn") {
       s.mode = LengthSampling::Mode::kShareGpt;
       s.output_override = config.sharegpt_output_len;
-      if (source.empty()) source = default_sharegpt_path();
+      // The shipped first-turn set holds requests vLLM's filter already kept (length_datasets.h).
+      s.filtered_upstream = d == "sharegpt" && config.dataset_path.empty();
       pairs = ends_with(source, ".csv") ? read_lengths_csv(source, "--dataset-path")
                                         : read_sharegpt_json(source, config.sharegpt_chars_per_token);
     } else if (d == "custom") {
@@ -452,6 +452,14 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
                            config.arrival_process, config.seed, config.arrival_rescale != "off");
   return std::make_unique<ComposedWorkload>(std::move(dataset), std::move(arrivals),
                                             std::move(class_names));
+}
+
+std::string dataset_file(const WorkloadConfig& config) {
+  const std::string& d = config.dataset_name;
+  if (d == "sharegpt-multiturn") return shipped_sharegpt_multiturn_path();
+  if (d == "sharegpt" && config.dataset_path.empty()) return shipped_sharegpt_first_turn_path();
+  if (d == "sharegpt" || d == "custom" || d == "burstgpt") return config.dataset_path;
+  return "";
 }
 
 std::vector<double> arrival_times_s(int64_t n, double rate, double burstiness,

@@ -39,14 +39,15 @@ struct WorkloadConfig {
   std::string arrival_rescale;
 
   // --- dataset ---
-  // --dataset-name: random | generated-shared-prefix | sharegpt | custom | burstgpt | sonnet |
-  // prefix_repetition | trace
+  // --dataset-name: random | generated-shared-prefix | sharegpt | sharegpt-multiturn | custom |
+  // burstgpt | sonnet | prefix_repetition | trace. sharegpt-multiturn is servesim's: the shipped
+  // multi-turn ShareGPT lengths with vLLM's sharegpt sampling (length_datasets.h).
   std::string dataset_name = "random";
   // --dataset-path: the dataset file (sharegpt: ShareGPT JSON, or a pre-tokenised lengths CSV when
-  // it ends in .csv; custom: JSONL; burstgpt: CSV). "" = sharegpt's shipped lengths file.
+  // it ends in .csv; custom: JSONL; burstgpt: CSV). "" = sharegpt's shipped first-turn lengths.
   std::string dataset_path;
-  bool disable_shuffle = false;   // --disable-shuffle (sharegpt, custom)
-  bool no_oversample = false;     // --no-oversample (sharegpt, custom)
+  bool disable_shuffle = false;   // --disable-shuffle (sharegpt, sharegpt-multiturn, custom)
+  bool no_oversample = false;     // --no-oversample (sharegpt, sharegpt-multiturn, custom)
   int32_t sharegpt_output_len = 0;         // --sharegpt-output-len (0 = as recorded)
   double sharegpt_chars_per_token = 4.0;   // --sharegpt-chars-per-token (text files only)
   int32_t custom_output_len = 256;         // --custom-output-len (-1 = each line's output_tokens)
@@ -120,6 +121,10 @@ class Workload {
 
 // Builds the workload described by `config`. REQUIRES: validate(config) passes (it is called).
 std::unique_ptr<Workload> make_workload(const WorkloadConfig& config);
+
+// The lengths file the dataset reads: --dataset-path, or the shipped set of sharegpt (no path) and
+// sharegpt-multiturn; "" for the datasets that read none (trace reads --trace).
+std::string dataset_file(const WorkloadConfig& config);
 
 // Arrival times for n requests at `rate` (finite) with gamma shape `burstiness`, from a stream
 // seeded by `seed`: exposed for tests of the arrival process. Times in seconds, nondecreasing.

@@ -129,7 +129,9 @@ std::vector<LengthPair> read_empirical(const json& j, const Where& at, std::stri
   if (text(j, "dist", at, "\"empirical\"") != "empirical") {
     (at / "dist").fail(j["dist"], "\"empirical\" (\"lengths\" holds recorded pairs)");
   }
-  const std::string kind = text(j, "source", at, "\"lengths-csv\", \"sharegpt\", \"burstgpt\" or \"trace\"");
+  const char* kSources =
+      "\"lengths-csv\", \"sharegpt\", \"sharegpt-multiturn\", \"burstgpt\" or \"trace\"";
+  const std::string kind = text(j, "source", at, kSources);
   std::string path;
   if (const json* p = find(j, "path")) {
     if (!p->is_string() || p->get<std::string>().empty()) (at / "path").fail(*p, "a file path");
@@ -146,12 +148,15 @@ std::vector<LengthPair> read_empirical(const json& j, const Where& at, std::stri
   std::vector<LengthPair> pairs;
   const std::string flag = (at / "path").prefix();
   try {
-  if (kind == "sharegpt") {
-    if (path.empty()) {
-      path = (data_dir() /
-              "data/realdata/sharegpt_lengths/sharegpt_8k_filtered_stats_llama2_tokenizer.csv")
-                 .string();
+  if (kind == "sharegpt-multiturn") {
+    if (!path.empty()) {
+      (at / "path").fail(j["path"], "no \"path\" (\"sharegpt-multiturn\" is the shipped "
+                                    "multi-turn set; use \"sharegpt\" with a path for a file)");
     }
+    path = shipped_sharegpt_multiturn_path();
+    pairs = read_lengths_csv(path, flag);
+  } else if (kind == "sharegpt") {
+    if (path.empty()) path = shipped_sharegpt_first_turn_path();
     const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
     pairs = csv ? read_lengths_csv(path, flag) : read_sharegpt_json(path, 4.0);
   } else if (kind == "lengths-csv") {
@@ -167,7 +172,7 @@ std::vector<LengthPair> read_empirical(const json& j, const Where& at, std::stri
     TraceRow row;
     while (reader->next(row)) pairs.push_back(LengthPair{row.prompt_tokens, row.output_tokens});
   } else {
-    (at / "source").fail(j["source"], "\"lengths-csv\", \"sharegpt\", \"burstgpt\" or \"trace\"");
+    (at / "source").fail(j["source"], kSources);
   }
   } catch (const ConfigError& e) {
     const std::string what = e.what();

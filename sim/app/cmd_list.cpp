@@ -11,6 +11,7 @@
 #include "hardware/gpu_spec.h"
 #include "models/kernel_timer.h"
 #include "models/model_name.h"
+#include "models/model_spec.h"
 #include "sim/app/command.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
@@ -51,6 +52,42 @@ std::vector<std::string> shipped_profiles(const std::string& gpu) {
   return out;
 }
 
+// "  NAME  TOTAL / ACTIVE  KV  ATTENTION; MLP" for one catalog model.
+std::string model_line(const std::string& name) {
+  const models::ModelSpec m = models::load_model(name);
+  char buf[200];
+  std::string attn;
+  if (m.is_mla()) {
+    std::snprintf(buf, sizeof buf, "MLA %lld heads, latent %lld+%lld",
+                  static_cast<long long>(m.num_heads), static_cast<long long>(m.mla.kv_lora_rank),
+                  static_cast<long long>(m.mla.qk_rope_head_dim));
+  } else {
+    std::snprintf(buf, sizeof buf, "%s %lldq/%lldkv x%lld",
+                  m.num_kv_heads == m.num_heads ? "MHA" : "GQA",
+                  static_cast<long long>(m.num_heads), static_cast<long long>(m.num_kv_heads),
+                  static_cast<long long>(m.head_dim));
+  }
+  attn = buf;
+  if (m.num_sliding_layers > 0) {
+    attn += ", " + std::to_string(m.num_sliding_layers) + " sliding (" +
+            std::to_string(m.sliding_window) + ")";
+  }
+  std::string mlp = "dense";
+  if (m.is_moe()) {
+    mlp = std::to_string(m.num_experts) + " experts top-" + std::to_string(m.experts_per_token);
+    if (m.shared_expert_intermediate_size > 0) mlp += " + shared";
+    if (m.num_dense_layers > 0) {
+      mlp += ", " + std::to_string(m.num_dense_layers) + " dense + " +
+             std::to_string(m.num_moe_layers()) + " MoE layers";
+    }
+  }
+  if (!m.checkpoint_quantization.empty()) mlp += "; " + m.checkpoint_quantization + " checkpoint";
+  std::snprintf(buf, sizeof buf, "  %-18s %6.1f B / %5.1f B %8lld B  ", name.c_str(),
+                m.param_count() / 1e9, m.active_param_count() / 1e9,
+                static_cast<long long>(m.kv_bytes_per_token_per_rank(2, 1)));
+  return buf + attn + "; " + mlp;
+}
+
 class ListCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
@@ -58,12 +95,13 @@ class ListCommand : public Command {
         "list", "list the model and GPU catalogs; per GPU, its kernel table and shipped profiles");
   }
   int run(std::ostream& out, std::ostream&) override {
-    out << "Models (models/catalog), with the Hugging Face ids --model also takes for them (and\n"
-           "those ids with -Instruct, -Chat or -it appended; docs/cli.md):\n";
+    out << "Models (models/catalog): parameters (total / active per token), KV cache bytes per\n"
+           "token at 16 bits on one GPU, attention and MLP (docs/models.md); below each, the\n"
+           "Hugging Face ids --model also takes for it (and with -Instruct, -Chat or -it appended;\n"
+           "docs/cli.md, \"Model names\"):\n";
     for (const models::CatalogModelIds& m : models::catalog_model_ids()) {
-      std::string name = m.name;
-      name.resize(std::max<size_t>(name.size(), 18), ' ');
-      out << "  " << name << " " << join_names(m.hf_ids) << "\n";
+      out << model_line(m.name) << "\n"
+          << "  " << std::string(18, ' ') << " ids: " << join_names(m.hf_ids) << "\n";
     }
     out << "GPUs (hardware/catalog): the kernel times a simulation uses by default, and the\n"
            "calibration profiles shipped (the host lines they were fitted on; hardware/calibration/\n"

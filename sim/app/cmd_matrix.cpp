@@ -34,7 +34,7 @@ struct Row {
 // The rows (docs/workloads.md "The workload matrix"). Lengths fit an 8,192-token max-model-len.
 const std::vector<Row>& rows() {
   static const std::vector<Row> r = {
-      {"short chat", "sharegpt (shipped lengths, vLLM filter)", false,
+      {"short chat", "sharegpt (shipped first-turn lengths)", false,
        [](workloads::WorkloadConfig& w) { w.dataset_name = "sharegpt"; }},
       {"long prefill", "random 7936 in / 128 out", false,
        [](workloads::WorkloadConfig& w) {

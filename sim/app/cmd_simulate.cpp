@@ -48,6 +48,12 @@ void print_extras(std::ostream& out, const json& s) {
     os << std::fixed << std::setprecision(prec) << v;
     return os.str();
   };
+  // The lengths the workload actually sent (every measured request), so that a dataset's meaning
+  // is visible in every run: vLLM's ShareGPT first turns are about 215 / 200 tokens.
+  const json& sent = s["sent"];
+  row("Mean input / output tokens sent:",
+      num(sent["mean_input_tokens"].get<double>(), 1) + " / " +
+          num(sent["mean_output_tokens"].get<double>(), 1));
   row("KV cache blocks (tokens):", std::to_string(kv["num_gpu_blocks"].get<int64_t>()) + " (" +
                                        std::to_string(kv["kv_tokens"].get<int64_t>()) + ")");
   row("Peak KV blocks used:", std::to_string(kv["peak_used_blocks"].get<int64_t>()));

@@ -220,8 +220,8 @@ std::vector<ConfigField> build_fields() {
                              &workloads::WorkloadConfig::num_prompts));
   f.push_back(workload_field("seed", K::kInt, "random seed [0]", &workloads::WorkloadConfig::seed));
   f.push_back(workload_field("dataset_name", K::kString,
-                             "random | generated-shared-prefix | sharegpt | custom | burstgpt | "
-                             "sonnet | prefix_repetition | trace [random]",
+                             "random | generated-shared-prefix | sharegpt | sharegpt-multiturn | "
+                             "custom | burstgpt | sonnet | prefix_repetition | trace [random]",
                              &workloads::WorkloadConfig::dataset_name));
   f.push_back(workload_field("random_input_len", K::kInt, "input tokens per request [1024]",
                              &workloads::WorkloadConfig::random_input_len));
@@ -255,7 +255,7 @@ std::vector<ConfigField> build_fields() {
   using W = workloads::WorkloadConfig;
   f.push_back(workload_field("dataset_path", K::kString,
                              "dataset file: sharegpt JSON or lengths .csv, custom JSONL, burstgpt "
-                             "CSV [sharegpt: the shipped ShareGPT lengths]",
+                             "CSV [sharegpt: the shipped first-turn ShareGPT lengths]",
                              &W::dataset_path));
   f.push_back(workload_field("disable_shuffle", K::kBool,
                              "sharegpt/custom: take the file's order instead of a seeded shuffle",

@@ -522,9 +522,11 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     cfg["trace_time_scale"] = w.trace_time_scale;
     cfg["trace_start"] = w.trace_start;
     cfg["trace_duration"] = w.trace_duration;
-  } else if (w.dataset_name == "sharegpt" || w.dataset_name == "custom" ||
-             w.dataset_name == "burstgpt") {
+  } else if (w.dataset_name == "sharegpt" || w.dataset_name == "sharegpt-multiturn" ||
+             w.dataset_name == "custom" || w.dataset_name == "burstgpt") {
     cfg["dataset_path"] = w.dataset_path;
+    // The file the lengths came from (the shipped set when --dataset-path is not given).
+    cfg["dataset_file"] = relative_to_data_dir(workloads::dataset_file(w));
     cfg["num_prompts"] = w.num_prompts;
   }
 
@@ -552,8 +554,19 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   decode.sampled_seqs = 1;
   const double ideal_tpot_ms = p.ideal_cost->estimate(decode).total_s * 1e3;
 
-  int64_t preempted_requests = 0;
-  for (const auto& rec : r.records) preempted_requests += rec.preemptions > 0;
+  // What the client sent: every measured request, completed or not (warm-ups excluded), with the
+  // prompt and output lengths the workload gave it. vLLM's total_input_tokens and
+  // total_output_tokens count completed requests only.
+  int64_t preempted_requests = 0, sent = 0;
+  double sent_input = 0.0, sent_output = 0.0;
+  for (const auto& rec : r.records) {
+    preempted_requests += rec.preemptions > 0;
+    if (rec.warmup) continue;
+    ++sent;
+    sent_input += rec.prompt_tokens;
+    sent_output += rec.output_tokens;
+  }
+  const double per_request = sent > 0 ? 1.0 / double(sent) : 0.0;
 
   json out = {
       {"version", "0.1"},
@@ -575,6 +588,10 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
         {"peak_used_blocks", total.peak_used_blocks}}},
       {"preemptions", total.preemptions},
       {"preempted_requests", preempted_requests},
+      {"sent",
+       {{"requests", sent},
+        {"mean_input_tokens", sent_input * per_request},
+        {"mean_output_tokens", sent_output * per_request}}},
       {"prefix_cache_hit_rate",
        total.prefix_queried_tokens > 0
            ? double(total.prefix_hit_tokens) / double(total.prefix_queried_tokens)

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -101,6 +102,50 @@ TEST_CASE("trace replay is deterministic: same command, byte-identical file", "[
   const json j = json::parse(sx.str());
   CHECK(j["servesim"]["prefix_cache"]["hit_tokens"].get<int64_t>() > 0);
   CHECK(j["servesim"]["config"]["trace_format"] == "mooncake");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("simulate prints and records the mean lengths it sent, and sharegpt is vLLM's first turn",
+          "[cli][datasets]") {
+  // `--dataset-name sharegpt --num-prompts 1000` without a path: vLLM's ShareGPT first turns,
+  // ~215 in / ~200 out per request in public `vllm bench serve` runs (213 / 213 in the shipped
+  // set). The table's line and the result file's servesim.sent agree, and with every request
+  // completed they equal vLLM's total_input_tokens / completed and total_output_tokens / completed.
+  const fs::path dir = temp_dir();
+  const Outcome o = run({"simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
+                         "--dataset-name", "sharegpt", "--num-prompts", "1000", "--request-rate",
+                         "20", "--save-result", "--result-dir", dir.string(), "--result-filename",
+                         "s.json"});
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  const json j = read(dir / "s.json");
+  const json& sent = j["servesim"]["sent"];
+  REQUIRE(sent["requests"] == 1000);
+  REQUIRE(j["completed"] == 1000);
+  const double in = sent["mean_input_tokens"].get<double>();
+  const double out = sent["mean_output_tokens"].get<double>();
+  CHECK(in >= 190.0);
+  CHECK(in <= 240.0);
+  CHECK(out >= 170.0);
+  CHECK(out <= 230.0);
+  CHECK(in == Approx(j["total_input_tokens"].get<double>() / 1000.0));
+  CHECK(out == Approx(j["total_output_tokens"].get<double>() / 1000.0));
+  char line[64];
+  std::snprintf(line, sizeof line, "%.1f / %.1f", in, out);
+  CHECK(o.out.find("Mean input / output tokens sent:") != std::string::npos);
+  CHECK(o.out.find(line) != std::string::npos);
+  CHECK(j["servesim"]["config"]["dataset_file"] ==
+        "data/sharegpt_first_turn/sharegpt_first_turn_llama3.csv");
+
+  // The multi-turn set stays reachable by its own name, and its lengths show in the file.
+  REQUIRE(run({"simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--dataset-name",
+               "sharegpt-multiturn", "--num-prompts", "1000", "--request-rate", "20",
+               "--save-result", "--result-dir", dir.string(), "--result-filename", "m.json"})
+              .code == 0);
+  const json m = read(dir / "m.json");
+  CHECK(m["servesim"]["sent"]["mean_input_tokens"].get<double>() > 300.0);
+  CHECK(m["servesim"]["config"]["dataset_file"] ==
+        "data/realdata/sharegpt_lengths/sharegpt_8k_filtered_stats_llama2_tokenizer.csv");
   fs::remove_all(dir);
 }
 

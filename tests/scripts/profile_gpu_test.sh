@@ -56,8 +56,28 @@ done
 "$py" "$root/scripts/profile_gpu.py" "$tmp/moe" --device cpu --tiny --sections moe
 [ "$(grep -c ',moe,bf16,tiny,[12],experts_\(gate_up\|down\)_loop,' "$tmp/moe/kernels_cpu.csv")" = 16 ] ||
   { echo "expected 16 moe rows"; exit 1; }
-awk -F, 'NR > 1 && ($12 != $7 * 2 || $13 > 8 || $13 > $12) { exit 1 }' "$tmp/moe/kernels_cpu.csv" ||
+awk -F, 'NR > 1 && $6 !~ /_ep_/ && ($12 != $7 * 2 || $13 > 8 || $13 > $12) { exit 1 }' "$tmp/moe/kernels_cpu.csv" ||
   { echo "moe rows: routed rows or experts hit wrong"; exit 1; }
+# EP 2 shards: 4 of the 8 experts whole on the rank (expert width 64, not 32), the rows the
+# 2 ranks' tokens sent there: at most tokens × top-k × EP, at least one expert hit.
+[ "$(grep -c ',moe,bf16,tiny,2,experts_\(gate_up\|down\)_ep_loop,' "$tmp/moe/kernels_cpu.csv")" = 8 ] ||
+  { echo "expected 8 EP moe rows"; exit 1; }
+awk -F, 'NR > 1 && $6 ~ /_ep_/ && ($10 != 4 || $12 > $7 * 4 || $13 < 1 || $13 > 4 ||
+         ($6 ~ /gate_up/ && $8 != 128) || ($6 ~ /down/ && $9 != 64)) { exit 1 }' "$tmp/moe/kernels_cpu.csv" ||
+  { echo "EP moe rows: experts per rank, rows or widths wrong"; exit 1; }
+# --sections mla (scripts/profile_mla.py), tiny MLA model (4 heads, latent 32 + rope 16) at TP 1
+# and 2: on the CPU the decode is the unfused reference; 2 batches × 2 lengths per shard, 2
+# prefill lengths, 2 batches × 2 absorb GEMMs; the key width is latent + rope (48).
+"$py" "$root/scripts/profile_gpu.py" "$tmp/mla" --device cpu --tiny --sections mla
+mla=$tmp/mla/kernels_cpu.csv
+[ "$(grep -c ',mla_decode,bf16,tiny-mla,[12],bmm_softmax,' "$mla")" = 8 ] &&
+  [ "$(grep -c ',mla_prefill,bf16,tiny-mla,[12],sdpa_causal_padv,' "$mla")" = 4 ] &&
+  [ "$(grep -c ',mla_absorb,bf16,tiny-mla,[12],w_u[kv]_bmm,' "$mla")" = 8 ] ||
+  { echo "expected 8 mla decode, 4 prefill and 8 absorb rows"; exit 1; }
+awk -F, '$2 == "mla_decode" && ($15 != 48 || $8 != 32 || $14 != 1 || $13 != 4 / $5) { exit 1 }' "$mla" ||
+  { echo "mla decode rows: key width, value width or heads per rank wrong"; exit 1; }
+grep -q ',linear,bf16,tiny-mla,1,fused_qkv_a_proj,1,80,64,' "$mla" ||
+  { echo "mla: expected the fused q/kv down projection (N = 32 + 32 + 16, K = 64)"; exit 1; }
 # --tps replaces every model's TP degrees (linear rows at TP 1, 2 and 4, elementwise chains at
 # each of them); a bad list is refused.
 "$py" "$root/scripts/profile_gpu.py" "$tmp/tps" --device cpu --tiny --tps 1,2,4 --sections linear,elementwise

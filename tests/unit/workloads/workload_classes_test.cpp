@@ -120,6 +120,25 @@ TEST_CASE("workload file: errors name file, JSON path, value and what was expect
   }
 }
 
+TEST_CASE("empirical lengths: \"sharegpt\" is the first-turn set, \"sharegpt-multiturn\" the other",
+          "[workloads][classes]") {
+  // Without a path, "sharegpt" reads the shipped first-turn set (3,200 measured requests) and
+  // "sharegpt-multiturn" Sarathi's multi-turn set (30,731 rows), as --dataset-name does.
+  const WorkloadClasses w = load_workload_classes(write_file("sg.json", R"({"classes": [
+      {"name": "first", "share": 0.5, "lengths": {"dist": "empirical", "source": "sharegpt"}},
+      {"name": "multi", "share": 0.5,
+       "lengths": {"dist": "empirical", "source": "sharegpt-multiturn"}}]})"));
+  REQUIRE(w.classes.size() == 2);
+  CHECK(w.classes[0].empirical.size() == 3200);
+  CHECK(w.classes[0].empirical_source == "data/sharegpt_first_turn/sharegpt_first_turn_llama3.csv");
+  CHECK(w.classes[1].empirical.size() == 30731);
+  CHECK(w.classes[1].empirical_source ==
+        "data/realdata/sharegpt_lengths/sharegpt_8k_filtered_stats_llama2_tokenizer.csv");
+  const std::string e = error_of(R"({"classes": [{"name": "a", "share": 1,
+      "lengths": {"dist": "empirical", "source": "sharegpt-multiturn", "path": "x.csv"}}]})");
+  CHECK_THAT(e, Catch::Contains("classes[0].lengths.path: value \"x.csv\"; expected no \"path\""));
+}
+
 TEST_CASE("class mix: shares within a binomial tolerance, lengths per class",
           "[workloads][classes]") {
   // In details: 20,000 requests of the two-class file (shares 0.7 / 0.3), seed 1.

@@ -227,6 +227,8 @@ TEST_CASE("validation names the flag, the value and what was expected", "[worklo
     CHECK_THROWS_WITH(validate(c), Contains("--dataset-name: \"hf\""));
     c.dataset_name = "sharegpt";
     CHECK_NOTHROW(validate(c));
+    c.dataset_name = "sharegpt-multiturn";
+    CHECK_NOTHROW(validate(c));
   }
   SECTION("--gsp-* lengths and counts >= 1") {
     WorkloadConfig c = ok;
