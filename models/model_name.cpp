@@ -89,6 +89,17 @@ size_t levenshtein(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+// How far `candidate` is from `key` for suggesting it: the edit distance less the length of the
+// common prefix, so that a name which starts as the key does ("qwen3-235b-a22b" for
+// "qwen3-235b-a22b-instruct-2507") comes before one of similar length that does not.
+long nearness(const std::string& key, const std::string& candidate) {
+  size_t prefix = 0;
+  while (prefix < key.size() && prefix < candidate.size() && key[prefix] == candidate[prefix]) {
+    ++prefix;
+  }
+  return static_cast<long>(levenshtein(key, candidate)) - static_cast<long>(prefix);
+}
+
 // "name (first id)" for listing an entry in a message.
 std::string described(const CatalogModelIds& e) {
   return e.hf_ids.empty() ? e.name : e.name + " (" + e.hf_ids.front() + ")";
@@ -143,10 +154,10 @@ std::vector<std::string> nearest_catalog_models(const std::vector<CatalogModelId
                                                 const std::string& id, size_t count) {
   const std::string key =
       without_fine_tune_suffix(lower(name_part(without_trailing_slashes(id))));
-  std::vector<std::pair<size_t, const CatalogModelIds*>> ranked;
+  std::vector<std::pair<long, const CatalogModelIds*>> ranked;
   for (const CatalogModelIds& e : catalog) {
-    size_t d = levenshtein(key, lower(e.name));
-    for (const std::string& hf : e.hf_ids) d = std::min(d, levenshtein(key, lower(name_part(hf))));
+    long d = nearness(key, lower(e.name));
+    for (const std::string& hf : e.hf_ids) d = std::min(d, nearness(key, lower(name_part(hf))));
     ranked.emplace_back(d, &e);
   }
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {

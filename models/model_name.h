@@ -52,8 +52,9 @@ std::vector<std::string> catalog_matches(const std::vector<CatalogModelIds>& cat
                                          const std::string& id);
 
 // The `count` entries of `catalog` nearest to `id`, nearest first, each as "name (first id)":
-// Levenshtein distance from the lower-cased NAME part of `id` (a fine-tune suffix dropped) to the
-// entry's name and its ids' NAME parts, ties by catalog name (deterministic).
+// the lower-cased NAME part of `id` (a fine-tune suffix dropped) against the entry's name and its
+// ids' NAME parts, by Levenshtein distance less the length of the common prefix (a name that
+// starts as the id does is nearer); ties by catalog name (deterministic).
 std::vector<std::string> nearest_catalog_models(const std::vector<CatalogModelIds>& catalog,
                                                 const std::string& id, size_t count = 3);
 

@@ -140,11 +140,23 @@ TEST_CASE("an unknown id is refused with the nearest catalog entries", "[models]
                     Contains("Nearest catalog entries: llama-3.1-8b"));
   CHECK_THROWS_AS(resolve_model("acme/unknown-model"), ConfigError);
 
-  SECTION("nearest is deterministic: distance, then catalog name") {
+  // A later release under a longer name is not the catalogued one (Qwen3-235B-A22B-Instruct-2507
+  // has another config); the entry whose name it starts with is suggested first.
+  CHECK_THROWS_WITH(
+      resolve_model("Qwen/Qwen3-235B-A22B-Instruct-2507"),
+      Contains("not in the catalog") &&
+          Contains("Nearest catalog entries: qwen3-235b-a22b (Qwen/Qwen3-235B-A22B)"));
+
+  SECTION("nearest is deterministic: distance less common prefix, then catalog name") {
     const std::vector<CatalogModelIds> catalog = {
         {"zz", {"o/abcd"}}, {"aa", {"o/abcf"}}, {"mm", {"o/xyz"}}};
     CHECK(nearest_catalog_models(catalog, "p/abce", 2) == Strings{"aa (o/abcf)", "zz (o/abcd)"});
     CHECK(nearest_catalog_models(catalog, "abcd-Instruct", 1) == Strings{"zz (o/abcd)"});
+    // Edit distance alone would prefer the name of similar length.
+    const std::vector<CatalogModelIds> two = {{"long", {"o/qwen3-235b-a22b"}},
+                                              {"short", {"o/qwen2.5-72b-instruct"}}};
+    CHECK(nearest_catalog_models(two, "q/qwen3-235b-a22b-instruct-2507", 1) ==
+          Strings{"long (o/qwen3-235b-a22b)"});
   }
   SECTION("a path that is not there says so") {
     CHECK_THROWS_WITH(resolve_model("/nonexistent/snapshot"),
