@@ -109,8 +109,10 @@ KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const
     } else if (r.kind == "elementwise" && r.op == "layer_compiled") {
       elem[{r.dtype, r.n, r.k, r.q_heads, r.kv_heads, r.head_dim}].emplace_back(
           static_cast<double>(r.m_tokens), r.time_s);
-    } else if (r.kind == "moe" && r.dtype == "bf16" && r.op.find("_ep") == std::string::npos) {
-      // TP-sharded experts only: an EP shard's rows (op *_ep) are not keyed by the same shape.
+    } else if (r.kind == "moe" && r.dtype == "bf16") {
+      // TP shards (every expert sliced) and EP shards (op *_ep: batch = the rank's whole experts,
+      // m_tokens = tokens per rank with about m·top-k rows on it) share the key: both map tokens
+      // to rows as m·top-k over `batch` experts.
       moe[{r.dtype, r.batch, r.q_len, r.n, r.k}].emplace_back(static_cast<double>(r.m_tokens),
                                                              r.time_s);
     }

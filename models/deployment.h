@@ -21,6 +21,14 @@ struct Deployment {
   hardware::GpuSpec gpu;
   int tensor_parallel_size = 1;    // --tensor-parallel-size / -tp
   int pipeline_parallel_size = 1;  // --pipeline-parallel-size / -pp
+  // --data-parallel-size / -dp: attention replicas of TP x PP GPUs each, with their own
+  // scheduler and KV cache. For an MoE model they run every step together (vLLM's DP
+  // coordinator: idle ranks run dummy batches) and their MoE layers form one group of
+  // TP x DP GPUs (vLLM FusedMoEParallelConfig: the experts are sliced over TP x DP, or with
+  // --enable-expert-parallel held whole, E / (TP x DP) per GPU). A dense model's DP ranks are
+  // independent engines behind one API server.
+  int data_parallel_size = 1;
+  bool enable_expert_parallel = false;  // --enable-expert-parallel
   // --quantization: "" (the checkpoint's own format: model dtype, or ModelSpec::
   // checkpoint_quantization), "fp8" (every linear weight in 1 byte) or "mxfp4" (MoE experts in
   // MXFP4, the rest in the model dtype; what vLLM auto-detects for gpt-oss).
@@ -56,7 +64,13 @@ struct Deployment {
   // else "bf16" (MXFP4 experts run as w4a16 on Hopper: dequantized to bf16 in the kernel).
   std::string linear_compute_dtype() const;
   int kv_dtype_bytes() const;          // 1 for fp8, else model dtype bytes
-  int num_gpus() const { return tensor_parallel_size * pipeline_parallel_size; }
+  int num_gpus() const { return tensor_parallel_size * pipeline_parallel_size; }  // one DP rank
+  // GPUs the routed experts are spread over: TP x DP for an MoE model (1 for a dense one).
+  int moe_group_size() const {
+    return model.is_moe() ? tensor_parallel_size * data_parallel_size : 1;
+  }
+  // Whether the DP ranks' steps are coupled through their MoE layers (MoE model, DP > 1).
+  bool dp_coupled() const { return model.is_moe() && data_parallel_size > 1; }
 };
 
 // How a vLLM release picks its CUDA-graph capture sizes (sim/replica/vllm_version.h says which).

@@ -86,11 +86,16 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
     const double moe_i = static_cast<double>(
         m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size);
     const double shared_i = static_cast<double>(m.shared_expert_intermediate_size);
-    // Every expert TP-sharded (vLLM without --enable-expert-parallel); the router replicated.
+    // The routed experts spread over the MoE group (TP, or TP x DP: sliced, or whole under
+    // --enable-expert-parallel; the bytes per GPU are the same), the shared experts TP-sharded,
+    // the router replicated.
     const double router = h * static_cast<double>(m.num_experts);
-    mlp = moe_share * ((m.moe_mlp_params(m.num_experts) - router) / tp + router) +
+    const double routed = 3 * h * moe_i * static_cast<double>(m.num_experts);
+    const double shared = m.moe_mlp_params(m.num_experts) - router - routed;
+    const double group = static_cast<double>(tp) * d.data_parallel_size;
+    mlp = moe_share * (routed / group + shared / tp + router) +
           (1.0 - moe_share) * m.dense_mlp_params() / tp;
-    expert_params = moe_share * static_cast<double>(m.num_experts) * 3 * h * moe_i / tp;
+    expert_params = moe_share * routed / group;
     i_eff = std::max(static_cast<double>(m.experts_per_token) * moe_i + shared_i,
                      m.num_dense_layers > 0 ? static_cast<double>(m.intermediate_size) : 0.0);
   } else {

@@ -7,6 +7,7 @@
 
 #include "hardware/topology.h"
 #include "models/kernel_timer.h"
+#include "models/moe_routing.h"
 #include "sim/base/error.h"
 
 namespace servesim::models {
@@ -244,10 +245,33 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
         static_cast<double>(m.num_moe_layers()) / static_cast<double>(m.num_layers);
     num_experts_ = static_cast<double>(m.num_experts);
     top_k_ = static_cast<double>(std::max<int64_t>(1, m.experts_per_token));
+    require(d.data_parallel_size >= 1, "data-parallel size must be >= 1");
+    dp_ = d.data_parallel_size;
+    moe_group_ = d.moe_group_size();
+    expert_parallel_ = d.enable_expert_parallel && moe_group_ > 1;
+    dp_coupled_ = d.dp_coupled();
+    experts_per_gpu_ = expert_parallel_ ? num_experts_ / moe_group_ : num_experts_;
+    if (dp_coupled_) {
+      // The DP group's GPUs (TP·DP of them, node by node): NVLink inside a node, else the ring
+      // over the topology, as for a TP group (§3.5).
+      const hardware::Placement group = hardware::place_replica(tp_ * dp_, 1, d.gpus_per_node);
+      if (group.num_nodes == 1) {
+        dp_link_ = g.scale_up;
+      } else {
+        hardware::NetworkLinkSpec net = d.inter_node;
+        if (net.link.kind.empty()) {
+          net = hardware::load_network_link(hardware::default_network_link_name(g));
+        }
+        dp_link_ = hardware::Topology(group.num_nodes, d.gpus_per_node, g.scale_up, net)
+                       .ring_link(group.stage_gpus[0]);
+      }
+    }
+    // One routed expert: gate_up [h, 2·I_e/g] and down [I_e/g, h], sliced over the MoE group g
+    // (TP, or TP·DP with data parallelism), or whole under expert parallelism.
     const double moe_i =
         static_cast<double>(m.moe_intermediate_size > 0 ? m.moe_intermediate_size
-                                                        : m.intermediate_size) / t;
-    // One routed expert: gate_up [h, 2·I_e/t] and down [I_e/t, h] (TP shards every expert).
+                                                        : m.intermediate_size) /
+        (expert_parallel_ ? 1.0 : static_cast<double>(moe_group_));
     expert_inter_rank_ = moe_i;
     expert_op_.flops_per_token = 2.0 * 3.0 * h * moe_i;
     expert_op_.weight_bytes = 3.0 * h * moe_i * d.expert_weight_bytes_per_param();
@@ -421,7 +445,7 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
   // was 21–24 % too fast against these measurements (docs/validation.md §4a).
   if (moe_ && !prof.moe().empty()) {
     const double h = static_cast<double>(d.model.hidden_size);
-    const auto e = static_cast<long long>(num_experts_), k = static_cast<long long>(top_k_);
+    const auto e = static_cast<long long>(experts_per_gpu_), k = static_cast<long long>(top_k_);
     const hardware::MoeShape gate_up{"bf16", e, k, std::llround(2 * expert_inter_rank_),
                                      std::llround(h)};
     const hardware::MoeShape down{"bf16", e, k, std::llround(h), std::llround(expert_inter_rank_)};
@@ -453,7 +477,7 @@ double RooflineCostModel::min_weight_bytes_per_step() const {
     per_layer += op.layer_share * op.weight_bytes;
   }
   if (moe_) {
-    per_layer += moe_layer_share_ * expected_experts_touched(num_experts_, top_k_, 1) *
+    per_layer += moe_layer_share_ * expected_experts_touched(experts_per_gpu_, top_k_, 1) *
                  expert_op_.weight_bytes;
   }
   return num_layers_ * per_layer + lm_head_op_.weight_bytes;
@@ -487,17 +511,31 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
   for (const LinearOp& op : dense_ops_) {
     if (!op.tabled) s += op.layer_share * linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
   }
-  if (moe_ && tokens > 0) {
-    // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
-    // over the experts hit, weights of the expected distinct experts.
-    s += moe_layer_share_ *
-         (table_moe_on_ ? table_moe_.at(tokens)
-                        : linear_op_s(expert_op_, tokens * top_k_,
-                                      expected_experts_touched(num_experts_, top_k_, tokens) *
-                                          expert_op_.weight_bytes,
-                                      linear_peak_flops_));
-  }
+  if (moe_ && tokens > 0 && !dp_coupled_) s += moe_layer_share_ * routed_experts_s(tokens);
   return s;
+}
+
+double RooflineCostModel::routed_experts_s(double tokens) const {
+  if (!moe_ || tokens <= 0) return 0;
+  // Expert parallelism: the busiest GPU's rows (models/moe_routing.h) over its E/g experts; the
+  // grouped-GEMM curves map tokens to rows as tokens·k, so that GPU runs as `equivalent` tokens.
+  const double equivalent =
+      expert_parallel_ ? expected_max_group_rows(tokens, top_k_, num_experts_, moe_group_) / top_k_
+                       : tokens;
+  // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
+  // over the experts hit, weights of the expected distinct experts.
+  return table_moe_on_ ? table_moe_.at(equivalent)
+                       : linear_op_s(expert_op_, equivalent * top_k_,
+                                     expected_experts_touched(experts_per_gpu_, top_k_, equivalent) *
+                                         expert_op_.weight_bytes,
+                                     linear_peak_flops_);
+}
+
+double RooflineCostModel::dp_group_moe_s(double group_tokens) const {
+  if (!dp_coupled_ || group_tokens <= 0) return 0;
+  const double moe_layers = num_layers_ * moe_layer_share_;
+  const double gather = ring_all_gather_s(group_tokens * hidden_act_bytes_, dp_, dp_link_);
+  return moe_layers * (routed_experts_s(group_tokens) + 2.0 * gather);
 }
 
 double RooflineCostModel::layer_elementwise_time_s(double tokens) const {

@@ -181,6 +181,18 @@ class RooflineCostModel : public CostModel {
   // Tokens the linear ops (and TP all-reduces) run at: total_tokens() padded to the next CUDA-graph
   // capture size when padding is on and total_tokens() <= the largest size, else unchanged.
   int64_t linear_tokens(const BatchShape& shape) const;
+  // Data-parallel MoE (Deployment::dp_coupled): estimate() leaves the routed experts out, and
+  // every DP rank's step adds this, the routed experts of all MoE layers for `group_tokens`
+  // tokens over the DP group (the sum of the ranks' linear tokens) on the busiest GPU, plus
+  // vLLM's default all2all (allgather_reducescatter): an all-gather and a reduce-scatter of the
+  // group's hidden states over the DP ranks per MoE layer (docs/cost_model.md §3.2.1). 0 when
+  // not coupled.
+  double dp_group_moe_s(double group_tokens) const;
+  bool dp_coupled() const { return dp_coupled_; }
+  // The routed experts of one MoE layer for `tokens` tokens on the busiest GPU of the MoE group
+  // (expert parallelism: E / group experts per GPU, the expected largest share of the rows;
+  // otherwise every expert sliced over the group).
+  double routed_experts_s(double tokens) const;
   // Bytes of weights one TP rank streams per step with a single token in the batch, summed over
   // all layers (all PP stages) plus the LM head: the floor of any decode step is this / bandwidth.
   double min_weight_bytes_per_step() const;
@@ -249,6 +261,12 @@ class RooflineCostModel : public CostModel {
   LinearOp expert_op_;               // one routed expert: flops per routed token, bytes per expert
   double expert_inter_rank_ = 0;     // I_e / t: one expert's intermediate width on one rank
   double num_experts_ = 0;
+  double experts_per_gpu_ = 0;       // E, or E / (TP·DP) under expert parallelism
+  int moe_group_ = 1;                // GPUs the experts are spread over (TP·DP)
+  bool expert_parallel_ = false;
+  bool dp_coupled_ = false;
+  int dp_ = 1;
+  hardware::LinkSpec dp_link_;       // the links among the DP group's GPUs
   double top_k_ = 0;
   double attn_flops_per_work_ = 0;   // prefill: 4 · heads_per_rank · head_dim (MLA: below)
   double attn_decode_flops_per_ctx_ = 0;  // decode; = attn_flops_per_work_ but under MLA

@@ -40,6 +40,8 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
       args.push_back("--tensor-parallel-size");
     } else if (a == "-pp") {
       args.push_back("--pipeline-parallel-size");
+    } else if (a == "-dp") {
+      args.push_back("--data-parallel-size");
     } else {
       args.push_back(a);
     }

@@ -187,6 +187,10 @@ class PlanCommand : public Command {
           if (c.config.pipeline_parallel_size > 1) {
             c.label += " PP" + std::to_string(c.config.pipeline_parallel_size);
           }
+          if (c.config.data_parallel_size > 1) {
+            c.label += " DP" + std::to_string(c.config.data_parallel_size);
+          }
+          if (c.config.enable_expert_parallel) c.label += " EP";
           if (!vp.label.empty()) c.label += " " + vp.label;
           candidates.push_back(std::move(c));
         }

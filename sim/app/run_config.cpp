@@ -103,6 +103,14 @@ std::vector<ConfigField> build_fields() {
                     &SimulationConfig::tensor_parallel_size, "-tp"));
   f.push_back(field("pipeline_parallel_size", K::kInt, "pipeline stages per replica [1]",
                     &SimulationConfig::pipeline_parallel_size, "-pp"));
+  f.push_back(field("data_parallel_size", K::kInt,
+                    "data-parallel ranks per replica, each TP x PP GPUs with its own scheduler "
+                    "and KV cache; an MoE model's ranks step together (docs/semantics.md) [1]",
+                    &SimulationConfig::data_parallel_size, "-dp"));
+  f.push_back(field("enable_expert_parallel", K::kBool,
+                    "MoE: hold E / (TP x DP) whole experts per GPU instead of slicing every "
+                    "expert [false]",
+                    &SimulationConfig::enable_expert_parallel));
   f.push_back(field("gpus_per_node", K::kInt,
                     "GPUs per node: a replica of TP x PP GPUs spans ceil(TP*PP / N) nodes [8]",
                     &SimulationConfig::gpus_per_node));

@@ -164,8 +164,28 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
     throw ConfigError("--kv-cache-dtype: '" + config.kv_cache_dtype +
                       "' is not supported; expected auto, fp8, fp8_e4m3 or fp8_e5m2");
   }
+  if (config.data_parallel_size < 1) {
+    throw ConfigError("--data-parallel-size: " + std::to_string(config.data_parallel_size) +
+                      " is invalid; expected an integer >= 1");
+  }
+  if (config.data_parallel_size > 1 && config.pipeline_parallel_size > 1) {
+    throw ConfigError("--data-parallel-size " + std::to_string(config.data_parallel_size) +
+                      " with --pipeline-parallel-size " +
+                      std::to_string(config.pipeline_parallel_size) +
+                      ": data parallelism over pipeline stages is not modelled");
+  }
+  if (config.enable_expert_parallel && !d.model.is_moe()) {
+    throw ConfigError("--enable-expert-parallel: " + d.model.name + " has no MoE experts");
+  }
   d.tensor_parallel_size = config.tensor_parallel_size;
   d.pipeline_parallel_size = config.pipeline_parallel_size;
+  d.data_parallel_size = config.data_parallel_size;
+  d.enable_expert_parallel = config.enable_expert_parallel;
+  if (d.enable_expert_parallel && d.model.num_experts % d.moe_group_size() != 0) {
+    throw ConfigError("--enable-expert-parallel: the " + std::to_string(d.model.num_experts) +
+                      " experts of " + d.model.name + " do not split evenly over TP x DP = " +
+                      std::to_string(d.moe_group_size()) + " GPUs");
+  }
   if (config.gpus_per_node < 1) {
     throw ConfigError("--gpus-per-node: " + std::to_string(config.gpus_per_node) +
                       " is invalid; expected an integer >= 1");
@@ -300,10 +320,12 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   const RouterPolicy policy = parse_router_policy(config.router);
   // Resource guards: every replica holds its KV block table (24 B per block, 32 with slack) and a
   // few KiB of queues; refuse what would not fit rather than be killed half-way.
-  check_fits_in_memory("--num-replicas x KV blocks per replica",
-                       static_cast<int64_t>(config.num_replicas) * prepared.memory.num_blocks,
+  const int dp = prepared.deployment.data_parallel_size;
+  check_fits_in_memory("--num-replicas x --data-parallel-size x KV blocks per replica",
+                       static_cast<int64_t>(config.num_replicas) * dp * prepared.memory.num_blocks,
                        "KV blocks", 32);
-  check_fits_in_memory("--num-replicas", config.num_replicas, "replicas", 64 * 1024);
+  check_fits_in_memory("--num-replicas x --data-parallel-size",
+                       static_cast<int64_t>(config.num_replicas) * dp, "replicas", 64 * 1024);
 
   SimulationResult result;
   // Every record is written here (value-initialized): large record arrays are advised to use
@@ -325,11 +347,26 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   std::vector<Replica*> replica_ptrs;
   std::vector<std::unique_ptr<Replica>> engines;
   std::vector<std::unique_ptr<PipelineStages>> stages;
-  for (int i = 0; i < config.num_replicas; ++i) {
+  // Data parallelism (sim/replica/dp_group.h): replica i is DP ranks i·DP … i·DP + DP − 1, the
+  // first of them its front; an MoE model's ranks step in rounds of their group.
+  std::vector<std::unique_ptr<DpGroup>> dp_groups;
+  const auto* roofline = dynamic_cast<const models::RooflineCostModel*>(&step_cost);
+  for (int i = 0; i < config.num_replicas * dp; ++i) {
     replicas.push_back(std::make_unique<Replica>(i, prepared.engine, step_cost, ideal_cost,
                                                  engine_blocks,
                                                  &result.records, &relay));
-    replica_ptrs.push_back(replicas.back().get());
+    if (dp == 1) {
+      replica_ptrs.push_back(replicas.back().get());
+      continue;
+    }
+    if (i % dp == 0) {
+      dp_groups.push_back(std::make_unique<DpGroup>(
+          roofline != nullptr && roofline->dp_coupled() ? roofline : nullptr));
+      replica_ptrs.push_back(replicas.back().get());
+    }
+    dp_groups.back()->add_member(replicas.back().get());
+    replicas.back()->set_dp_group(dp_groups.back().get(), i % dp == 0,
+                                  prepared.deployment.dp_coupled());
   }
   for (int i = 0; pp > 1 && i < config.num_replicas; ++i) {
     std::vector<Replica*> others;
@@ -495,6 +532,8 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       d.tensor_parallel_size, d.pipeline_parallel_size, d.gpus_per_node);
   // Echoed only when set, so that result files of other runs stay as they were.
   if (config.engine.disable_hybrid_kv_cache_manager) cfg["disable_hybrid_kv_cache_manager"] = true;
+  if (d.data_parallel_size > 1) cfg["data_parallel_size"] = d.data_parallel_size;
+  if (d.enable_expert_parallel) cfg["enable_expert_parallel"] = true;
   if (p.engine.enable_chunked_prefill == 0) cfg["enable_chunked_prefill"] = false;
   if (p.engine.num_scheduler_steps > 1) cfg["num_scheduler_steps"] = p.engine.num_scheduler_steps;
   if (d.pipeline_parallel_size > 1 || placement.num_nodes > 1) {

@@ -38,6 +38,8 @@ struct SimulationConfig {
   std::string gpu = "h100-sxm";        // --gpu: catalog name or path to a GPU JSON file
   int tensor_parallel_size = 1;        // --tensor-parallel-size / -tp
   int pipeline_parallel_size = 1;      // --pipeline-parallel-size / -pp
+  int data_parallel_size = 1;          // --data-parallel-size / -dp (models/deployment.h)
+  bool enable_expert_parallel = false; // --enable-expert-parallel
   int gpus_per_node = 8;               // --gpus-per-node: GPUs per node for the placement
   std::string inter_node_link;         // --inter-node-link: network catalog name or JSON path
                                        //   ("" = the GPU's usual network, hardware/topology.h)

@@ -96,6 +96,8 @@ std::string shape(const CandidateResult& c) {
   std::string s = std::to_string(c.replicas) + (c.replicas == 1 ? " replica" : " replicas") +
                   " × TP" + std::to_string(c.tensor_parallel_size);
   if (c.pipeline_parallel_size > 1) s += " × PP" + std::to_string(c.pipeline_parallel_size);
+  const int dp = c.candidate.config.data_parallel_size;
+  if (dp > 1) s += " × DP" + std::to_string(dp);
   return s;
 }
 
@@ -312,7 +314,9 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   r.gpu = candidate.config.gpu;
   r.tensor_parallel_size = candidate.config.tensor_parallel_size;
   r.pipeline_parallel_size = candidate.config.pipeline_parallel_size;
-  r.gpus_per_replica = r.tensor_parallel_size * r.pipeline_parallel_size;
+  // A replica of a data-parallel deployment is its DP ranks (one router target).
+  r.gpus_per_replica = r.tensor_parallel_size * r.pipeline_parallel_size *
+                       std::max(1, candidate.config.data_parallel_size);
 
   sim::SimulationConfig config = candidate.config;
   config.num_replicas = 1;

@@ -48,13 +48,37 @@ void Replica::set_virtual_engines(std::vector<Replica*> others, PipelineStages* 
   for (Replica* e : virtual_engines_) e->pipeline_ = stages;
 }
 
+void Replica::set_dp_group(DpGroup* group, bool front, bool lockstep) {
+  SERVESIM_CHECK(group != nullptr && virtual_engines_.empty() && pipeline_ == nullptr,
+                 "a DP rank needs its group and no pipeline stages");
+  dp_ = group;
+  dp_front_ = front;
+  dp_lockstep_ = lockstep;
+}
+
+void Replica::end_dp_step(engine::Simulator& sim, SimTime end) {
+  step_end_ = end;
+  stats_.busy_ns += (end - sim.now()).ns();
+  sim.schedule_at(end, this, kStepEnd);
+}
+
 int64_t Replica::num_running() const {
+  if (dp_front_) {
+    int64_t n = 0;
+    for (const Replica* r : dp_->members()) n += r->local_num_running();
+    return n;
+  }
   int64_t n = static_cast<int64_t>(running_.size());
   for (const Replica* e : virtual_engines_) n += static_cast<int64_t>(e->running_.size());
   return n;
 }
 
 int64_t Replica::num_waiting() const {
+  if (dp_front_) {
+    int64_t n = 0;
+    for (const Replica* r : dp_->members()) n += r->local_num_waiting();
+    return n;
+  }
   int64_t n = static_cast<int64_t>(waiting_size());
   for (const Replica* e : virtual_engines_) n += static_cast<int64_t>(e->waiting_size());
   return n;
@@ -63,6 +87,10 @@ int64_t Replica::num_waiting() const {
 void Replica::add_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
   // vLLM V0 LLMEngine._add_processed_request: "Add the sequence group to the scheduler with least
   // unfinished seqs": costs.index(min(costs)), the first engine among equals.
+  if (dp_front_) {
+    dp_->route()->add_local_request(sim, spec);
+    return;
+  }
   Replica* target = this;
   int64_t least = local_outstanding();
   for (Replica* e : virtual_engines_) {
@@ -138,6 +166,12 @@ int32_t Replica::take_slot(const workloads::RequestSpec& spec, int64_t arrival_n
 void Replica::on_event(engine::Simulator& sim, int64_t tag) {
   if (tag == kKick) {
     kick_pending_ = false;
+    if (dp_lockstep_ && !step_in_flight_ && dp_->wait_for_round(sim.now()) > sim.now()) {
+      // A DP rank joins the next round of its group: at the end of the one in flight.
+      kick_pending_ = true;
+      sim.schedule_at(dp_->wait_for_round(sim.now()), this, kKick);
+      return;
+    }
     if (!step_in_flight_) start_step(sim, false);
   } else {
     end_step(sim);
@@ -519,6 +553,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   // has nothing to do.
   if (n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
       !waiting_empty() || ghost_seqs_ != 0 || dead_seqs_ != 0 || pipeline_ != nullptr ||
+      dp_lockstep_ ||
       n > config_.max_num_batched_tokens) {
     return false;
   }
@@ -667,9 +702,15 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
       SERVESIM_CHECK(false, "running requests but nothing scheduled");
     }
 
-    // With pipeline stages the step's micro-batch queues for the shared stage GPUs.
+    // With pipeline stages the step's micro-batch queues for the shared stage GPUs; a DP rank's
+    // step is timed by its group's round (end_dp_step).
     SimTime duration;
-    if (pipeline_ != nullptr) {
+    if (dp_lockstep_) {
+      const models::StepCost c = cost_.estimate_memo(shape, cost_memo_.get());
+      dp_->join(sim, this, c, static_cast<double>(shape.total_tokens()), async_ && chained);
+      duration = SimTime::from_ns(0);
+      step_end_queued_ = true;  // the round schedules the end
+    } else if (pipeline_ != nullptr) {
       duration = pipeline_->run(sim.now(), shape) - sim.now();
     } else {
       const models::StepCost c = cost_.estimate_memo(shape, cost_memo_.get());
@@ -681,7 +722,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     ghost_ctx_ = 0;
     step_in_flight_ = true;
     step_end_ = sim.now() + duration;  // queued or handled in place by on_event()
-    step_end_queued_ = false;
+    step_end_queued_ = dp_lockstep_;
 
     ++stats_.steps;
     stats_.busy_ns += duration.ns();

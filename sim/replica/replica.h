@@ -90,6 +90,7 @@
 #include "sim/metrics/request_record.h"
 #include "sim/replica/engine_config.h"
 #include "sim/replica/kv_cache_manager.h"
+#include "sim/replica/dp_group.h"
 #include "sim/replica/pipeline.h"
 #include "workloads/request_spec.h"
 
@@ -142,6 +143,18 @@ class Replica : public engine::EventHandler {
   // outstanding(), num_running() and num_waiting() count the whole group.
   // REQUIRES: called before any request arrives; every pointer outlives this replica.
   void set_virtual_engines(std::vector<Replica*> others, PipelineStages* stages);
+
+  // Data parallelism (sim/replica/dp_group.h): this replica is one rank of `group`. `front`
+  // makes it the rank the router sends the group's requests to (add_request() then picks the
+  // rank, and outstanding(), num_running() and num_waiting() count the whole group); `lockstep`
+  // (an MoE model) lets the group's rounds time its steps. REQUIRES: before any request arrives;
+  // no virtual engines; `group` outlives this replica.
+  void set_dp_group(DpGroup* group, bool front, bool lockstep);
+  // The group's round that this replica's step joined ends at `end`.
+  void end_dp_step(engine::Simulator& sim, SimTime end);
+  // This engine's own counts (a DP group's front counts the group in num_running/num_waiting).
+  int64_t local_num_running() const { return static_cast<int64_t>(running_.size()); }
+  int64_t local_num_waiting() const { return waiting_size(); }
 
   void on_event(engine::Simulator& sim, int64_t tag) override;
 
@@ -303,6 +316,9 @@ class Replica : public engine::EventHandler {
   int64_t sliding_groups_;  // config_.kv_sliding_groups (0: no sliding-window groups)
   std::vector<Replica*> virtual_engines_;  // engines 1..PP−1 when this is engine 0 of a group
   PipelineStages* pipeline_ = nullptr;     // the group's stages (every engine of a group)
+  DpGroup* dp_ = nullptr;                  // the DP group of this rank, if any
+  bool dp_front_ = false;                  // requests to the group arrive here
+  bool dp_lockstep_ = false;               // the group's rounds time this rank's steps
 
   std::vector<Req> slots_;
   std::vector<int32_t> free_slots_;
