@@ -3,7 +3,6 @@
 #include "models/model_spec.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -15,10 +14,7 @@
 namespace servesim::models {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
-
-fs::path catalog_dir() { return data_dir() / "models" / "catalog"; }
 
 // A required positive integer field.
 int64_t require_positive(const json& j, const std::string& key, const std::string& where) {
@@ -388,19 +384,14 @@ int64_t ModelSpec::kv_bytes_per_token_per_rank(int kv_dtype_bytes, int tp) const
   return 2 * num_layers * heads_per_rank * head_dim * kv_dtype_bytes;
 }
 
-ModelSpec load_model(const std::string& name_or_path) {
-  if (looks_like_path(name_or_path)) {
-    return parse_model(read_json_file(name_or_path), name_or_path, name_or_path);
-  }
-  const fs::path file = catalog_dir() / (name_or_path + ".json");
-  if (!fs::is_regular_file(file)) {
-    throw ConfigError("unknown model '" + name_or_path + "'; known: " +
-                      join_names(model_catalog_names()) +
-                      " (or give a path to an HF config.json)");
-  }
-  return parse_model(read_json_file(file), name_or_path, file.string());
+ModelSpec load_model(const ModelSource& source) {
+  return parse_model(read_json_file(source.config_path), source.name(), source.config_path);
 }
 
-std::vector<std::string> model_catalog_names() { return catalog_names_in(catalog_dir()); }
+ModelSpec load_model(const std::string& name_or_path) {
+  return load_model(resolve_model(name_or_path));
+}
+
+std::vector<std::string> model_catalog_names() { return catalog_names_in(model_catalog_dir()); }
 
 }  // namespace servesim::models

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "models/model_name.h"
+
 namespace servesim::models {
 
 // Bytes per weight of OCP Microscaling MXFP4 (OCP MX spec v1.0 §5.3): blocks of 32 E2M1 values
@@ -102,9 +104,13 @@ struct ModelSpec {
   int64_t kv_bytes_per_token_per_rank(int kv_dtype_bytes, int tp) const;
 };
 
-// Loads a model by catalog name (models/catalog/<name>.json) or path to an HF config.json.
-// Throws ConfigError naming the file and field on bad input; lists known names for unknown ones.
+// Loads the model a --model value names: a catalog name, a Hugging Face id the catalog records,
+// a config.json or a snapshot folder holding one (resolve_model, models/model_name.h). Throws
+// ConfigError naming the file and field on bad input, and the nearest catalog entries for an
+// unknown id.
 ModelSpec load_model(const std::string& name_or_path);
+// The same for an already resolved value. ModelSpec::name is source.name().
+ModelSpec load_model(const ModelSource& source);
 
 std::vector<std::string> model_catalog_names();
 

@@ -10,6 +10,7 @@
 #include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "models/kernel_timer.h"
+#include "models/model_name.h"
 #include "models/model_spec.h"
 #include "sim/app/command.h"
 #include "sim/base/error.h"
@@ -95,8 +96,13 @@ class ListCommand : public Command {
   }
   int run(std::ostream& out, std::ostream&) override {
     out << "Models (models/catalog): parameters (total / active per token), KV cache bytes per\n"
-           "token at 16 bits on one GPU, attention and MLP (docs/models.md):\n";
-    for (const std::string& n : models::model_catalog_names()) out << model_line(n) << "\n";
+           "token at 16 bits on one GPU, attention and MLP (docs/models.md); below each, the\n"
+           "Hugging Face ids --model also takes for it (and with -Instruct, -Chat or -it appended;\n"
+           "docs/cli.md, \"Model names\"):\n";
+    for (const models::CatalogModelIds& m : models::catalog_model_ids()) {
+      out << model_line(m.name) << "\n"
+          << "  " << std::string(18, ' ') << " ids: " << join_names(m.hf_ids) << "\n";
+    }
     out << "GPUs (hardware/catalog): the kernel times a simulation uses by default, and the\n"
            "calibration profiles shipped (the host lines they were fitted on; hardware/calibration/\n"
            "<gpu>.json applies to every line without a vllm-<line> profile of its own):\n";

@@ -171,6 +171,7 @@ class MatrixCommand : public Command {
     if (!output_.empty()) {
       const json doc = {{"deployment",
                          {{"model", base.model},
+                          {"catalog_model", sim::catalog_model_json(prepared)},
                           {"gpu", base.gpu},
                           {"tensor_parallel_size", base.tensor_parallel_size},
                           {"calibration", prepared.calibration_source.empty()

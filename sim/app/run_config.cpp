@@ -94,8 +94,8 @@ std::vector<ConfigField> build_fields() {
   std::vector<ConfigField> f;
   // Deployment (vllm serve).
   f.push_back(field("model", K::kString,
-                    "model: catalog name (see `servesim list`) or path to an HF config.json "
-                    "[llama-3.1-8b]",
+                    "model: catalog name or Hugging Face id ORG/NAME (see `servesim list`), or "
+                    "path to an HF config.json or a snapshot folder holding one [llama-3.1-8b]",
                     &SimulationConfig::model));
   f.push_back(field("gpu", K::kString, "GPU: catalog name or path to a GPU JSON file [h100-sxm]",
                     &SimulationConfig::gpu));

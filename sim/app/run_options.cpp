@@ -32,6 +32,11 @@ std::vector<std::string> run_input_paths(const RunOptions& o, const sim::Simulat
   for (const std::string* s : {&c.model, &c.gpu, &c.calibration, &c.inter_node_link}) {
     if (looks_like_path(*s)) in.push_back(*s);
   }
+  // A snapshot folder given as --model is read through its config.json (models/model_name.h).
+  std::error_code ec;
+  if (std::filesystem::is_directory(c.model, ec)) {
+    in.push_back((std::filesystem::path(c.model) / "config.json").string());
+  }
   for (const std::string* s : {&c.workload.dataset_path, &c.workload.trace}) {
     if (!s->empty()) in.push_back(*s);  // always files
   }

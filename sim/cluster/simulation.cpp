@@ -125,7 +125,8 @@ int64_t blocks_for_longest_request(const EngineConfig& e) {
 PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   PreparedDeployment p;
   models::Deployment& d = p.deployment;
-  d.model = models::load_model(config.model);
+  p.model = models::resolve_model(config.model);
+  d.model = models::load_model(p.model);
   d.gpu = hardware::load_gpu(config.gpu);
   if (config.tensor_parallel_size < 1) {
     throw ConfigError("--tensor-parallel-size: " + std::to_string(config.tensor_parallel_size) +
@@ -442,7 +443,7 @@ hardware::PredictionQuery prediction_query(const SimulationConfig& config,
   const models::Deployment& d = prepared.deployment;
   hardware::PredictionQuery q;
   q.gpu = d.gpu.name;
-  q.model = config.model;
+  q.model = d.model.name;  // the catalog name of an HF id, as profiles' domains record models
   q.tensor_parallel_size = d.tensor_parallel_size;
   q.pipeline_parallel_size = d.pipeline_parallel_size;
   q.dtype = d.weight_format().empty() ? "bf16" : d.weight_format();
@@ -480,6 +481,11 @@ hardware::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
   return b;
 }
 
+nlohmann::json catalog_model_json(const PreparedDeployment& prepared) {
+  const std::string& name = prepared.model.catalog_name;
+  return name.empty() ? nlohmann::json(nullptr) : nlohmann::json(name);
+}
+
 nlohmann::json prediction_basis_json(const PreparedDeployment& prepared) {
   return {{"basis", prepared.basis.label}, {"reason", prepared.basis.reason}};
 }
@@ -490,6 +496,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   const models::Deployment& d = p.deployment;
   json cfg = {
       {"model", config.model},
+      {"catalog_model", catalog_model_json(p)},
       {"gpu", d.gpu.name},
       {"tensor_parallel_size", d.tensor_parallel_size},
       {"pipeline_parallel_size", d.pipeline_parallel_size},

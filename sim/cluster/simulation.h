@@ -22,6 +22,7 @@
 
 #include "models/deployment.h"
 #include "models/memory_planner.h"
+#include "models/model_name.h"
 #include "sim/cluster/front_end.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/request_record.h"
@@ -81,6 +82,7 @@ struct SimulationConfig {
 // The deployment built from a config: catalogs loaded, defaults resolved, memory planned.
 // Building it is the expensive, failure-prone part (files, fit checks); sweeps reuse it.
 struct PreparedDeployment {
+  models::ModelSource model;  // what --model names (catalog entry or file)
   models::Deployment deployment;
   EngineConfig engine;  // resolved
   models::MemoryPlan memory;
@@ -152,6 +154,9 @@ workloads::WorkloadConfig resolved_workload(const SimulationConfig& config);
 // files written before clusters existed still compare equal.)
 // The "prediction" object of the result file: {"basis", "reason"} (PreparedDeployment::basis).
 nlohmann::json prediction_basis_json(const PreparedDeployment& prepared);
+// "catalog_model" of result files, next to "model" as given: the catalog entry --model named
+// (an HF id resolved), or null when --model was a config.json or a snapshot folder.
+nlohmann::json catalog_model_json(const PreparedDeployment& prepared);
 
 nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDeployment& prepared,
                                 const SimulationResult& result);

@@ -3,12 +3,11 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
 
-#include "models/model_spec.h"
+#include "models/model_name.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/measured/readers.h"
@@ -19,11 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -161,20 +155,6 @@ void fill_metrics_from_requests(MeasuredRun& run) {
   }
 }
 
-std::string catalog_model_for(const std::string& model_id) {
-  std::string base = lower(fs::path(model_id).filename().string());
-  if (base.empty()) return "";
-  for (const char* suffix : {"-instruct-hf", "-chat-hf", "-instruct", "-chat", "-hf"}) {
-    if (ends_with(base, suffix)) {
-      base.resize(base.size() - std::string(suffix).size());
-      break;
-    }
-  }
-  if (base.rfind("meta-llama-", 0) == 0) base.erase(0, 5);  // "Meta-Llama-3.1-8B-Instruct"
-  const std::vector<std::string> names = models::model_catalog_names();
-  return std::find(names.begin(), names.end(), base) != names.end() ? base : "";
-}
-
 std::string catalog_gpu_for(const std::string& hardware) {
   // Exact product names as nvidia-smi / torch report them, and the one cloud SKU in realdata.
   static const std::pair<const char*, const char*> kTable[] = {
@@ -236,6 +216,20 @@ void resolve_deployment(MeasuredRun& run, const SidecarOptions& opts) {
       throw ConfigError(run.path + ": the deployment has no '" + key +
                         "' (the file does not say; give it in " + run.path +
                         ".servesim.json, a --sidecars folder, or with " + flag + ")");
+    }
+  }
+  // A model given as a Hugging Face id (by a sidecar or --model) is recorded under the catalog
+  // name it resolves to, as the readers record the files' ids: groups, calibration domains and
+  // later --model queries name catalog entries. A value that names nothing is left for the
+  // simulation of the run to refuse, with its message.
+  if (const json& model = run.deployment.config["model"]; model.is_string()) {
+    const std::string given = model.get<std::string>();
+    try {
+      const std::string name = models::resolve_model(given).catalog_name;
+      if (!name.empty() && name != given) {
+        run.deployment.set("model", name, run.deployment.source["model"] + " (" + given + ")");
+      }
+    } catch (const ConfigError&) {
     }
   }
 }

@@ -107,11 +107,6 @@ std::string metric_key(const std::string& stat, const std::string& metric);
 // known. Never overwrites a value the file gave.
 void fill_metrics_from_requests(MeasuredRun& run);
 
-// The catalog model for a model id a file gives ("meta-llama/Llama-3.3-70B-Instruct" ->
-// "llama-3.3-70b", "codellama/CodeLlama-34b-Instruct-hf" -> "codellama-34b"): the lower-cased
-// basename without -instruct/-hf/-chat suffixes and a "meta-" before "llama", when the catalog
-// has it; "" otherwise.
-std::string catalog_model_for(const std::string& model_id);
 // The catalog GPU for a hardware string a file gives ("NVIDIA GeForce RTX 4090" -> "rtx-4090",
 // Azure "Standard_ND96asr_v4" -> "a100-40gb"); "" when unknown.
 std::string catalog_gpu_for(const std::string& hardware);

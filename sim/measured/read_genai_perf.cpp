@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_name.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/measured/reader_helpers.h"
@@ -79,7 +80,7 @@ std::vector<MeasuredRun> read_genai_perf_json(const std::string& path) {
       } else if (m->is_string()) {
         run.deployment.model_id = m->get<std::string>();
       }
-      const std::string model = catalog_model_for(run.deployment.model_id);
+      const std::string model = models::catalog_name_for_id(run.deployment.model_id);
       if (!model.empty()) run.deployment.set("model", model, where + ".model");
     }
     if (auto c = ic->find("concurrency"); c != ic->end() && c->is_number() && c->get<double>() > 0) {

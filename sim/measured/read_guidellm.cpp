@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_name.h"
 #include "sim/base/error.h"
 #include "sim/measured/reader_helpers.h"
 
@@ -89,7 +90,7 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
     const std::string w = exp.string();
     if (auto it = y.find("model"); it != y.end()) {
       dep.model_id = it->second;
-      const std::string model = catalog_model_for(dep.model_id);
+      const std::string model = models::catalog_name_for_id(dep.model_id);
       if (!model.empty()) dep.set("model", model, w);
     }
     const std::pair<const char*, const char*> kKeys[] = {

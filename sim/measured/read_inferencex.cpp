@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_name.h"
 #include "sim/base/error.h"
 #include "sim/base/resource_limits.h"
 #include "sim/base/rng.h"
@@ -82,9 +83,9 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
     }
     // The catalog holds the FP8 checkpoint of Llama under its own name (its config.json differs by
     // the quantization_config); other models under their base name.
-    std::string model = catalog_model_for(model_id);
+    std::string model = models::catalog_name_for_id(model_id);
     if (precision == "fp8" && !model.empty()) {
-      const std::string fp8 = catalog_model_for(model + "-fp8");
+      const std::string fp8 = models::catalog_name_for_id(model + "-fp8");
       if (!fp8.empty()) model = fp8;
     }
     if (!model.empty()) dep.set("model", model, at + " (model)");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_name.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/measured/reader_helpers.h"
@@ -78,7 +79,7 @@ std::vector<MeasuredRun> read_llmservingsim(const std::string& path) {
     }
     if (auto v = meta.find("model"); v != meta.end() && v->is_string()) {
       run.deployment.model_id = v->get<std::string>();
-      const std::string model = catalog_model_for(run.deployment.model_id);
+      const std::string model = models::catalog_name_for_id(run.deployment.model_id);
       if (!model.empty()) run.deployment.set("model", model, mw + " (model)");
     }
     if (auto ek = meta.find("engine_kwargs"); ek != meta.end() && ek->is_object()) {

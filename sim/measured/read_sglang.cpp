@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_name.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/measured/reader_helpers.h"
@@ -31,7 +32,7 @@ std::vector<MeasuredRun> read_sglang_jsonl(const std::string& path) {
     for (const char* key : {"model_id", "model", "tokenizer_id"}) {
       if (auto it = j.find(key); it != j.end() && it->is_string()) {
         run.deployment.model_id = it->get<std::string>();
-        const std::string model = catalog_model_for(run.deployment.model_id);
+        const std::string model = models::catalog_name_for_id(run.deployment.model_id);
         if (!model.empty()) run.deployment.set("model", model, where + " (" + key + ")");
         break;
       }

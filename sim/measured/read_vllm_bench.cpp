@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/model_name.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/measured/reader_helpers.h"
@@ -125,7 +126,7 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
   run.format = "vllm-bench";
   if (auto it = j.find("model_id"); it != j.end() && it->is_string()) {
     run.deployment.model_id = it->get<std::string>();
-    const std::string model = catalog_model_for(run.deployment.model_id);
+    const std::string model = models::catalog_name_for_id(run.deployment.model_id);
     if (!model.empty()) run.deployment.set("model", model, path + " (model_id)");
   }
   if (j.contains("request_rate")) run.request_rate = rate_of(j["request_rate"], path);

@@ -145,6 +145,8 @@ CompareResult run_compare(const CompareSide& a, const CompareSide& b, const Comp
   CompareResult r;
   r.a_basis = prepared[0]->basis;
   r.b_basis = prepared[1]->basis;
+  r.a_catalog_model = sim::catalog_model_json(*prepared[0]);
+  r.b_catalog_model = sim::catalog_model_json(*prepared[1]);
   for (size_t i = 0; i < kNumMetrics; ++i) {
     CompareMetric m;
     m.key = kMetrics[i].key;
@@ -210,10 +212,12 @@ ordered_json compare_to_json(const CompareResult& result, const CompareSide& a,
   out["servesim_compare"] = "0.1";
   out["a"] = {{"label", a.label},
               {"config", a_echo},
+              {"catalog_model", result.a_catalog_model},
               {"prediction_basis", result.a_basis.label},
               {"prediction_basis_reason", result.a_basis.reason}};
   out["b"] = {{"label", b.label},
               {"config", b_echo},
+              {"catalog_model", result.b_catalog_model},
               {"prediction_basis", result.b_basis.label},
               {"prediction_basis_reason", result.b_basis.reason}};
   out["seeds"] = result.seeds;

@@ -62,6 +62,8 @@ struct CompareResult {
   // What each side's prediction rests on (calibrated / transferred / datasheet-only): a
   // difference between a calibrated and a transferred side is partly the profiles' difference.
   hardware::PredictionBasis a_basis, b_basis;
+  // The catalog entry each side's --model named (sim::catalog_model_json).
+  nlohmann::json a_catalog_model, b_catalog_model;
   bool interrupted = false;
 };
 
@@ -71,10 +73,10 @@ CompareResult run_compare(const CompareSide& a, const CompareSide& b, const Comp
 
 std::string verdict(const CompareMetric& m, double confidence);
 
-// {servesim_compare, a: {label, config, prediction_basis, prediction_basis_reason}, b: {...}, seeds, confidence, a_saturated_runs,
-// b_saturated_runs, interrupted, metrics: [{key, name, unit, a: [...], b: [...], a_mean, b_mean,
-// mean_diff, sd_diff, t, df, p_value, ci_low, ci_high, sign_positive, sign_negative, sign_p,
-// verdict}]}. Deterministic.
+// {servesim_compare, a: {label, config, catalog_model, prediction_basis, prediction_basis_reason},
+// b: {...}, seeds, confidence, a_saturated_runs, b_saturated_runs, interrupted, metrics: [{key,
+// name, unit, a: [...], b: [...], a_mean, b_mean, mean_diff, sd_diff, t, df, p_value, ci_low,
+// ci_high, sign_positive, sign_negative, sign_p, verdict}]}. Deterministic.
 nlohmann::ordered_json compare_to_json(const CompareResult& result, const CompareSide& a,
                                        const CompareSide& b, const CompareOptions& options,
                                        const nlohmann::json& a_echo, const nlohmann::json& b_echo);

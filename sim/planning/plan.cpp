@@ -162,8 +162,9 @@ json candidate_result_to_json(const CandidateResult& r) {
                     {"ci95", st.ci95}};
   }
   return json{
-      {"gpu", r.gpu}, {"tp", r.tensor_parallel_size}, {"pp", r.pipeline_parallel_size},
-      {"status", static_cast<int>(r.status)}, {"reason", r.reason},
+      {"gpu", r.gpu}, {"catalog_model", r.catalog_model}, {"tp", r.tensor_parallel_size},
+      {"pp", r.pipeline_parallel_size}, {"status", static_cast<int>(r.status)},
+      {"reason", r.reason},
       {"gpus_per_replica", r.gpus_per_replica},
       {"capacity",
        {{"saturation_rps", c.saturation_rps}, {"feasible", c.feasible},
@@ -186,6 +187,7 @@ json candidate_result_to_json(const CandidateResult& r) {
 CandidateResult candidate_result_from_json(const json& j) {
   CandidateResult r;
   r.gpu = j.at("gpu").get<std::string>();
+  r.catalog_model = j.at("catalog_model");
   r.tensor_parallel_size = j.at("tp").get<int>();
   r.pipeline_parallel_size = j.at("pp").get<int>();
   r.status = static_cast<CandidateStatus>(j.at("status").get<int>());
@@ -339,6 +341,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     return r;
   }
   r.gpu = prepared.deployment.gpu.name;
+  r.catalog_model = sim::catalog_model_json(prepared);
   // The basis at the target load (refined below to each replica's share once the count is
   // known): the candidate's config carries no rate of its own.
   auto basis_at = [&](double rate) {
@@ -601,6 +604,7 @@ ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
     const bool ok = c.status == CandidateStatus::kOk;
     o["rank"] = ok ? json(++rank) : json(nullptr);
     o["label"] = c.candidate.label;
+    o["catalog_model"] = c.catalog_model;
     o["gpu"] = c.gpu;
     o["tensor_parallel_size"] = c.tensor_parallel_size;
     o["pipeline_parallel_size"] = c.pipeline_parallel_size;

@@ -88,6 +88,8 @@ struct VerificationStep {
 struct CandidateResult {
   PlanCandidate candidate;
   std::string gpu;  // resolved catalog name
+  // The catalog entry the candidate's --model named (sim::catalog_model_json; null when a path).
+  nlohmann::json catalog_model;
   int tensor_parallel_size = 1;
   int pipeline_parallel_size = 1;
   CandidateStatus status = CandidateStatus::kSkipped;
@@ -148,7 +150,8 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
 std::string plan_answer(const PlanResult& result, const PlanOptions& options);
 
 // The plan file: {"servesim_plan": {target_qps, headroom, verify_qps, slos, seeds, ...},
-// "config": echo, "candidates": [{rank, label, gpu, ..., total_gpus, ...}], "answer": text}.
+// "config": echo, "candidates": [{rank, label, catalog_model, gpu, ..., total_gpus, ...}],
+// "answer": text}.
 // Deterministic: no wall-clock values.
 nlohmann::ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
                                     const nlohmann::json& config_echo);

@@ -171,6 +171,7 @@ ordered_json deployment_echo(const sim::SimulationConfig& config,
   const models::Deployment& d = p.deployment;
   return ordered_json{
       {"model", config.model},
+      {"catalog_model", sim::catalog_model_json(p)},
       {"gpu", d.gpu.name},
       {"tensor_parallel_size", d.tensor_parallel_size},
       {"pipeline_parallel_size", d.pipeline_parallel_size},

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/app/cli.h"
 #include "tests/contract/cli_outcome.h"
 
@@ -79,6 +81,35 @@ TEST_CASE("a JSON config file sets the same fields, and flags override it", "[cl
   fs::remove_all(dir);
 }
 
+TEST_CASE("simulate takes a Hugging Face id for --model as vllm serve does", "[cli][names]") {
+  const fs::path dir = temp_dir();
+  auto by_id = kSmall, by_name = kSmall;
+  by_id[2] = "meta-llama/Llama-3.1-8B-Instruct";
+  by_id.insert(by_id.end(), {"--save-result", "--result-dir", dir.string(), "--result-filename",
+                             "id.json"});
+  by_name.insert(by_name.end(), {"--save-result", "--result-dir", dir.string(),
+                                 "--result-filename", "name.json"});
+  Outcome o = run(by_id);
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  REQUIRE(run(by_name).code == 0);
+  nlohmann::json a = nlohmann::json::parse(slurp(dir / "id.json"));
+  nlohmann::json b = nlohmann::json::parse(slurp(dir / "name.json"));
+  // The model as given (vLLM's model_id) and the catalog entry it resolved to.
+  CHECK(a["model_id"] == "meta-llama/Llama-3.1-8B-Instruct");
+  CHECK(a["servesim"]["config"]["model"] == "meta-llama/Llama-3.1-8B-Instruct");
+  CHECK(a["servesim"]["config"]["catalog_model"] == "llama-3.1-8b");
+  CHECK(b["servesim"]["config"]["catalog_model"] == "llama-3.1-8b");
+  // Otherwise the same run: same prediction basis, same numbers.
+  for (nlohmann::json* j : {&a, &b}) {
+    j->erase("model_id");
+    j->erase("tokenizer_id");
+    (*j)["servesim"]["config"].erase("model");
+  }
+  CHECK(a == b);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("bad input: one clear line, exit code 2, no output file", "[cli][errors]") {
   const fs::path dir = temp_dir();
   auto expect_error = [&](std::vector<std::string> args, const std::string& needle) {
@@ -91,8 +122,10 @@ TEST_CASE("bad input: one clear line, exit code 2, no output file", "[cli][error
     REQUIRE(std::count(o.err.begin(), o.err.end(), '\n') == 1);
     REQUIRE_FALSE(fs::exists(dir / "never.json"));
   };
-  SECTION("unknown model lists the known ones") {
-    expect_error({"simulate", "--model", "llama-9"}, "llama-3.1-8b");
+  SECTION("unknown model names the nearest catalog entries") {
+    expect_error({"simulate", "--model", "meta-llama/Llama-3.2-1B-Instruct"},
+                 "not in the catalog (models are not downloaded); pass the path of its "
+                 "config.json. Nearest catalog entries: llama-3.1-8b (meta-llama/Llama-3.1-8B)");
   }
   SECTION("unknown GPU") { expect_error({"simulate", "--gpu", "h1000"}, "h100-sxm"); }
   SECTION("a model that does not fit names the shortfall and the smallest TP") {

@@ -2,6 +2,7 @@
 // deployment it describes prepared (model, GPU and memory plan checks) when it parses.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "sim/app/run_config.h"
@@ -14,9 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return fuzz::guarded([&] {
     sim::SimulationConfig config;
     app::apply_config_json(config, parse_json_text(text, "c.json"), "c.json");
-    // Only catalog names: a fuzzed path must not read arbitrary files.
-    if (looks_like_path(config.model) || looks_like_path(config.gpu) ||
-        looks_like_path(config.inter_node_link)) {
+    // Only catalog names: a fuzzed path must not read arbitrary files (--model reads an existing
+    // path before the catalog, models/model_name.h).
+    std::error_code ec;
+    if (looks_like_path(config.model) || std::filesystem::exists(config.model, ec) ||
+        looks_like_path(config.gpu) || looks_like_path(config.inter_node_link)) {
       return;
     }
     config.calibration = "none";

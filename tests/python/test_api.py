@@ -97,6 +97,15 @@ def test_errors_carry_the_cli_message(cli_binary):
         servesim.simulate(not_a_flag=3)
 
 
+def test_model_as_vllm_serve_takes_it():
+    r = servesim.simulate(**dict(SMALL, model="meta-llama/Llama-3.1-8B-Instruct"))
+    assert r["model_id"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert r["servesim"]["config"]["catalog_model"] == "llama-3.1-8b"
+    with pytest.raises(servesim.ServesimError, match="not in the catalog") as e:
+        servesim.simulate(model="acme/No-Such-Model-7B")
+    assert e.value.exit_code == 2
+
+
 def test_gil_is_released_while_simulating():
     """The run reads its --config from a FIFO that only this (main) thread writes, after the run
     has started in another thread. Opening a FIFO for reading blocks until a writer opens it: if
