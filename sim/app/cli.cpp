@@ -7,6 +7,7 @@
 
 #include "sim/app/command.h"
 #include "sim/app/study.h"
+#include "sim/app/vllm_flags.h"
 #include "sim/base/error.h"
 #include "sim/distributed/shard.h"
 #include "sim/metrics/result_writer.h"
@@ -33,7 +34,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
 }  // namespace
 
 int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::ostream& err) {
-  // vLLM's two-letter short flags; CLI11 only has one-letter ones.
+  // vLLM's short flags: CLI11 has no two-letter ones (-tp, -pp, -dp, -ep); -q is --quantization.
   std::vector<std::string> args;
   for (const std::string& a : raw_args) {
     if (a == "-tp") {
@@ -42,9 +43,22 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
       args.push_back("--pipeline-parallel-size");
     } else if (a == "-dp") {
       args.push_back("--data-parallel-size");
+    } else if (a == "-q") {
+      args.push_back("--quantization");
+    } else if (a == "-ep") {
+      args.push_back("--enable-expert-parallel");
     } else {
       args.push_back(a);
     }
+  }
+
+  // Pasted vLLM command lines (simulate --vllm-serve-cmd "…", -- vllm bench serve …) become the
+  // servesim flags they mean.
+  try {
+    args = expand_pasted_commands(args);
+  } catch (const ConfigError& e) {
+    err << "servesim: error: " << e.what() << "\n";
+    return 2;
   }
 
   CLI::App app{"servesim: discrete-event simulator of LLM serving for capacity planning"};
@@ -92,7 +106,12 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
 
   try {
     for (size_t i = 0; i < commands.size(); ++i) {
-      if (subs[i]->parsed()) return commands[i]->run(out, err);
+      if (!subs[i]->parsed()) continue;
+      // vLLM's flags: refused ones stop here; ignored ones are named once, before the run.
+      check_vllm_flags(*subs[i]);
+      const std::string note = ignored_note(ignored_flags(*subs[i]));
+      if (!note.empty()) err << "servesim: " << note << "\n";
+      return commands[i]->run(out, err);
     }
   } catch (const distributed::ShardComplete& done) {
     // A shard stops after its share of the jobs: its output is the part file, not the study's.

@@ -7,12 +7,15 @@
 #include <fstream>
 #include <iomanip>
 #include <set>
+#include <sstream>
 
 #include "hardware/gpu_spec.h"
+#include "models/model_spec.h"
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
+#include "sim/app/vllm_commands.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
@@ -49,10 +52,44 @@ std::vector<std::string> split_items(const std::vector<std::string>& raw) {
   return out;
 }
 
+// plan_to_json with the answer's vLLM commands after "answer" (null when there is no answer).
+nlohmann::ordered_json plan_json(const planning::PlanResult& result,
+                                 const planning::PlanOptions& options, const json& echo,
+                                 const json& vllm) {
+  nlohmann::ordered_json j = planning::plan_to_json(result, options, echo);
+  j["vllm_commands"] = vllm;
+  return j;
+}
+
+// Rates as a person writes them: 100, 2.5.
+std::string short_number(double v) {
+  std::ostringstream os;
+  os << std::setprecision(6) << v;
+  return os.str();
+}
+
 double parse_double(const std::string& flag, const std::string& text, const std::string& what) {
   const std::optional<double> v = parse_finite_double(text);
   if (!v) throw ConfigError(flag + ": '" + text + "' is invalid; expected " + what);
   return *v;
+}
+
+// The TP sizes tried without --tensor-parallel-size: those of 1, 2, 4, 8 that divide the model's
+// attention heads (vLLM refuses the others at start-up); a candidate that then does not fit in
+// memory is skipped with the reason. A model that does not load keeps TP 1, whose candidate
+// reports the load error.
+std::vector<int> tp_sizes_that_divide_heads(const std::string& model, int64_t* heads) {
+  try {
+    *heads = models::load_model(model).num_heads;
+  } catch (const ConfigError&) {
+    return {1};
+  }
+  std::vector<int> tps;
+  for (int tp : {1, 2, 4, 8}) {
+    if (*heads > 0 && *heads % tp == 0) tps.push_back(tp);
+  }
+  if (tps.empty()) tps.push_back(1);
+  return tps;
 }
 
 class PlanCommand : public Command {
@@ -75,7 +112,8 @@ class PlanCommand : public Command {
                      "candidate GPUs, comma-separated catalog names or files [h100-sxm]")
         ->take_all();
     cmd_->add_option("--tensor-parallel-size", tps_,
-                     "candidate tensor-parallel sizes, e.g. 1,2,4,8 [1]")
+                     "candidate tensor-parallel sizes, e.g. 2,4 [those of 1,2,4,8 that divide the "
+                     "model's attention heads]")
         ->take_all();
     cmd_->add_option("--vary", vary_,
                      "KNOB=v1,v2,...: more candidates per knob value (repeat for the product), "
@@ -159,7 +197,13 @@ class PlanCommand : public Command {
       }
       tps.push_back(static_cast<int>(v));
     }
-    if (tps.empty()) tps.push_back(base.tensor_parallel_size);
+    int64_t heads = 0;
+    const bool every_tp = tps.empty() && !file.contains("tensor_parallel_size");
+    if (every_tp) {
+      tps = tp_sizes_that_divide_heads(base.model, &heads);
+    } else if (tps.empty()) {
+      tps.push_back(base.tensor_parallel_size);  // the --config file's
+    }
 
     std::vector<planning::VaryAxis> axes;
     for (const std::string& v : vary_) {
@@ -243,7 +287,38 @@ class PlanCommand : public Command {
           << (base.workload.multi_turn ? " conversations" : " requests") << " per probe";
     }
     out << ")\n";
+    if (every_tp && heads > 0) {
+      out << "TP sizes tried: ";
+      for (size_t i = 0; i < tps.size(); ++i) out << (i ? ", " : "") << tps[i];
+      out << " (those of 1, 2, 4, 8 that divide the model's " << heads
+          << " attention heads; --tensor-parallel-size to choose)\n";
+    }
     planning::print_plan_table(out, result, options);
+    // The answer as vLLM command lines: one replica's `vllm serve` and the `vllm bench serve`
+    // that checks the deployment at the target rate.
+    json vllm = nullptr;
+    if (result.found()) {
+      const planning::CandidateResult& best = result.candidates.front();
+      const std::string serve = vllm_serve_command(best.candidate.config);
+      const BenchCommand bench = vllm_bench_command(best.candidate.config, options.target_qps,
+                                                    best.cluster_prompts, options.slos);
+      out << "vLLM commands for the answer. One replica"
+          << (best.replicas > 1 ? " (of " + std::to_string(best.replicas) + ", behind a router)"
+                                : std::string())
+          << ":\n  " << serve << "\n";
+      if (!bench.command.empty()) {
+        out << "The benchmark that checks it at " << short_number(options.target_qps) << " req/s"
+            << (best.replicas > 1 ? " (sent to the router)" : "") << ":\n  " << bench.command
+            << "\n";
+      } else {
+        out << "No vllm bench serve command: " << bench.why_not << "\n";
+      }
+      vllm = json{{"serve", serve},
+                  {"replicas", best.replicas},
+                  {"bench", bench.command.empty() ? json(nullptr) : json(bench.command)},
+                  {"bench_rate", options.target_qps},
+                  {"bench_why_not", bench.why_not.empty() ? json(nullptr) : json(bench.why_not)}};
+    }
     if (!output_.empty()) {
       json echo = config_to_json(base);
       echo.erase("request_rate");
@@ -253,7 +328,7 @@ class PlanCommand : public Command {
       // JSON and CSV together or not at all.
       const std::string csv = csv_path_for(output_);
       write_files_atomically(
-          {{output_, metrics::json_file_text(planning::plan_to_json(result, options, echo))},
+          {{output_, metrics::json_file_text(plan_json(result, options, echo, vllm))},
            {csv, planning::plan_to_csv(result)}});
       out << "Plan written to " << output_ << " and " << csv << "\n";
     }

@@ -8,6 +8,7 @@
 
 #include "sim/app/command.h"
 #include "sim/app/run_options.h"
+#include "sim/app/vllm_flags.h"
 #include "sim/cluster/saturation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
@@ -175,6 +176,14 @@ class SimulateCommand : public Command {
     cmd_->add_option("--result-dir", result_dir_, "folder for the result file");
     cmd_->add_option("--result-filename", result_filename_,
                      "result file name [vllm-{rate}qps-{model}-{date}.json]");
+    // Read (and taken off the command line) by expand_pasted_commands before parsing; declared
+    // here for --help.
+    cmd_->add_option("--vllm-serve-cmd", pasted_,
+                     "a pasted `vllm serve MODEL ...` line, quoted: its model and engine flags "
+                     "(flags typed here win)");
+    cmd_->add_option("--vllm-bench-cmd", pasted_,
+                     "a pasted `vllm bench serve ...` line, quoted: its load, dataset and result "
+                     "flags; or: simulate [flags] -- vllm bench serve ...");
     return cmd_;
   }
 
@@ -208,6 +217,11 @@ class SimulateCommand : public Command {
         config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
     ctx.save_detailed = save_detailed_;
     ctx.servesim = sim::servesim_summary(config, prepared, result);
+    // vLLM flags accepted without effect: recorded only when given, so that other files keep
+    // their bytes.
+    if (const std::vector<IgnoredFlag> ignored = ignored_flags(*cmd_); !ignored.empty()) {
+      ctx.servesim["ignored_flags"] = ignored_to_json(ignored);
+    }
     add_class_slos(ctx.servesim, class_slos, result.metrics);
     const sim::SaturationCheck saturation = sim::check_saturation(config, result);
     if (saturation.saturated) {
@@ -282,6 +296,7 @@ class SimulateCommand : public Command {
   bool save_detailed_ = false;
   std::string result_dir_;
   std::string result_filename_;
+  std::string pasted_;  // never set: see --vllm-serve-cmd above
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "sim/app/run_config.h"
+#include "sim/app/vllm_flags.h"
 #include "sim/base/json_file.h"
 #include "sim/base/output_file.h"
 
@@ -111,6 +112,14 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
     cmd.add_flag("--no-enable-chunked-prefill", o.no_chunked_prefill,
                  "turn chunked prefill off (V0 rows: V0's prefill-first scheduler)");
   }
+  // vLLM's flags that servesim accepts without modelling, or refuses by name (vllm_flags.h).
+  add_vllm_flags(cmd);
+  cmd.footer(
+      "vLLM's flags that change nothing simulated (--host, --port, --backend vllm, --endpoint\n"
+      "/v1/completions, --tokenizer, --trust-remote-code, --served-model-name, --dtype auto|\n"
+      "bfloat16|float16, --ignore-eos, ...) are accepted and listed as ignored; those that change\n"
+      "serving in ways not modelled (--speculative-config, --enable-lora, --cpu-offload-gb,\n"
+      "--kv-offloading-size, ...) are refused by name. docs/cli.md lists both.");
 }
 
 sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {

@@ -106,5 +106,75 @@ TEST_CASE("servesim plan exits 3 when no candidate meets the SLOs", "[planning][
   REQUIRE(r.out.find("cannot meet the SLOs at any load") != std::string::npos);
 }
 
+// The issue's case: without -tp only TP 1 was tried, and Llama-3.1-70B does not fit there.
+TEST_CASE("servesim plan without -tp tries every TP that divides the heads and answers for a 70B",
+          "[planning][plan][cli]") {
+  const CliRun r = run({"plan", "--model", "llama-3.1-70b", "--target-qps", "20", "--slo",
+                        "p99_ttft_ms<=1000", "--num-prompts", "300", "--seeds", "1",
+                        "--random-input-len", "512", "--random-output-len", "64"});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  REQUIRE(r.out.find("TP sizes tried: 1, 2, 4, 8 (those of 1, 2, 4, 8 that divide the model's 64 "
+                     "attention heads") != std::string::npos);
+  REQUIRE(r.out.find("h100-sxm TP1: skipped") != std::string::npos);  // 131 GiB of weights
+  REQUIRE(r.out.find("Answer: 4 × h100-sxm (1 replica × TP4)") != std::string::npos);
+  // An explicit list is kept as given, and a model's heads bound the default list.
+  const CliRun tp8 = run({"plan", "--model", "llama-3.1-70b", "-tp", "8", "--target-qps", "20",
+                          "--slo", "p99_ttft_ms<=1000", "--num-prompts", "300", "--seeds", "1",
+                          "--random-input-len", "512", "--random-output-len", "64"});
+  REQUIRE(tp8.code == 0);
+  REQUIRE(tp8.out.find("TP sizes tried") == std::string::npos);
+  REQUIRE(tp8.out.find("h100-sxm TP4") == std::string::npos);
+}
+
+TEST_CASE("servesim plan writes the answer's vllm serve and vllm bench serve commands, which "
+          "simulate reads back", "[planning][plan][cli]") {
+  const fs::path dir = fs::temp_directory_path() / ("servesim_plan_vllm_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::vector<std::string> args = {
+      "plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--tensor-parallel-size", "1,2",
+      "--target-qps", "30", "--slo", "p99_ttft_ms<=400", "--slo", "p99_tpot_ms<=40",
+      "--num-prompts", "300", "--random-input-len", "256", "--random-output-len", "32",
+      "--seeds", "2", "--max-model-len", "4096", "--kv-cache-dtype", "fp8", "--output",
+      (dir / "plan.json").string()};
+  const CliRun r = run(args);
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "plan.json"));
+  const nlohmann::json& v = j["vllm_commands"];
+  const nlohmann::json& best = j["candidates"][0];
+  const std::string serve = v["serve"], bench = v["bench"];
+  // One replica of the answer, with the engine limits servesim resolved (H100: vLLM 0.19's).
+  REQUIRE(serve == "vllm serve llama-3.1-8b --tensor-parallel-size " +
+                       std::to_string(best["tensor_parallel_size"].get<int>()) +
+                       " --kv-cache-dtype fp8 --max-model-len 4096 --max-num-seqs 1024 "
+                       "--max-num-batched-tokens 8192 --gpu-memory-utilization 0.9");
+  REQUIRE(v["replicas"] == best["replicas"]);
+  REQUIRE(bench == "vllm bench serve --backend vllm --model llama-3.1-8b --dataset-name random "
+                   "--random-input-len 256 --random-output-len 32 --ignore-eos --num-prompts " +
+                       std::to_string(best["cluster_prompts"].get<int64_t>()) +
+                       " --request-rate 30 --seed 0 --percentile-metrics ttft,tpot,itl,e2el "
+                       "--metric-percentiles 50,99 --goodput tpot:40 ttft:400 --save-result");
+  REQUIRE(r.out.find("vLLM commands for the answer. One replica") != std::string::npos);
+  REQUIRE(r.out.find("\n  " + serve + "\n") != std::string::npos);
+  REQUIRE(r.out.find("\n  " + bench + "\n") != std::string::npos);
+  // The two lines pasted back into simulate run the answer's replica at the whole target rate;
+  // only the flags that change nothing simulated are set aside.
+  std::ostringstream out, err;
+  const int code = run_cli({"simulate", "--vllm-serve-cmd", serve, "--vllm-bench-cmd", bench,
+                            "--gpu", best["gpu"].get<std::string>(), "--result-filename",
+                            (dir / "check.json").string()},
+                           out, err);
+  INFO(err.str());
+  REQUIRE(code == 0);
+  REQUIRE(err.str().rfind("servesim: ignored (no effect on the simulation): --backend vllm, "
+                          "--ignore-eos\n", 0) == 0);
+  const nlohmann::json check = nlohmann::json::parse(std::ifstream(dir / "check.json"));
+  REQUIRE(check["request_rate"] == 30);
+  REQUIRE(check["servesim"]["config"]["max_num_seqs"] == 1024);
+  REQUIRE(check["servesim"]["config"]["kv_cache_dtype"] == "fp8");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace servesim::app
