@@ -64,6 +64,7 @@ const std::vector<std::string>& Calibration::parameter_names() {
 nlohmann::ordered_json to_json(const Calibration& c) {
   nlohmann::ordered_json j;
   j["servesim_calibration"] = 1;
+  j["format_version"] = kCalibrationFormatVersion;
   j["gpu"] = c.gpu;
   j["description"] = c.description;
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
@@ -85,12 +86,28 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& wh
   if (!j.is_object() || !j.contains("servesim_calibration")) {
     throw ConfigError(where + ": not a servesim calibration profile (no 'servesim_calibration' key)");
   }
+  // The format: "format_version" when written (from 2026-11-27), else the marker's own value;
+  // profiles written before carry only "servesim_calibration": 1, and are version 1.
+  const std::string key = j.contains("format_version") ? "format_version" : "servesim_calibration";
+  const nlohmann::json& version = j.at(key);
+  if (!version.is_number_integer() || version.get<int64_t>() != kCalibrationFormatVersion ||
+      (key == "format_version" && j.at("servesim_calibration") != 1)) {
+    throw ConfigError(where + ": field '" + key + "' has value " +
+                      version.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                      "; expected " + std::to_string(kCalibrationFormatVersion) +
+                      " (a calibration profile of another format: re-make it with this "
+                      "servesim's calibrate)");
+  }
+  if (!j.contains("parameters") || !j.at("parameters").is_object() ||
+      (j.at("parameters").empty() && !j.contains("kernels"))) {
+    throw ConfigError(where + ": no fitted 'parameters' (and no 'kernels'); expected a "
+                      "calibration profile that sets something (servesim calibrate writes one)");
+  }
   Calibration c;
   c.gpu = optional_field<std::string>(j, "gpu", where, "");
   c.description = optional_field<std::string>(j, "description", where, "");
-  if (j.contains("parameters")) {
+  {
     const auto& params = j.at("parameters");
-    if (!params.is_object()) throw ConfigError(where + ": 'parameters' must be an object");
     for (const auto& [name, v] : params.items()) {
       auto r = ranges().find(name);
       if (r == ranges().end()) {

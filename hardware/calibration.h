@@ -20,6 +20,11 @@
 
 namespace servesim::hardware {
 
+// The format of the profile files this servesim reads and writes ("format_version"). A profile
+// without the field (written before it existed) is version 1. calibration_from_json refuses
+// another version, naming the file and the field.
+inline constexpr int kCalibrationFormatVersion = 1;
+
 struct FittedValue {
   double value = 0;
   double std_error = 0;  // 0 when not estimated
@@ -120,7 +125,8 @@ struct Calibration {
 };
 
 // JSON round trip. from_json throws ConfigError naming `where` and the field on bad input
-// (unknown parameter, value outside its range, wrong type).
+// (unknown parameter, value outside its range, wrong type; another format_version; no
+// "parameters" object, or an empty one without "kernels": a profile that would change nothing).
 nlohmann::ordered_json to_json(const Calibration& c);
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
 Calibration load_calibration(const std::string& path);

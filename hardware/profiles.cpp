@@ -8,6 +8,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/number_text.h"
+#include "sim/base/input_files.h"
 
 namespace servesim::hardware {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 class CsvTable {
  public:
   explicit CsvTable(const std::string& path) : path_(path) {
+    check_input_file(path, "", kMaxDataFileBytes);
     std::ifstream in(path);
     if (!in) throw ConfigError(path + ": cannot open file");
     std::string line;

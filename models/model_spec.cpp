@@ -37,13 +37,12 @@ int64_t optional_positive(const json& j, const std::string& key, const std::stri
   return v;
 }
 
-// torch_dtype (or "dtype", its name in transformers >= 4.56) -> bytes per weight element.
-int dtype_bytes_of(const json& j, const std::string& where) {
+// torch_dtype (or "dtype", its name in transformers >= 4.56): the checkpoint's dtype.
+std::string checkpoint_dtype_of(const json& j, const std::string& where) {
   std::string key = "torch_dtype";
   if (!j.contains(key) || j[key].is_null()) key = "dtype";
   const auto dtype = optional_field<std::string>(j, key, where, "bfloat16");
-  if (dtype == "bfloat16" || dtype == "float16") return 2;
-  if (dtype == "float32") return 4;
+  if (dtype == "bfloat16" || dtype == "float16" || dtype == "float32") return dtype;
   throw ConfigError(where + ": field '" + key + "' has unsupported value '" + dtype +
                     "' (expected bfloat16, float16 or float32)");
 }
@@ -253,7 +252,8 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
                       std::to_string(m.max_position_embeddings) +
                       "; expected an integer in [1, 2147483647]");
   }
-  m.dtype_bytes = dtype_bytes_of(j, where);
+  m.checkpoint_dtype = checkpoint_dtype_of(j, where);
+  apply_dtype(m, "auto");
   m.checkpoint_quantization = checkpoint_format(j, where);
   parse_mla(j, where, m);
 
@@ -382,6 +382,18 @@ int64_t ModelSpec::kv_bytes_per_token_per_rank(int kv_dtype_bytes, int tp) const
   // ceil(n_kv / tp), at least 1: with tp > n_kv each KV head is replicated on tp / n_kv ranks.
   const int64_t heads_per_rank = std::max<int64_t>(1, (num_kv_heads + tp - 1) / tp);
   return 2 * num_layers * heads_per_rank * head_dim * kv_dtype_bytes;
+}
+
+void apply_dtype(ModelSpec& m, const std::string& dtype) {
+  if (dtype == "auto" || dtype == "bfloat16" || dtype == "float16" || dtype == "half") {
+    m.dtype_bytes = 2;  // "auto": a 16-bit checkpoint as it is, a float32 one downcast
+  } else if (dtype == "float32" || dtype == "float") {
+    m.dtype_bytes = 4;
+  } else {
+    throw ConfigError("--dtype: '" + dtype +
+                      "' is not supported; expected auto, bfloat16, float16 (half) or float32 "
+                      "(float)");
+  }
 }
 
 ModelSpec load_model(const ModelSource& source) {

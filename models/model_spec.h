@@ -31,7 +31,10 @@ struct ModelSpec {
   bool tie_word_embeddings = false;
   bool qkv_bias = false;
   int64_t max_position_embeddings = 0;  // the default --max-model-len
-  int dtype_bytes = 2;                  // torch_dtype bf16/fp16 -> 2, float32 -> 4
+  // Bytes per weight and activation element as vLLM serves them: 2 for a bfloat16 or float16
+  // checkpoint, and 2 for a float32 one too (--dtype auto downcasts it; apply_dtype).
+  int dtype_bytes = 2;
+  std::string checkpoint_dtype = "bfloat16";  // config.json torch_dtype (or dtype), as written
   // The checkpoint's own weight format, from config.json quantization_config: "" (all weights in
   // torch_dtype), "mxfp4" (gpt-oss: the MoE experts in MXFP4, every other weight in torch_dtype;
   // see kMxfp4BytesPerWeight) or "fp8" (quant_method fp8, e.g. DeepSeek's 128×128 block-scaled
@@ -111,6 +114,14 @@ struct ModelSpec {
 ModelSpec load_model(const std::string& name_or_path);
 // The same for an already resolved value. ModelSpec::name is source.name().
 ModelSpec load_model(const ModelSource& source);
+
+// vLLM's --dtype: sets m.dtype_bytes to the width vLLM serves the model in (vllm/config/model.py
+// _get_and_verify_dtype). "auto": the checkpoint's dtype, except that a float32 checkpoint is
+// downcast to the platform's first supported dtype, bfloat16 on Ampere and later (float16 before
+// it; vllm/platforms/cuda.py supported_dtypes): 2 bytes either way. "bfloat16", "float16" or
+// "half": 2 bytes; "float32" or "float": 4 (an upcast is allowed). Throws ConfigError naming
+// --dtype for anything else.
+void apply_dtype(ModelSpec& m, const std::string& dtype);
 
 std::vector<std::string> model_catalog_names();
 

@@ -7,7 +7,8 @@ out=tests/golden/data
 while IFS='|' read -r name args; do
   [ -z "$name" ] && continue
   # shellcheck disable=SC2086
-  build/servesim simulate $args --save-result --result-dir "$out" --result-filename "$name.json" >/dev/null
+  build/servesim simulate $args --save-result --result-dir "$out" --result-filename "$name.json" \
+    --overwrite >/dev/null
   echo "$args" > "$out/$name.args"
 done < tests/golden/cases.txt
 echo "golden files updated in $out"

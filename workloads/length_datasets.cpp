@@ -11,6 +11,7 @@
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/base/rng.h"
+#include "sim/base/input_files.h"
 #include "workloads/line_reader.h"
 
 namespace servesim::workloads {
@@ -176,6 +177,7 @@ std::vector<LengthPair> read_lengths_csv(const std::string& path, const std::str
 }
 
 std::vector<LengthPair> read_sharegpt_json(const std::string& path, double chars_per_token) {
+  check_input_file(path, "--dataset-path", 0);  // streamed: no size limit
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("--dataset-path: cannot open '" + path + "'");
   ShareGptSax sax(chars_per_token);

@@ -6,6 +6,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/number_text.h"
+#include "sim/base/input_files.h"
 
 namespace servesim::workloads {
 namespace {
@@ -24,8 +25,9 @@ std::string_view trim(std::string_view s) {
 
 }  // namespace
 
-LineReader::LineReader(const std::string& path, const std::string& flag)
-    : path_(path), in_(path, std::ios::binary) {
+LineReader::LineReader(const std::string& path, const std::string& flag) : path_(path) {
+  check_input_file(path, flag, 0);  // streamed: no size limit
+  in_.open(path, std::ios::binary);
   if (!in_) throw ConfigError(flag + ": cannot open '" + path + "'");
 }
 

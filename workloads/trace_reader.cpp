@@ -211,7 +211,7 @@ class MooncakeTrace final : public TraceReader {
 class VllmResultTrace final : public TraceReader {
  public:
   explicit VllmResultTrace(const std::string& path) {
-    const json j = read_json_file(path);
+    const json j = read_json_file(path, kMaxDataFileBytes);
     auto array = [&](const char* key) {
       auto it = j.find(key);
       if (it == j.end() || !it->is_array()) {

@@ -122,6 +122,17 @@ LengthDistribution parse_length(const json& j, const Where& at) {
   return d;
 }
 
+// A relative "path" is read relative to the workload file's folder, so a file and its data can
+// move together (unless it names a file from where servesim runs).
+std::string resolve_length_path(const std::string& path, const std::string& workload_file) {
+  if (path.empty() || !std::filesystem::path(path).is_relative()) return path;
+  const auto base = std::filesystem::path(workload_file).parent_path();
+  if (!std::filesystem::exists(path) && std::filesystem::exists(base / path)) {
+    return (base / path).string();
+  }
+  return path;
+}
+
 // The (prompt, output) pairs of an empirical source.
 std::vector<LengthPair> read_empirical(const json& j, const Where& at, std::string* source) {
   if (!j.is_object()) at.fail(j, "an object with \"dist\": \"empirical\"");
@@ -137,14 +148,7 @@ std::vector<LengthPair> read_empirical(const json& j, const Where& at, std::stri
     if (!p->is_string() || p->get<std::string>().empty()) (at / "path").fail(*p, "a file path");
     path = p->get<std::string>();
   }
-  // A relative path is read relative to the workload file's folder, so a file and its data can
-  // move together.
-  if (!path.empty() && std::filesystem::path(path).is_relative()) {
-    const auto base = std::filesystem::path(at.file()).parent_path();
-    if (!std::filesystem::exists(path) && std::filesystem::exists(base / path)) {
-      path = (base / path).string();
-    }
-  }
+  path = resolve_length_path(path, at.file());
   std::vector<LengthPair> pairs;
   const std::string flag = (at / "path").prefix();
   try {
@@ -209,6 +213,21 @@ int32_t LengthDistribution::sample(RngStream& rng) const {
 std::vector<std::string> WorkloadClasses::names() const {
   std::vector<std::string> out;
   for (const WorkloadClass& c : classes) out.push_back(c.name);
+  return out;
+}
+
+std::vector<std::string> workload_input_paths(const std::string& path) {
+  std::vector<std::string> out = {path};
+  const json root = read_json_file(path);
+  const json* classes = root.is_object() ? find(root, "classes") : nullptr;
+  if (classes == nullptr || !classes->is_array()) return out;  // the loader says what is wrong
+  for (const json& c : *classes) {
+    const json* lengths = c.is_object() ? find(c, "lengths") : nullptr;
+    const json* p = lengths != nullptr && lengths->is_object() ? find(*lengths, "path") : nullptr;
+    if (p != nullptr && p->is_string() && !p->get<std::string>().empty()) {
+      out.push_back(resolve_length_path(p->get<std::string>(), path));
+    }
+  }
   return out;
 }
 

@@ -73,6 +73,11 @@ struct WorkloadClasses {
 // Reads and checks a workload file (see the file comment). Throws ConfigError.
 WorkloadClasses load_workload_classes(const std::string& path);
 
+// The files a workload file makes a run read: the file itself, then the "path" of every class's
+// empirical lengths, resolved as load_workload_classes resolves it (the shipped ShareGPT sets are
+// not listed). Reads only the workload file; throws ConfigError when it is missing or malformed.
+std::vector<std::string> workload_input_paths(const std::string& path);
+
 // The class mix as a Dataset: request i gets a class drawn by share (stream "workload-class"),
 // then its lengths from that class's distribution (stream "class/<name>"), and carries the
 // class's id (its index in the file) and priority. Deterministic per seed; adding a class does

@@ -30,7 +30,9 @@ compare_bars. Needs python3-matplotlib.
 import argparse
 import json
 import math
+import os
 import re
+import stat
 import sys
 
 import matplotlib
@@ -301,6 +303,41 @@ def plot_files(paths, kind=None, slos=()):
     return compare_bars(data[0])
 
 
+def check_output(path, inputs):
+    """servesim's output rule (sim/base/output_file.h) for the image: its folder exists; an
+    existing path is a regular file (not a symlink, directory, FIFO or device) and none of the
+    `inputs`. Raises ValueError naming -o/--output."""
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise ValueError(f"-o/--output: '{path}': folder '{folder}' does not exist; expected a "
+                         "path in an existing folder")
+    if not os.path.lexists(path):
+        return
+    mode = os.lstat(path).st_mode
+    kind = ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
+            else "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else None)
+    if kind:
+        raise ValueError(f"-o/--output: '{path}' is {kind}; expected a new or regular file "
+                         "(the image is written to a temporary file and renamed into place)")
+    for p in inputs:
+        if os.path.exists(p) and os.path.samefile(path, p):
+            raise ValueError(f"-o/--output: '{path}' is also an input ('{p}'); expected a "
+                             "different output path (writing it would destroy the input)")
+
+
+def save_figure(fig, path, dpi):
+    """Writes `fig` to a temporary file beside `path` and renames it into place."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    fmt = os.path.splitext(path)[1].lstrip(".") or None
+    try:
+        fig.savefig(tmp, dpi=dpi, format=fmt)
+        os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m servesim.plot",
                                  description="Plots servesim sweep, plan, compare and validate "
@@ -315,6 +352,7 @@ def main(argv=None):
     ap.add_argument("--dpi", type=int, default=120, help="resolution of PNG output [120]")
     args = ap.parse_args(argv)
     try:
+        check_output(args.output, args.files)
         fig = plot_files(args.files, args.kind, args.slo)
     except ValueError as e:
         print(f"servesim plot: error: {e}", file=sys.stderr)
@@ -322,7 +360,7 @@ def main(argv=None):
     if args.title:
         fig.suptitle(args.title)
         fig.tight_layout()
-    fig.savefig(args.output, dpi=args.dpi)
+    save_figure(fig, args.output, args.dpi)
     print(f"Plot written to {args.output}")
     return 0
 

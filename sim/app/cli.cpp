@@ -9,6 +9,7 @@
 #include "sim/app/study.h"
 #include "sim/app/vllm_flags.h"
 #include "sim/base/error.h"
+#include "sim/base/input_files.h"
 #include "sim/distributed/shard.h"
 #include "sim/metrics/result_writer.h"
 
@@ -32,6 +33,34 @@ std::vector<std::unique_ptr<Command>> make_commands() {
 }
 
 }  // namespace
+
+const std::vector<OutputFlag>& output_flags() {
+  static const std::vector<OutputFlag> flags = {
+      {"simulate", "--result-filename", "file"}, {"simulate", "--result-dir", "folder"},
+      {"sweep", "--output", "file+csv"},         {"sweep", "--part-file", "file"},
+      {"compare", "--output", "file"},           {"compare", "--part-file", "file"},
+      {"plan", "--output", "file+csv"},          {"plan", "--part-file", "file"},
+      {"matrix", "--output", "file"},            {"validate", "--output", "file"},
+      {"validate", "--part-file", "file"},       {"validate", "--write-line-profiles", "folder"},
+      {"calibrate", "--out", "file"},            {"calibrate", "--part-file", "file"},
+      {"kernel-check", "--output", "file"}};
+  return flags;
+}
+
+std::vector<OptionInfo> command_options() {
+  CLI::App app;
+  std::vector<std::unique_ptr<Command>> commands = make_commands();
+  std::vector<OptionInfo> out;
+  for (auto& c : commands) {
+    CLI::App* sub = c->add_to(app);
+    for (const CLI::Option* o : sub->get_options()) {
+      std::string name = o->get_name();
+      if (name == "--help") continue;
+      out.push_back({sub->get_name(), name, o->get_description(), o->get_items_expected_max() != 0});
+    }
+  }
+  return out;
+}
 
 int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::ostream& err) {
   // vLLM's short flags: CLI11 has no two-letter ones (-tp, -pp, -dp, -ep); -q is --quantization.
@@ -103,6 +132,9 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
     }
     ~ArgsScope() { study_context().args = std::move(saved); }
   } args_scope(args);
+  // The files this command reads, registered as they are checked (sim/base/input_files.h), so
+  // that no output can replace one of them; merge's replay shares the scope of the merge.
+  InputScope input_scope;
 
   try {
     for (size_t i = 0; i < commands.size(); ++i) {

@@ -33,6 +33,8 @@
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
 #include "sim/base/error.h"
+#include "sim/base/input_files.h"
+#include "sim/base/json_file.h"
 #include "sim/calibration/serving_fit.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
@@ -118,24 +120,36 @@ class CalibrateCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& err) override {
-    if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
-    if (seeds_ < 1) throw ConfigError("--seeds: " + std::to_string(seeds_) + " is invalid; expected >= 1");
+    check_jobs(jobs_);
+    check_seeds(seeds_, 1);
+    {
+      std::vector<InputFile> inputs = measured_inputs(measured_, sidecar_dirs_);
+      for (const auto& [flag, list] : {std::pair{"--vidur-mlp", &vidur_mlp_},
+                                       std::pair{"--llmservingsim-layers", &layer_files_},
+                                       std::pair{"--kernels", &kernel_files_}}) {
+        for (const std::string& f : *list) inputs.push_back({flag, f, kMaxDataFileBytes});
+      }
+      if (!vidur_allreduce_.empty()) {
+        inputs.push_back({"--vidur-allreduce", vidur_allreduce_, kMaxDataFileBytes});
+      }
+      if (!base_.empty()) inputs.push_back({"--base", base_, kMaxSettingsFileBytes});
+      if (!opts_.config_file.empty()) {
+        inputs.push_back({"--config", opts_.config_file, kMaxSettingsFileBytes});
+      }
+      nlohmann::json keys = deployment_overrides(*cmd_, opts_);
+      keys["gpu"] = gpu_;
+      if (looks_like_path(layers_model_)) {
+        inputs.push_back({"--layers-model", layers_model_, kMaxSettingsFileBytes});
+      }
+      for (InputFile& f : config_inputs(keys)) inputs.push_back(std::move(f));
+      register_inputs(inputs);
+      check_outputs("--out", out_, false);
+    }
     JobExecutor* executor = study_.executor(jobs_);  // refuses --shard before any work
     if (vidur_mlp_.empty() && layer_files_.empty() && vidur_allreduce_.empty() &&
         measured_.empty() && kernel_files_.empty()) {
       throw ConfigError("calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce, "
                         "--kernels and/or --measured");
-    }
-    {
-      std::vector<std::string> inputs = vidur_mlp_;
-      for (const auto* list : {&measured_, &layer_files_}) {
-        inputs.insert(inputs.end(), list->begin(), list->end());
-      }
-      for (const std::string* one : {&vidur_allreduce_, &base_, &gpu_, &layers_model_,
-                                     &opts_.config_file}) {
-        if (!one->empty()) inputs.push_back(*one);
-      }
-      check_outputs("--out", out_, false, inputs);
     }
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     std::vector<std::string> degenerate;  // the serving fit's problems, if any
@@ -347,6 +361,7 @@ class CalibrateCommand : public Command {
                           std::ostream& out) const {
     std::vector<hardware::KernelRow> rows;
     for (const std::string& f : kernel_files_) {
+      check_input_file(f, "--kernels", kMaxDataFileBytes);
       std::ifstream in(f);
       std::string header;
       if (!in || !std::getline(in, header)) throw ConfigError("--kernels: " + f + ": cannot read");

@@ -76,14 +76,15 @@ class CompareCommand : public Command {
       apply_config_json(a.config, points[0].settings, "--vary");
       apply_config_json(b.config, points[1].settings, "--vary");
     }
-    std::vector<std::string> inputs = run_input_paths(opts_, a.config);
-    for (const std::string& in : run_input_paths(opts_, b.config)) inputs.push_back(in);
-    for (const std::string& in : configs_) inputs.push_back(in);
-    check_outputs("--output", output_, false, inputs);
+    for (const planning::CompareSide* side : {&a, &b}) {
+      register_inputs(run_inputs(opts_, side->config));
+    }
+    check_outputs("--output", output_, false);
     planning::CompareOptions options;
     options.seeds = seeds_;
+    check_seeds(seeds_, 2);
     options.jobs = jobs_;
-    if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
+    check_jobs(jobs_);
     options.executor = study_.executor(jobs_);
     if (!(confidence_ > 0 && confidence_ < 1)) {
       throw ConfigError("--confidence: must be in (0, 1), e.g. 0.95");

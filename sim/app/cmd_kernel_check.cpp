@@ -19,7 +19,9 @@
 #include "models/kernel_check.h"
 #include "models/model_spec.h"
 #include "sim/app/command.h"
+#include "sim/app/run_options.h"
 #include "sim/base/error.h"
+#include "sim/base/input_files.h"
 #include "sim/metrics/result_writer.h"
 
 namespace servesim::app {
@@ -63,11 +65,20 @@ class KernelCheckCommand : public Command {
                    "predict every GEMM row with its own shape removed from the table");
     cmd_->add_option("--layer-tokens", layer_tokens_,
                      "tokens of the per-model all-layers linear time [256]");
-    cmd_->add_option("--output", output_, "per-row CSV: measured, predicted, error, source");
+    cmd_->add_option("--output", output_,
+                     "write the per-row CSV here: measured, predicted, error, source");
     return cmd_;
   }
 
   int run(std::ostream& out, std::ostream&) override {
+    std::vector<InputFile> inputs = {{"--measured", measured_, kMaxDataFileBytes}};
+    for (InputFile& f : config_inputs({{"gpu", gpu_},
+                                       {"kernel_table", kernel_table_ == "auto" ? "" : kernel_table_},
+                                       {"calibration", calibration_}})) {
+      inputs.push_back(std::move(f));
+    }
+    register_inputs(inputs);
+    check_outputs("--output", output_, false);
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     const std::vector<hardware::KernelRow> rows = hardware::read_kernel_csv(measured_);
     models::Deployment d;

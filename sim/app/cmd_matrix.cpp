@@ -92,7 +92,8 @@ class MatrixCommand : public Command {
 
   int run(std::ostream& out, std::ostream&) override {
     sim::SimulationConfig base = build_config(*cmd_, opts_);
-    check_outputs("--output", output_, false, run_input_paths(opts_, base));
+    register_inputs(run_inputs(opts_, base));
+    check_outputs("--output", output_, false);
     if (cmd_->count("--num-prompts") == 0) base.workload.num_prompts = kMatrixNumPrompts;
     base.metrics.metric_percentiles = {50, 99};
     if (!(load_fraction_ > 0 && load_fraction_ <= 1)) {

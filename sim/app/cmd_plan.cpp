@@ -141,9 +141,9 @@ class PlanCommand : public Command {
 
   int run(std::ostream& out, std::ostream& err) override {
     sim::SimulationConfig base = build_config(*cmd_, opts_);
-    check_outputs("--output", output_, true, run_input_paths(opts_, base));
+    register_inputs(run_inputs(opts_, base));
     json file = json::object();
-    if (!opts_.config_file.empty()) file = read_json_file(opts_.config_file);
+    if (!opts_.config_file.empty()) file = read_config_file(opts_.config_file);
     if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
       base.workload.num_prompts = kPlanNumPrompts;
     }
@@ -164,11 +164,9 @@ class PlanCommand : public Command {
       planning::check_slo_classes(options.slos, names);
     }
     options.seeds = seeds_;
+    check_seeds(seeds_, 1);
     options.jobs = jobs_;
-    if (jobs_ < 0) {
-      throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
-    }
-    options.executor = study_.executor(jobs_);
+    check_jobs(jobs_);
     if (!(tolerance_ > 0 && tolerance_ < 1)) {
       throw ConfigError("--tolerance: must be a fraction in (0, 1), such as 0.01");
     }
@@ -240,6 +238,11 @@ class PlanCommand : public Command {
         }
       }
     }
+    // Every file a candidate reads is an input (a --gpu or --vary value can name one), then the
+    // outputs.
+    for (const planning::PlanCandidate& c : candidates) register_inputs(run_inputs(opts_, c.config));
+    check_outputs("--output", output_, true);
+    options.executor = study_.executor(jobs_);
 
     std::set<std::string> names;
     for (const std::string& g : gpus) names.insert(std::filesystem::path(g).stem().string());

@@ -9,6 +9,7 @@
 #include "sim/app/command.h"
 #include "sim/app/run_options.h"
 #include "sim/app/vllm_flags.h"
+#include "sim/base/error.h"
 #include "sim/cluster/saturation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
@@ -175,7 +176,10 @@ class SimulateCommand : public Command {
                    "also write per-request arrays (implies --save-result)");
     cmd_->add_option("--result-dir", result_dir_, "folder for the result file");
     cmd_->add_option("--result-filename", result_filename_,
-                     "result file name [vllm-{rate}qps-{model}-{date}.json]");
+                     "write the result file to this name [vllm-{rate}qps-{model}-{date}.json, the "
+                     "date the wall clock's or $SOURCE_DATE_EPOCH's]");
+    cmd_->add_flag("--overwrite", overwrite_,
+                   "replace the result file if it exists (else an existing file is an error)");
     // Read (and taken off the command line) by expand_pasted_commands before parsing; declared
     // here for --help.
     cmd_->add_option("--vllm-serve-cmd", pasted_,
@@ -189,6 +193,7 @@ class SimulateCommand : public Command {
 
   int run(std::ostream& out, std::ostream& err) override {
     sim::SimulationConfig config = build_config(*cmd_, opts_);
+    register_inputs(run_inputs(opts_, config));
     std::vector<planning::Slo> class_slos;
     if (!config.workload.workload_file.empty()) {
       // The classes' SLOs decide which percentiles must be computed (they are reported too).
@@ -197,7 +202,7 @@ class SimulateCommand : public Command {
       planning::require_slo_metrics(config.metrics, class_slos);
     }
     const std::string result_path = result_file_path(config);
-    check_outputs("--result-filename", result_path, false, run_input_paths(opts_, config));
+    check_result_path(result_path);
     const auto t0 = std::chrono::steady_clock::now();
     const sim::PreparedDeployment prepared = sim::prepare_deployment(config);
     const sim::SimulationResult result = sim::run_simulation(config, prepared);
@@ -262,7 +267,7 @@ class SimulateCommand : public Command {
       metrics::MetricsOptions file_metrics = config.metrics;
       file_metrics.ttft_offset_s += prepared.client_ttft_overhead_s;
       metrics::write_result_atomically(name, result.metrics, file_metrics, ctx, result.records,
-                                       result.step_logs);
+                                       result.step_logs, /*replace=*/overwrite_);
       out << "Result written to " << name << "\n";
     }
     err << "servesim: simulated " << result.records.size() << " requests, " << std::fixed
@@ -284,14 +289,27 @@ class SimulateCommand : public Command {
         name += "-concurrency" + std::to_string(config.max_concurrency);
       }
       name += "-" + std::filesystem::path(config.model).filename().string() + "-" +
-              result_date() + ".json";
+              result_file_date() + ".json";
     }
     if (!result_dir_.empty()) name = (std::filesystem::path(result_dir_) / name).string();
     return name;
   }
 
+  // The output rule for the result file, and no existing file replaced without --overwrite
+  // (vLLM's own default names carry the wall-clock date, so that runs do not share a file).
+  void check_result_path(const std::string& path) const {
+    const std::string flag = result_filename_.empty() ? "--save-result" : "--result-filename";
+    check_outputs(flag, path, false);
+    std::error_code ec;
+    if (!path.empty() && !overwrite_ && std::filesystem::exists(path, ec)) {
+      throw ConfigError(flag + ": '" + path + "' already exists; expected a new file (--overwrite "
+                        "replaces it)");
+    }
+  }
+
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
+  bool overwrite_ = false;
   bool save_result_ = false;
   bool save_detailed_ = false;
   std::string result_dir_;

@@ -66,9 +66,8 @@ class SweepCommand : public Command {
   int run(std::ostream& out, std::ostream& err) override {
     using planning::SweepAxis;
     sim::SimulationConfig base = build_config(*cmd_, opts_);
-    check_outputs("--output", output_, true, run_input_paths(opts_, base));
     json file = json::object();
-    if (!opts_.config_file.empty()) file = read_json_file(opts_.config_file);
+    if (!opts_.config_file.empty()) file = read_config_file(opts_.config_file);
     if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
       base.workload.num_prompts = kSweepNumPrompts;
     }
@@ -102,8 +101,7 @@ class SweepCommand : public Command {
       if (!concs.empty()) base.max_concurrency = static_cast<int64_t>(concs.front());
     }
     options.jobs = jobs_;
-    if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
-    options.executor = study_.executor(jobs_);
+    check_jobs(jobs_);
     options.knee_metric = knee_metric_;
     if (!(knee_tolerance_ >= 0)) {
       throw ConfigError("--knee-tolerance: must be >= 0 (a relative rise such as 0.5)");
@@ -128,6 +126,11 @@ class SweepCommand : public Command {
       apply_config_json(spec.config, vp.settings, "--vary");
       curves.push_back(std::move(spec));
     }
+    // Every file any curve reads is an input (a --vary value can name one), then the outputs.
+    register_inputs(run_inputs(opts_, base));
+    for (const planning::SweepCurveSpec& c : curves) register_inputs(run_inputs(opts_, c.config));
+    check_outputs("--output", output_, true);
+    options.executor = study_.executor(jobs_);
 
     json echo = config_to_json(base);
     echo.erase(planning::axis_key(options.axis));

@@ -97,8 +97,8 @@ class ValidateCommand : public Command {
     measured::SidecarOptions sidecars;
     sidecars.sidecar_dirs = sidecar_dirs_;
     sidecars.overrides = overrides();
-    if (seeds_ < 1) throw ConfigError("--seeds: " + std::to_string(seeds_) + " is invalid; expected >= 1");
-    if (jobs_ < 0) throw ConfigError("--jobs: " + std::to_string(jobs_) + " is invalid; expected >= 0");
+    check_seeds(seeds_, 1);
+    check_jobs(jobs_);
     for (const char* flag :
          {"--logo-fit", "--logo-max-iterations", "--logo-prior-weight", "--write-line-profiles"}) {
       if (!logo_ && cmd_->count(flag) > 0) {
@@ -106,10 +106,17 @@ class ValidateCommand : public Command {
       }
     }
     {
-      std::vector<std::string> inputs = measured_;
-      if (!opts_.config_file.empty()) inputs.push_back(opts_.config_file);
-      if (looks_like_path(calibration_file_)) inputs.push_back(calibration_file_);
-      check_outputs("--output", output_, false, inputs);
+      std::vector<InputFile> inputs = measured_inputs(measured_, sidecar_dirs_);
+      if (!opts_.config_file.empty()) {
+        inputs.push_back({"--config", opts_.config_file, kMaxSettingsFileBytes});
+      }
+      if (!calibration_file_.empty() && calibration_file_ != "none") {
+        inputs.push_back({"--calibration", calibration_file_, kMaxSettingsFileBytes});
+      }
+      for (InputFile& f : config_inputs(sidecars.overrides)) inputs.push_back(std::move(f));
+      register_inputs(inputs);
+      check_outputs("--output", output_, false);
+      check_output_folder("--write-line-profiles", line_profiles_dir_);
     }
 
     std::vector<measured::MeasuredRun> runs;

@@ -122,6 +122,10 @@ std::vector<ConfigField> build_fields() {
                     &SimulationConfig::quantization));
   f.push_back(field("kv_cache_dtype", K::kString, "KV cache dtype: auto | fp8 [auto]",
                     &SimulationConfig::kv_cache_dtype));
+  f.push_back(field("dtype", K::kString,
+                    "weight and activation dtype, vLLM's --dtype: auto | bfloat16 | float16 | "
+                    "float32; auto serves a float32 checkpoint in 16 bits as vLLM does [auto]",
+                    &SimulationConfig::dtype));
   f.push_back(field("enforce_eager", K::kBool, "disable CUDA graphs (no decode padding) [false]",
                     &SimulationConfig::enforce_eager));
   f.push_back(field("ideal", K::kBool,
@@ -358,6 +362,14 @@ std::vector<ConfigField> build_fields() {
   f.push_back(ConfigField{
       "metric_percentiles", K::kStringList, "percentiles to report, e.g. 50,90,99 [99]", "",
       [](SimulationConfig& c, const json& v) {
+        // Each percentile is computed and reported for every metric and workload class (and
+        // judged per SLO): a bound, not vLLM's, that no report needs to reach.
+        constexpr size_t kMaxMetricPercentiles = 100;
+        if (v.is_array() && v.size() > kMaxMetricPercentiles) {
+          throw ConfigError("--metric-percentiles: " + std::to_string(v.size()) +
+                            " percentiles; expected at most " +
+                            std::to_string(kMaxMetricPercentiles));
+        }
         c.metrics.metric_percentiles.clear();
         for (const auto& item : v) {
           if (item.is_number()) {
@@ -502,6 +514,8 @@ json parse_flag_value(const ConfigField& field, const std::string& text) {
 json config_to_json(const SimulationConfig& config) {
   json out = json::object();
   for (const ConfigField& f : config_fields()) out[f.key] = f.get(config);
+  // Echoed when set, so that the files of runs that do not set it stay as they were.
+  if (config.dtype == "auto") out.erase("dtype");
   return out;
 }
 

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 #include "sim/app/run_config.h"
 #include "sim/app/vllm_flags.h"
 #include "sim/base/json_file.h"
 #include "sim/base/output_file.h"
+#include "workloads/workload_classes.h"
 
 namespace servesim::app {
 
@@ -27,38 +29,145 @@ std::string csv_path_for(const std::string& json_path) {
   return json_path + ".csv";
 }
 
-std::vector<std::string> run_input_paths(const RunOptions& o, const sim::SimulationConfig& c) {
-  std::vector<std::string> in;
-  if (!o.config_file.empty()) in.push_back(o.config_file);
-  for (const std::string* s : {&c.model, &c.gpu, &c.calibration, &c.inter_node_link}) {
-    if (looks_like_path(*s)) in.push_back(*s);
-  }
-  // A snapshot folder given as --model is read through its config.json (models/model_name.h).
-  std::error_code ec;
-  if (std::filesystem::is_directory(c.model, ec)) {
-    in.push_back((std::filesystem::path(c.model) / "config.json").string());
-  }
-  for (const std::string* s : {&c.workload.dataset_path, &c.workload.trace}) {
-    if (!s->empty()) in.push_back(*s);  // always files
+std::vector<InputFile> config_inputs(const json& keys) {
+  struct FileKey {
+    const char* key;
+    bool catalog;  // a catalog name unless it looks like a path
+    uint64_t max_bytes;
+  };
+  static const FileKey kFileKeys[] = {
+      {"model", true, kMaxSettingsFileBytes},       {"gpu", true, kMaxSettingsFileBytes},
+      {"inter_node_link", true, kMaxSettingsFileBytes},
+      {"calibration", false, kMaxSettingsFileBytes}, {"kernel_table", false, kMaxSettingsFileBytes},
+      {"workload", false, kMaxSettingsFileBytes},    {"dataset_path", false, 0},
+      {"trace", false, 0}};
+  std::vector<InputFile> in;
+  for (const FileKey& k : kFileKeys) {
+    auto it = keys.find(k.key);
+    if (it == keys.end() || !it->is_string()) continue;
+    const std::string v = it->get<std::string>();
+    if (v.empty() || v == "none" || (k.catalog && !looks_like_path(v))) continue;
+    const std::string flag = flag_of(k.key);
+    if (std::string(k.key) == "model") {
+      // An existing path is read (a snapshot folder through its config.json); anything else is
+      // a catalog name or a Hugging Face id the catalog records (models/model_name.h).
+      std::error_code ec;
+      if (std::filesystem::is_directory(v, ec)) {
+        in.push_back({flag, (std::filesystem::path(v) / "config.json").string(), k.max_bytes});
+        continue;
+      }
+      if (!std::filesystem::exists(v, ec)) continue;
+    }
+    if (std::string(k.key) == "workload") {
+      register_inputs({{flag, v, k.max_bytes}});  // checked before it is read for its paths
+      for (const std::string& p : workloads::workload_input_paths(v)) {
+        in.push_back({flag, p, p == v ? k.max_bytes : 0});
+      }
+    } else {
+      in.push_back({flag, v, k.max_bytes});
+    }
   }
   return in;
 }
 
-void check_outputs(const std::string& flag, const std::string& path, bool with_csv,
-                   const std::vector<std::string>& inputs) {
-  if (path.empty()) return;
-  check_output_path(path, flag, inputs);
-  if (with_csv) check_output_path(csv_path_for(path), flag + " (its CSV)", inputs);
+std::vector<InputFile> run_inputs(const RunOptions& o, const sim::SimulationConfig& c) {
+  std::vector<InputFile> in;
+  if (!o.config_file.empty()) in.push_back({"--config", o.config_file, kMaxSettingsFileBytes});
+  for (InputFile& f : config_inputs(config_to_json(c))) in.push_back(std::move(f));
+  return in;
 }
 
-std::string result_date() {
-  std::time_t t = 0;
-  if (const char* env = std::getenv("SOURCE_DATE_EPOCH"); env && *env) t = std::atoll(env);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
+std::vector<InputFile> measured_inputs(const std::vector<std::string>& measured,
+                                       const std::vector<std::string>& sidecar_dirs) {
+  std::vector<InputFile> in;
+  auto add_folder = [&in](const std::string& flag, const std::string& dir, uint64_t max_bytes) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      if (e.is_regular_file()) in.push_back({flag, e.path().string(), max_bytes});
+    }
+  };
+  for (const std::string& m : measured) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(m, ec)) {
+      add_folder("--measured", m, 0);  // an LLMServingSim run folder
+    } else {
+      in.push_back({"--measured", m, 0});
+    }
+  }
+  for (const std::string& d : sidecar_dirs) add_folder("--sidecars", d, kMaxSettingsFileBytes);
+  return in;
+}
+
+void check_output_folder(const std::string& flag, const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(dir, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_directory(st)) {
+    const char* kind = non_regular_kind(st.type());
+    throw ConfigError(flag + ": '" + dir + "' is " + (kind ? kind : "a file") +
+                      "; expected a folder (created if missing)");
+  }
+}
+
+json read_config_file(const std::string& path) {
+  check_input_file(path, "--config", kMaxSettingsFileBytes);
+  return read_json_file(path);
+}
+
+void register_inputs(const std::vector<InputFile>& inputs) {
+  for (const InputFile& f : inputs) check_input_file(f.path, f.flag, f.max_bytes);
+}
+
+void check_outputs(const std::string& flag, const std::string& path, bool with_csv) {
+  if (path.empty()) return;
+  check_output_path(path, flag, {});
+  if (with_csv) check_output_path(csv_path_for(path), flag + " (its CSV)", {});
+}
+
+void check_jobs(int jobs) {
+  if (jobs < 0 || jobs > kMaxJobs) {
+    throw ConfigError("--jobs: " + std::to_string(jobs) + " is invalid; expected 0 (all cores) "
+                      "to " + std::to_string(kMaxJobs) + " threads");
+  }
+}
+
+void check_seeds(int seeds, int min) {
+  if (seeds < min || seeds > kMaxSeeds) {
+    throw ConfigError("--seeds: " + std::to_string(seeds) + " is invalid; expected " +
+                      std::to_string(min) + " to " + std::to_string(kMaxSeeds) + " seeds");
+  }
+}
+
+namespace {
+
+std::string date_text(const std::tm& tm) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   return buf;
+}
+
+// $SOURCE_DATE_EPOCH (reproducible-builds.org), when set and non-empty.
+std::optional<std::time_t> source_date_epoch() {
+  const char* env = std::getenv("SOURCE_DATE_EPOCH");
+  if (env == nullptr || *env == '\0') return std::nullopt;
+  return static_cast<std::time_t>(std::atoll(env));
+}
+
+}  // namespace
+
+std::string result_date() {
+  const std::time_t t = source_date_epoch().value_or(0);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return date_text(tm);
+}
+
+std::string result_file_date() {
+  if (source_date_epoch()) return result_date();
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  return date_text(tm);
 }
 
 namespace {
@@ -125,7 +234,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
 sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
   sim::SimulationConfig config;
   if (!o.config_file.empty()) {
-    apply_config_json(config, read_json_file(o.config_file), o.config_file);
+    apply_config_json(config, read_config_file(o.config_file), o.config_file);
   }
   json from_flags = json::object();
   for (const ConfigField& f : config_fields()) {
@@ -182,7 +291,7 @@ void add_deployment_options(CLI::App& cmd, RunOptions& o, const std::vector<std:
 json deployment_overrides(const CLI::App& cmd, const RunOptions& o) {
   json j = json::object();
   if (!o.config_file.empty()) {
-    const json file = read_json_file(o.config_file);
+    const json file = read_config_file(o.config_file);
     if (!file.is_object()) throw ConfigError(o.config_file + ": expected a JSON object");
     for (const auto& [k, v] : file.items()) j[k] = v;
   }

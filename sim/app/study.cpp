@@ -2,6 +2,7 @@
 
 #include "sim/app/cli.h"
 #include "sim/base/error.h"
+#include "sim/base/output_file.h"
 #include "sim/distributed/shard.h"
 #include "sim/metrics/result_writer.h"
 #ifdef SERVESIM_HAVE_MPI
@@ -52,17 +53,20 @@ JobExecutor* StudyFlags::executor(int jobs) {
   if (context.replay != nullptr) return context.replay;
   if (!shard_.empty()) {
     const distributed::ShardSpec shard = distributed::parse_shard(shard_);
-    if (!why_not_shardable_.empty()) throw ConfigError("--shard: " + why_not_shardable_);
-    if (context.mpi != nullptr) {
-      throw ConfigError("--shard: not under mpirun (the ranks already share the study); use one "
-                        "or the other");
-    }
     const std::vector<std::string> identity = study_identity(context.args);
     context.part_path = !part_file_.empty()
                             ? part_file_
                             : (identity.empty() ? std::string("servesim") : identity.front()) +
                                   ".part-" + std::to_string(shard.index) + "-of-" +
                                   std::to_string(shard.count);
+    // The part is this process's output: the output rule, against the inputs the command has
+    // registered by now (its config, model, workload, ... files).
+    check_output_path(context.part_path, "--part-file", {});
+    if (!why_not_shardable_.empty()) throw ConfigError("--shard: " + why_not_shardable_);
+    if (context.mpi != nullptr) {
+      throw ConfigError("--shard: not under mpirun (the ranks already share the study); use one "
+                        "or the other");
+    }
     owned_ = std::make_unique<distributed::ShardExecutor>(shard, jobs, identity,
                                                           servesim_version());
     return owned_.get();

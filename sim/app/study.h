@@ -8,7 +8,9 @@
 //    command line being run, for part files); `part_path` by the shard executor's owner.
 //  - StudyFlags adds --shard I/N and --part-file to a study command. executor() returns, in this
 //    order: the merge replay; a ShardExecutor when --shard is given (ConfigError under mpirun, or
-//    for a command that cannot be sharded); the MPI executor; null (threads, `--jobs`).
+//    for a command that cannot be sharded, or when the part file breaks the output rule of
+//    sim/base/output_file.h: call it after the command has registered its inputs); the MPI
+//    executor; null (threads, `--jobs`).
 //  - run_cli_mpi() runs the CLI as one rank of an MPI job: ranks > 0 print nothing and write no
 //    file (rank 0 writes the one-process output); every rank returns the same exit code for the
 //    same error.

@@ -37,17 +37,6 @@ const char kChat[] =
     "chat completions are not modelled yet (the chat template adds prompt tokens that servesim "
     "does not count); use --backend vllm or openai, --endpoint /v1/completions";
 
-std::string check_dtype(const std::string& v) {
-  // vLLM's choices (vllm/config/model.py ModelDType): auto, half, float16, bfloat16, float,
-  // float32. servesim's step times and memory plan are those of 16-bit weights and activations.
-  if (v == "auto" || v == "bfloat16" || v == "float16" || v == "half") return "";
-  if (v == "float32" || v == "float") {
-    return "32-bit weights and activations are not modelled yet (servesim models 16-bit ones: "
-           "auto, bfloat16, float16)";
-  }
-  return "not a vLLM dtype; expected auto, bfloat16, float16 or half";
-}
-
 std::string check_backend(const std::string& v) {
   if (v == "vllm" || v == "openai") return "";
   if (v == "openai-chat") return kChat;
@@ -100,7 +89,6 @@ const std::vector<VllmFlag>& vllm_flags() {
       {"--tokenizer-mode", Arity::kOne, kBoth},
       {"--trust-remote-code", Arity::kNone, kBoth},
       {"--served-model-name", Arity::kMany, kBoth},
-      {"--dtype", Arity::kOne, kServe, nullptr, check_dtype},
       {"--load-format", Arity::kOne, kServe, nullptr, check_load_format},
       {"--download-dir", Arity::kOne, kServe},
       {"--revision", Arity::kOne, kServe},
@@ -468,7 +456,7 @@ std::string override_key(const std::string& arg) {
 bool serve_field(const std::string& key) {
   static const std::set<std::string> kKeys = {
       "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-      "enable_expert_parallel", "quantization", "kv_cache_dtype", "enforce_eager",
+      "enable_expert_parallel", "quantization", "dtype", "kv_cache_dtype", "enforce_eager",
       "async_scheduling", "max_num_seqs", "max_num_batched_tokens", "block_size",
       "gpu_memory_utilization", "enable_prefix_caching", "long_prefill_token_threshold",
       "max_model_len", "scheduling_policy", "num_gpu_blocks_override",

@@ -37,7 +37,7 @@ struct IgnoredFlag {
 void add_vllm_flags(CLI::App& cmd);
 
 // Throws ConfigError for the first refused flag given (or an ignored flag with a value that
-// changes the simulation, such as --dtype float32 or --endpoint /v1/chat/completions).
+// changes the simulation, such as --speculative-config or --endpoint /v1/chat/completions).
 void check_vllm_flags(const CLI::App& cmd);
 
 std::vector<IgnoredFlag> ignored_flags(const CLI::App& cmd);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/error.h"
+#include "sim/base/input_files.h"
 
 namespace servesim {
 
@@ -63,12 +64,11 @@ inline nlohmann::json parse_json_text(const std::string& text, const std::string
 }
 
 // Parses the JSON file at `path`. Throws ConfigError naming the file when it is missing, not a
-// regular file, or malformed (see parse_json_text).
-inline nlohmann::json read_json_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path.string() + ": is a directory; expected a JSON file");
-  }
+// regular file, larger than `max_bytes` (settings files by default; sim/base/input_files.h), or
+// malformed (see parse_json_text). The file is registered as an input of the running command.
+inline nlohmann::json read_json_file(const std::filesystem::path& path,
+                                     uint64_t max_bytes = kMaxSettingsFileBytes) {
+  check_input_file(path.string(), "", max_bytes);
   std::ifstream in(path);
   if (!in) throw ConfigError(path.string() + ": cannot open file");
   std::stringstream buf;

@@ -127,6 +127,7 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   models::Deployment& d = p.deployment;
   p.model = models::resolve_model(config.model);
   d.model = models::load_model(p.model);
+  models::apply_dtype(d.model, config.dtype);
   d.gpu = hardware::load_gpu(config.gpu);
   if (config.tensor_parallel_size < 1) {
     throw ConfigError("--tensor-parallel-size: " + std::to_string(config.tensor_parallel_size) +
@@ -186,9 +187,13 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
                       " experts of " + d.model.name + " do not split evenly over TP x DP = " +
                       std::to_string(d.moe_group_size()) + " GPUs");
   }
-  if (config.gpus_per_node < 1) {
+  // The node's GPUs are vertices of the topology graph: bounded, so that 100000 is an error
+  // rather than the machine's memory (the largest scale-up domains, NVL72/NVL576, are far below).
+  constexpr int kMaxGpusPerNode = 1024;
+  if (config.gpus_per_node < 1 || config.gpus_per_node > kMaxGpusPerNode) {
     throw ConfigError("--gpus-per-node: " + std::to_string(config.gpus_per_node) +
-                      " is invalid; expected an integer >= 1");
+                      " is invalid; expected an integer from 1 to " +
+                      std::to_string(kMaxGpusPerNode));
   }
   d.gpus_per_node = config.gpus_per_node;
   if (!config.inter_node_link.empty()) {
@@ -534,6 +539,11 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   if (config.engine.disable_hybrid_kv_cache_manager) cfg["disable_hybrid_kv_cache_manager"] = true;
   if (d.data_parallel_size > 1) cfg["data_parallel_size"] = d.data_parallel_size;
   if (d.enable_expert_parallel) cfg["enable_expert_parallel"] = true;
+  if (config.dtype != "auto" || d.model.checkpoint_dtype == "float32") {
+    cfg["dtype"] = config.dtype;  // with the checkpoint's, when vLLM's "auto" rule decided
+    cfg["checkpoint_dtype"] = d.model.checkpoint_dtype;
+    cfg["dtype_bytes"] = d.model.dtype_bytes;
+  }
   if (p.engine.enable_chunked_prefill == 0) cfg["enable_chunked_prefill"] = false;
   if (p.engine.num_scheduler_steps > 1) cfg["num_scheduler_steps"] = p.engine.num_scheduler_steps;
   if (d.pipeline_parallel_size > 1 || placement.num_nodes > 1) {

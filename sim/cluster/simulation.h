@@ -45,6 +45,8 @@ struct SimulationConfig {
                                        //   ("" = the GPU's usual network, hardware/topology.h)
   std::string quantization;            // --quantization: "", "fp8" or "mxfp4"
   std::string kv_cache_dtype = "auto"; // --kv-cache-dtype: auto | fp8
+  std::string dtype = "auto";          // --dtype: auto | bfloat16 | float16 | float32
+                                       //   (models::apply_dtype)
   bool enforce_eager = false;          // --enforce-eager
   EngineConfig engine;                 // scheduler and cache flags
   bool ideal = false;                  // --ideal: 100% efficiency, zero overhead (lower bound)

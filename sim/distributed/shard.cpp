@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/error.h"
+#include "sim/base/input_files.h"
 
 namespace servesim::distributed {
 namespace {
@@ -136,6 +137,7 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
   SERVESIM_CHECK(!paths.empty(), "merge needs part files");
   std::vector<PartFile> parts;
   for (const std::string& path : paths) {
+    check_input_file(path, "", kMaxDataFileBytes);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(path + ": cannot open part file");
     std::stringstream buf;

@@ -9,6 +9,7 @@
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
+#include "sim/base/input_files.h"
 
 namespace servesim::measured::detail {
 
@@ -43,6 +44,7 @@ void require_size(const std::vector<double>& v, size_t n, const std::string& key
 }  // namespace
 
 std::string read_text(const fs::path& path) {
+  check_input_file(path.string(), "", kMaxDataFileBytes);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path.string() + ": cannot open file");
   std::stringstream buf;

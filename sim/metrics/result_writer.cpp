@@ -371,7 +371,7 @@ nlohmann::ordered_json build_result_json(const BenchmarkMetrics& m, const Metric
 void write_result_atomically(const std::string& path, const BenchmarkMetrics& m,
                              const MetricsOptions& options, const ResultContext& ctx,
                              const std::vector<RequestRecord>& records,
-                             const std::vector<StepLog>& step_logs) {
+                             const std::vector<StepLog>& step_logs, bool replace) {
   const std::string text =
       build_result(m, options, ctx, records, step_logs, /*stream_arrays=*/true)
           .dump(2, ' ', false, ordered_json::error_handler_t::replace) +
@@ -391,7 +391,7 @@ void write_result_atomically(const std::string& path, const BenchmarkMetrics& m,
       from = name_end + 1;
     }
     out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
-  });
+  }, replace);
 }
 
 std::string json_file_text(const nlohmann::ordered_json& j) {
@@ -409,8 +409,10 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   write_files_atomically({{path, text}});
 }
 
-void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill,
+                      bool replace) {
   if (!output_files_enabled().load()) return;
+  refuse_output_at_write(path);
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -420,24 +422,41 @@ void write_atomically(const std::string& path, const std::function<void(std::ost
                       "' does not exist");
   }
   const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+  auto fail = [&](const std::string& why) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw ConfigError(path + ": cannot write result file (" + why + ")");
+  };
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw ConfigError(path + ": cannot write result file (cannot create '" + tmp + "')");
+    if (!out) throw ConfigError(path + ": cannot write result file (cannot create '" + tmp + "')");
+    try {
+      fill(out);
+    } catch (...) {
+      out.close();
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw;
     }
-    fill(out);
     out.flush();
     if (!out) {
       out.close();
-      fs::remove(tmp, ec);
-      throw ConfigError(path + ": cannot write result file (write to '" + tmp + "' failed)");
+      fail("write to '" + tmp + "' failed");
     }
   }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw ConfigError(path + ": cannot write result file (rename failed: " + ec.message() + ")");
+  if (replace) {
+    fs::rename(tmp, target, ec);
+    if (ec) fail("rename failed: " + ec.message());
+    return;
+  }
+  if (const int e = rename_no_replace(tmp, path); e != 0) {
+    if (e == EEXIST) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);
+      throw ConfigError(path + ": not written: it already exists (written while this run was "
+                        "simulating); expected a new file (--overwrite replaces it)");
+    }
+    fail("rename failed: " + std::generic_category().message(e));
   }
 }
 

@@ -48,10 +48,12 @@ nlohmann::ordered_json metrics_summary_json(const BenchmarkMetrics& m,
 // Writes the result file that build_result_json() describes, byte for byte the same as
 // write_json_atomically(path, build_result_json(...)), without building the per-request arrays
 // of --save-detailed in memory: they are streamed to the file (constant memory per request).
+// `replace` false: ConfigError, and nothing written, when `path` exists by the time the file is
+// renamed into place (write_atomically).
 void write_result_atomically(const std::string& path, const BenchmarkMetrics& m,
                              const MetricsOptions& options, const ResultContext& ctx,
                              const std::vector<RequestRecord>& records,
-                             const std::vector<StepLog>& step_logs);
+                             const std::vector<StepLog>& step_logs, bool replace = true);
 
 // The text written for `j`: indented by 2, invalid UTF-8 replaced, a final newline.
 std::string json_file_text(const nlohmann::ordered_json& j);
@@ -60,8 +62,11 @@ std::string json_file_text(const nlohmann::ordered_json& j);
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& j);
 // The same for any text (CSV files beside the JSON ones).
 void write_text_atomically(const std::string& path, const std::string& text);
-// The same for text written by `fill` to a stream (to the temporary file).
-void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+// The same for text written by `fill` to a stream (to the temporary file; removed if `fill`
+// throws). `replace` false: the file is renamed into place only if `path` does not exist then
+// (rename_no_replace), else ConfigError and the temporary file is removed.
+void write_atomically(const std::string& path, const std::function<void(std::ostream&)>& fill,
+                      bool replace = true);
 
 // Process-wide switch for the two writers above (default on). The ranks > 0 of an MPI job turn it
 // off: rank 0 alone writes a study's files (sim/app/study.h).

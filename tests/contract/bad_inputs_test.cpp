@@ -38,7 +38,8 @@ struct BadInput {
   std::map<std::string, std::string> files;     // name -> content, created in {dir}
   int code;                                     // expected exit code
   std::string needle;                           // must appear in the error line
-  std::string special;  // "symlink", "fifo", "dir", "csvdir": what {dir}/out.json is made as
+  std::string special;  // "symlink", "fifo", "dir", "csvdir": what {dir}/out.json is made as;
+                        // "big": {dir}/big.json, 65 MiB
 };
 
 // A model config.json: Llama-3.1-8B's shape with one field replaced.
@@ -71,6 +72,17 @@ const char* kMeasured =
     R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "request_rate": 1.0,
         "completed": 2, "input_lens": [100, 120], "output_lens": [20, 30],
         "ttfts": [0.05, 0.06], "itls": [[0.01], [0.01]], "mean_ttft_ms": 55})";
+
+// A workload file of one class.
+const char* kWorkload =
+    R"({"classes": [{"name": "a", "share": 1, "prompt": {"dist": "fixed", "tokens": 8}, "output": {"dist": "fixed", "tokens": 8}}]})";
+
+// 101 percentiles: one more than --metric-percentiles takes.
+const std::string kManyPercentiles = [] {
+  std::ostringstream s;
+  for (int i = 0; i <= 100; ++i) s << (i > 0 ? "," : "") << i;
+  return s.str();
+}();
 
 std::vector<BadInput> cases() {
   const std::vector<std::string> sim = {"simulate", "--num-prompts", "20"};
@@ -259,7 +271,6 @@ std::vector<BadInput> cases() {
       // vLLM's flags that servesim refuses, and pasted vLLM command lines (sim/app/vllm_flags.h).
       {"vLLM flag not modelled (speculative decoding)", S({"--speculative-config", "{}"}), {}, 2,
        "--speculative-config: speculative decoding is not modelled yet"},
-      {"vLLM dtype not modelled (float32)", S({"--dtype", "float32"}), {}, 2, "--dtype float32"},
       {"vLLM chat completions endpoint", S({"--endpoint", "/v1/chat/completions"}), {}, 2,
        "--endpoint /v1/chat/completions"},
       {"pasted line with a shell variable", S({"--vllm-bench-cmd", "vllm bench serve --model $M"}),
@@ -320,6 +331,115 @@ std::vector<BadInput> cases() {
        "--seeds: 0 is invalid"},
       {"calibrate with nothing to fit",
        {"calibrate", "--gpu", "h100-sxm", "--out", "{dir}/cal.json"}, {}, 2, "nothing to fit"},
+      // One output rule for every file servesim writes (issue 32): part files, kernel-check,
+      // calibrate and validate outputs too; every file the run reads is an input, including the
+      // workload file and the length files it names.
+      {"sweep part file is a device",
+       {"sweep", "--request-rate", "1", "--num-prompts", "4", "--shard", "0/1", "--part-file",
+        "/dev/null"},
+       {}, 2, "--part-file: '/dev/null' is a device"},
+      {"kernel-check output equal to its measured table",
+       {"kernel-check", "--measured", "{dir}/k.csv", "--gpu", "h100-sxm", "--output",
+        "{dir}/k.csv"},
+       {{"k.csv", "kind,dtype\n"}}, 2, "--output: "},
+      {"part file equal to the --config input",
+       {"sweep", "--config", cfg, "--request-rate", "1", "--num-prompts", "4", "--shard", "0/1",
+        "--part-file", cfg},
+       {{"c.json", R"({"seed": 1})"}}, 2, "also an input"},
+      {"result file equal to the --workload input",
+       S({"--workload", "{dir}/w.json", "--save-result", "--result-filename", "{dir}/w.json"}),
+       {{"w.json", kWorkload}}, 2, "also an input"},
+      {"result file equal to a length file the workload names",
+       S({"--workload", "{dir}/w.json", "--save-result", "--result-filename", "{dir}/lens.csv"}),
+       {{"w.json", R"({"classes": [{"name": "a", "share": 1, "lengths": {"dist": "empirical", "source": "lengths-csv", "path": "lens.csv"}}]})"},
+        {"lens.csv", "prompt_tokens,output_tokens\n10,5\n"}},
+       2, "also an input"},
+      {"result file equal to the --model config.json",
+       S({"--model", "{dir}/m.json", "--save-result", "--result-filename", "{dir}/m.json"}),
+       {{"m.json", model_json("hidden_size", "4096")}}, 2, "also an input"},
+      {"result file equal to the --dataset-path file",
+       S({"--dataset-name", "custom", "--dataset-path", "{dir}/d.jsonl", "--save-result",
+          "--result-filename", "{dir}/d.jsonl"}),
+       {{"d.jsonl", R"({"prompt": "hello", "output_tokens": 4})"}}, 2, "also an input"},
+      {"plan CSV equal to the --config input",
+       {"plan", "--config", "{dir}/c.csv", "--target-qps", "1", "--slo", "p99_ttft_ms<=1000",
+        "--output", "{dir}/c.json"},
+       {{"c.csv", R"({"seed": 1})"}}, 2, "--output (its CSV)"},
+      {"calibrate output equal to its kernel table",
+       {"calibrate", "--gpu", "h100-sxm", "--kernels", "{dir}/k.csv", "--out", "{dir}/k.csv"},
+       {{"k.csv", "kind,dtype\n"}}, 2, "also an input"},
+      {"validate output equal to a sidecar file",
+       {"validate", "--measured", "{dir}/m.json", "--sidecars", "{dir}", "--output",
+        "{dir}/s.json"},
+       {{"m.json", kMeasured}, {"s.json", R"({"match": "*", "gpu": "h100-sxm"})"}}, 2,
+       "also an input"},
+      {"validate profile folder is a file",
+       {"validate", "--measured", "{dir}/m.json", "--leave-one-group-out",
+        "--write-line-profiles", "{dir}/m.json"},
+       {{"m.json", kMeasured}}, 2, "expected a folder"},
+      {"compare part file is a symbolic link",
+       {"compare", "--vary", "max-num-seqs=8,16", "--num-prompts", "4", "--shard", "0/1",
+        "--part-file", "{dir}/out.json"},
+       {}, 2, "--part-file", "symlink"},
+      {"kernel-check output is a device",
+       {"kernel-check", "--measured", "{dir}/k.csv", "--gpu", "h100-sxm", "--output",
+        "/dev/null"},
+       {{"k.csv", "kind,dtype\n"}}, 2, "device"},
+      // Result files are named like vLLM's (the wall-clock date) and never replace a file
+      // unless --overwrite is given.
+      {"result file exists", S({"--save-result", "--result-filename", "{dir}/r.json"}),
+       {{"r.json", "keep"}}, 2, "already exists"},
+      // Precision and calibration formats.
+      {"dtype unknown", S({"--dtype", "int4"}), {}, 2, "--dtype: 'int4'"},
+      {"config dtype of the wrong type", S({"--config", cfg}), {{"c.json", R"({"dtype": 16})"}},
+       2, "dtype"},
+      {"calibration of another format version", S({"--calibration", "{dir}/cal.json"}),
+       {{"cal.json", R"({"servesim_calibration": 1, "format_version": 2, "parameters": {"step_overhead_s": {"value": 0.0001}}})"}},
+       2, "field 'format_version' has value 2"},
+      {"calibration marker of another version", S({"--calibration", "{dir}/cal.json"}),
+       {{"cal.json", R"({"servesim_calibration": 2, "parameters": {"step_overhead_s": {"value": 0.0001}}})"}},
+       2, "field 'servesim_calibration' has value 2"},
+      {"calibration without parameters", S({"--calibration", "{dir}/cal.json"}),
+       {{"cal.json", R"({"servesim_calibration": 1, "gpu": "h100-sxm"})"}}, 2,
+       "no fitted 'parameters'"},
+      {"calibration with empty parameters", S({"--calibration", "{dir}/cal.json"}),
+       {{"cal.json", R"({"servesim_calibration": 1, "parameters": {}})"}}, 2,
+       "no fitted 'parameters'"},
+      {"kernel table without kernels", S({"--kernel-table", "{dir}/k.json"}),
+       {{"k.json", R"({"servesim_calibration": 1, "parameters": {}})"}}, 2,
+       "no fitted 'parameters'"},
+      // Bounds on what costs memory or time: the flag and the limit named.
+      {"GPUs per node far above the limit", S({"--gpus-per-node", "100000", "-tp", "32"}), {}, 2,
+       "--gpus-per-node: 100000 is invalid; expected an integer from 1 to 1024"},
+      {"GPUs per node just above the limit", S({"--gpus-per-node", "1025"}), {}, 2,
+       "--gpus-per-node: 1025"},
+      {"plan seeds above the limit",
+       {"plan", "--target-qps", "1", "--slo", "p99_ttft_ms<=500", "--seeds", "1001"}, {}, 2,
+       "--seeds: 1001 is invalid; expected 1 to 1000"},
+      {"compare seeds above the limit",
+       {"compare", "--vary", "max-num-seqs=8,16", "--seeds", "100000"}, {}, 2,
+       "--seeds: 100000 is invalid; expected 2 to 1000"},
+      {"jobs above the limit", {"sweep", "--request-rate", "1", "--jobs", "1000000"}, {}, 2,
+       "--jobs: 1000000 is invalid; expected 0 (all cores) to 1024"},
+      {"validate jobs above the limit",
+       {"validate", "--measured", "{dir}/m.json", "--jobs", "1025"}, {{"m.json", kMeasured}}, 2,
+       "--jobs: 1025"},
+      {"metric percentiles above the limit", S({"--metric-percentiles", kManyPercentiles}), {}, 2,
+       "--metric-percentiles: 101 percentiles; expected at most 100"},
+      {"model file is a device", S({"--model", "/dev/zero"}), {}, 2,
+       "--model: '/dev/zero' is a device; expected a regular file of at most 64 MiB"},
+      {"GPU file is a device", S({"--gpu", "/dev/zero"}), {}, 2, "--gpu: '/dev/zero' is a device"},
+      {"config file is a device", S({"--config", "/dev/zero"}), {}, 2,
+       "--config: '/dev/zero' is a device"},
+      {"workload file is a device", S({"--workload", "/dev/zero"}), {}, 2,
+       "--workload: '/dev/zero' is a device"},
+      {"trace is a device",
+       S({"--dataset-name", "trace", "--trace", "/dev/zero", "--trace-format", "csv"}), {}, 2,
+       "--trace: '/dev/zero' is a device; expected a regular file"},
+      {"measured run is a FIFO", {"validate", "--measured", "{dir}/out.json"}, {}, 2,
+       "is a FIFO; expected a regular file", "fifo"},
+      {"model file above the size limit", S({"--model", "{dir}/big.json"}), {}, 2,
+       "is 65 MiB; expected a file of at most 64 MiB", "big"},
       // Outcomes that are not results.
       {"every prompt longer than max-model-len",
        S({"--max-model-len", "100", "--random-input-len", "200", "--save-result",
@@ -387,6 +507,11 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written, an
       fs::create_symlink(dir / "target.json", dir / "out.json");
     }
     if (b.special == "fifo") REQUIRE(::mkfifo((dir / "out.json").c_str(), 0600) == 0);
+    if (b.special == "big") {
+      // Sparse: 65 MiB of zeros that take no disk.
+      std::ofstream(dir / "big.json").close();
+      fs::resize_file(dir / "big.json", uint64_t{65} << 20);
+    }
     std::map<std::string, std::string> before;
     for (const auto& e : fs::directory_iterator(dir)) {
       before[e.path().filename().string()] =
@@ -420,6 +545,7 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written, an
     if (b.special == "csvdir") shown += "  ({dir}/out.csv is a directory)";
     if (b.special == "symlink") shown += "  ({dir}/out.json is a symlink)";
     if (b.special == "fifo") shown += "  ({dir}/out.json is a FIFO)";
+    if (b.special == "big") shown += "  ({dir}/big.json is 65 MiB)";
     std::string files;
     for (const auto& [name, text] : b.files) {
       std::string shown_text = replace_all(replace_all(text, "\n", "\\n"), "  ", "");
@@ -443,9 +569,21 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written, an
       "  JSON key or line), the value and what was expected; nothing is written.\n"
       "* **exit 1**, a run that is not a result (no request completed, no run validated, a\n"
       "  degenerate calibration fit without `--force`): a one-line reason; nothing is written.\n"
-      "* Output paths are checked before any work: a symlink, directory, FIFO, device or one of\n"
-      "  the command's inputs is refused; files are written to a temporary file and renamed; a\n"
-      "  JSON + CSV pair appears together or not at all.\n"
+      "* Output paths are checked before any work, for every flag that names a file to write\n"
+      "  (tests/contract/output_rule_test.cpp walks every command's options): a symlink,\n"
+      "  directory, FIFO, device or one of the command's inputs is refused. The inputs are every\n"
+      "  file the command reads: `--config`, model, GPU, link, calibration, kernel-table and\n"
+      "  workload files and the length files a workload names, datasets, traces, measured runs,\n"
+      "  sidecars, profiling tables and the part files `merge` joins. Files are written to a\n"
+      "  temporary file, checked again and renamed into place; a JSON + CSV pair appears together\n"
+      "  or not at all; a result file is never replaced without `--overwrite`.\n"
+      "* Input files must be regular files (not a directory, FIFO or device such as /dev/zero).\n"
+      "  Settings files read whole (config, model, GPU, link, calibration, kernel-table, workload\n"
+      "  and sidecar JSON) may be at most 64 MiB; data files read whole (measured runs, part\n"
+      "  files, vLLM-result traces, profiling CSVs) at most 1 GiB; traces and datasets read line\n"
+      "  by line have no limit.\n"
+      "* Bounds on what costs memory or time: `--gpus-per-node` at most 1024, `--jobs` at most\n"
+      "  1024, `--seeds` at most 1000, at most 100 `--metric-percentiles`.\n"
       "* Resource guards refuse runs that would need more than half this machine's memory, or\n"
       "  than `$SERVESIM_MEMORY_BUDGET_MB` when set (`N` below: the numbers depend on the\n"
       "  machine).\n\n"

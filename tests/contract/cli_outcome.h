@@ -1,10 +1,12 @@
 // The CLI run in-process for the contract tests: exit code, stdout and stderr of one
-// `servesim ARGS...` (app::run_cli), so a test checks what a user would see.
+// `servesim ARGS...` (app::run_cli), so a test checks what a user would see; and a fresh folder
+// per test case.
 #ifndef SERVESIM_TESTS_CONTRACT_CLI_OUTCOME_H_
 #define SERVESIM_TESTS_CONTRACT_CLI_OUTCOME_H_
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -34,13 +36,42 @@ inline std::filesystem::path temp_dir(const std::string& prefix) {
   return d;
 }
 
-// A file's whole text ("" when it cannot be read).
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
+// The whole content of the file at `path` ("" when it cannot be read).
+inline std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
+
+// A fresh folder per test case (named after `tag` and the process), removed at scope exit.
+struct TempDir {
+  explicit TempDir(const std::string& tag)
+      : path(std::filesystem::temp_directory_path() /
+             ("servesim_test_" + tag + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+  std::vector<std::string> names() const {
+    std::vector<std::string> n;
+    for (const auto& e : std::filesystem::directory_iterator(path)) {
+      n.push_back(e.path().filename().string());
+    }
+    std::sort(n.begin(), n.end());
+    return n;
+  }
+  std::filesystem::path path;
+};
+
+// The same as file_text (the name some tests use).
+inline std::string slurp(const std::filesystem::path& p) { return file_text(p); }
 
 }  // namespace servesim::app::testing
 

@@ -31,27 +31,7 @@ using nlohmann::json;
 using testing::Outcome;
 using testing::run;
 
-// A fresh folder per test case, removed at scope exit.
-struct TempDir {
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() /
-             ("servesim_hardening_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> n;
-    for (const auto& e : fs::directory_iterator(path)) n.push_back(e.path().filename().string());
-    std::sort(n.begin(), n.end());
-    return n;
-  }
-  fs::path path;
-};
+using testing::TempDir;
 
 json read_json(const std::string& p) {
   std::ifstream in(p);

@@ -100,3 +100,23 @@ def test_bad_input_exits_2_and_writes_nothing(outputs, tmp_path):
     assert p.returncode == 2 and "missing.json" in p.stderr and not out.exists()
     p = run_plot(outputs["sweep"], "--slo", "ttft<500", "-o", str(out))
     assert p.returncode == 2 and "--slo" in p.stderr and not out.exists()
+
+
+def test_output_rule_input_symlink_and_device_refused(outputs, tmp_path):
+    # The CLI's output rule (sim/base/output_file.h) holds for the plot's image too.
+    sweep = outputs["sweep"]
+    before = open(sweep, "rb").read()
+    p = run_plot(sweep, "-o", sweep)
+    assert p.returncode == 2 and "is also an input" in p.stderr
+    assert open(sweep, "rb").read() == before
+    target = tmp_path / "target.png"
+    target.write_bytes(b"keep")
+    link = tmp_path / "link.png"
+    link.symlink_to(target)
+    p = run_plot(sweep, "-o", str(link))
+    assert p.returncode == 2 and "symbolic link" in p.stderr
+    assert link.is_symlink() and target.read_bytes() == b"keep"
+    p = run_plot(sweep, "-o", "/dev/null")
+    assert p.returncode == 2 and "is a device" in p.stderr
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["link.png", "target.png"]

@@ -182,6 +182,63 @@ TEST_CASE("bad calibration files are rejected with the field named", "[calibrati
       Catch::Contains("compute_efficiency"));
 }
 
+TEST_CASE("calibration profiles carry a format_version, and another version or no parameters is "
+          "refused by name", "[calibration]") {
+  const std::string params = R"("parameters": {"step_overhead_s": {"value": 1e-4}})";
+  // Written since the field exists: format_version 1, read back as version 1.
+  Calibration c;
+  c.parameters["step_overhead_s"] = {1e-4, 0};
+  const auto j = to_json(c);
+  REQUIRE(j.at("format_version") == kCalibrationFormatVersion);
+  REQUIRE(kCalibrationFormatVersion == 1);
+  REQUIRE(calibration_from_json(nlohmann::json::parse(j.dump()), "f.json").parameters.size() == 1);
+  // Written before it: only the marker "servesim_calibration": 1, version 1.
+  CHECK(calibration_from_json(nlohmann::json::parse(R"({"servesim_calibration": 1, )" + params + "}"),
+                              "old.json")
+            .get("step_overhead_s") == 1e-4);
+  CHECK_THROWS_WITH(
+      calibration_from_json(
+          nlohmann::json::parse(R"({"servesim_calibration": 1, "format_version": 2, )" + params + "}"),
+          "f.json"),
+      Catch::StartsWith("f.json: field 'format_version' has value 2; expected 1"));
+  CHECK_THROWS_WITH(
+      calibration_from_json(
+          nlohmann::json::parse(R"({"servesim_calibration": 1, "format_version": "1", )" + params + "}"),
+          "f.json"),
+      Catch::Contains("field 'format_version' has value \"1\""));
+  CHECK_THROWS_WITH(
+      calibration_from_json(nlohmann::json::parse(R"({"servesim_calibration": 2, )" + params + "}"),
+                            "f.json"),
+      Catch::Contains("field 'servesim_calibration' has value 2"));
+  CHECK_THROWS_WITH(calibration_from_json(nlohmann::json::parse(R"({"servesim_calibration": 1})"),
+                                          "f.json"),
+                    Catch::Contains("f.json: no fitted 'parameters'"));
+  CHECK_THROWS_WITH(calibration_from_json(
+                        nlohmann::json::parse(R"({"servesim_calibration": 1, "parameters": {}})"),
+                        "f.json"),
+                    Catch::Contains("no fitted 'parameters'"));
+  CHECK_THROWS_WITH(calibration_from_json(
+                        nlohmann::json::parse(R"({"servesim_calibration": 1, "parameters": [1]})"),
+                        "f.json"),
+                    Catch::Contains("no fitted 'parameters'"));
+}
+
+TEST_CASE("every shipped profile and kernel table is format version 1 and loads",
+          "[calibration]") {
+  // They were written before format_version existed: read as version 1, not regenerated.
+  int n = 0;
+  for (const char* folder : {"hardware/calibration", "hardware/kernels"}) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(
+             std::filesystem::path(SERVESIM_TEST_DATA_DIR).parent_path().parent_path() / folder)) {
+      if (e.path().extension() != ".json") continue;
+      INFO(e.path());
+      CHECK_NOTHROW(load_calibration(e.path().string()));
+      ++n;
+    }
+  }
+  CHECK(n >= 11);
+}
+
 TEST_CASE("profile readers on the real files give the documented values", "[calibration][realdata]") {
   // Values from data/realdata/README.md ("Sanity" lines).
   const auto vidur = read_vidur_mlp(kReal +

@@ -188,10 +188,25 @@ TEST_CASE("HF defaults and field conventions", "[models]") {
     const ModelSpec m = load_model(write_temp("tied.json", tiny_config(R"(, "tie_word_embeddings": true)")));
     CHECK(m.embedding_param_count() == 100.0 * 64);
   }
-  SECTION("dtype") {
-    CHECK(load_model(write_temp("f32.json", tiny_config(R"(, "torch_dtype": "float32")"))).dtype_bytes == 4);
+  SECTION("dtype: a float32 checkpoint is served in 16 bits unless --dtype float32") {
+    // vllm/config/model.py _get_and_verify_dtype: "auto" downcasts float32 to the platform's
+    // first supported dtype (bfloat16 from Ampere on, else float16): 2 bytes either way.
+    ModelSpec f32 = load_model(write_temp("f32.json", tiny_config(R"(, "torch_dtype": "float32")")));
+    CHECK(f32.checkpoint_dtype == "float32");
+    CHECK(f32.dtype_bytes == 2);
+    apply_dtype(f32, "float32");
+    CHECK(f32.dtype_bytes == 4);
+    apply_dtype(f32, "float16");
+    CHECK(f32.dtype_bytes == 2);
+    apply_dtype(f32, "float");
+    CHECK(f32.dtype_bytes == 4);
+    apply_dtype(f32, "auto");
+    CHECK(f32.dtype_bytes == 2);
+    CHECK_THROWS_WITH(apply_dtype(f32, "int8"), Contains("--dtype") && Contains("'int8'"));
     CHECK(load_model(write_temp("f16.json", tiny_config(R"(, "torch_dtype": "float16")"))).dtype_bytes == 2);
-    CHECK(load_model(write_temp("dt.json", tiny_config(R"(, "dtype": "float32")"))).dtype_bytes == 4);
+    const ModelSpec dt = load_model(write_temp("dt.json", tiny_config(R"(, "dtype": "float32")")));
+    CHECK(dt.checkpoint_dtype == "float32");
+    CHECK(dt.dtype_bytes == 2);
     CHECK_THROWS_WITH(load_model(write_temp("i8.json", tiny_config(R"(, "torch_dtype": "int8")"))),
                       Contains("torch_dtype") && Contains("int8"));
   }

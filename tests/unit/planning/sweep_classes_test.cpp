@@ -70,7 +70,7 @@ TEST_CASE("sweep --workload: CLASS/<column> per point equal simulate's classes a
     CAPTURE(rate);
     std::vector<std::string> simulate = {"simulate", "--request-rate", rate == 4 ? "4" : "7",
                                          "--save-result", "--result-dir", dir.string(),
-                                         "--result-filename", "sim.json"};
+                                         "--result-filename", "sim.json", "--overwrite"};
     simulate.insert(simulate.end(), common.begin(), common.end());
     const json r = cli_json(simulate, dir / "sim.json");
     const json& classes = r.at("servesim").at("classes");
