@@ -56,8 +56,11 @@ void print_extras(std::ostream& out, const json& s) {
   row("Mean input / output tokens sent:",
       num(sent["mean_input_tokens"].get<double>(), 1) + " / " +
           num(sent["mean_output_tokens"].get<double>(), 1));
-  row("KV cache blocks (tokens):", std::to_string(kv["num_gpu_blocks"].get<int64_t>()) + " (" +
-                                       std::to_string(kv["kv_tokens"].get<int64_t>()) + ")");
+  // With data parallelism every rank has a cache of its own (docs/semantics.md).
+  const bool dp = s.contains("config") && s["config"].contains("data_parallel_size");
+  row(dp ? "KV cache blocks (tokens), per DP rank:" : "KV cache blocks (tokens):",
+      std::to_string(kv["num_gpu_blocks"].get<int64_t>()) + " (" +
+          std::to_string(kv["kv_tokens"].get<int64_t>()) + ")");
   row("Peak KV blocks used:", std::to_string(kv["peak_used_blocks"].get<int64_t>()));
   row("Preemptions:", std::to_string(s["preemptions"].get<int64_t>()));
   row("Prefix cache hit rate (%):", num(100.0 * s["prefix_cache_hit_rate"].get<double>(), 2));
