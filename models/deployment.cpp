@@ -17,13 +17,20 @@ double Deployment::weight_bytes_per_param() const {
   if (weight_format() == "fp8") {
     return 1;
   }
+  if (integer_weights()) return model.checkpoint_weight_bits / 8.0;
   return model.dtype_bytes;
+}
+
+bool Deployment::integer_weights() const {
+  const std::string f = weight_format();
+  return (f == "w4a16" || f == "w8a16") && model.checkpoint_weight_bits > 0;
 }
 
 double Deployment::expert_weight_bytes_per_param() const {
   const std::string f = weight_format();
   if (f == "fp8") return 1;
   if (f == "mxfp4") return kMxfp4BytesPerWeight;
+  if (integer_weights()) return model.checkpoint_weight_bits / 8.0;
   return model.dtype_bytes;
 }
 

@@ -55,13 +55,18 @@ struct Deployment {
   // The weight format in effect: quantization when set, else the checkpoint's ("" = model dtype).
   std::string weight_format() const;
   // Bytes per weight of the linear layers outside the MoE experts (attention, dense MLP, shared
-  // expert): 1 under fp8, else the model dtype (MXFP4 leaves them unquantized).
+  // expert): 1 under fp8, checkpoint_weight_bits / 8 for integer weights, else the model dtype
+  // (MXFP4 leaves them unquantized).
   double weight_bytes_per_param() const;
   // Bytes per weight of the routed MoE experts: 1 under fp8, kMxfp4BytesPerWeight under mxfp4,
   // else the model dtype.
   double expert_weight_bytes_per_param() const;
+  // Whether the checkpoint's linear weights are integers dequantized in the GEMM (w4a16, w8a16:
+  // ModelSpec::checkpoint_weight_bits per weight, bf16 compute).
+  bool integer_weights() const;
   // The dtype whose GEMM peak and kernel tables time the linear layers: "fp8" under fp8 (w8a8),
-  // else "bf16" (MXFP4 experts run as w4a16 on Hopper: dequantized to bf16 in the kernel).
+  // else "bf16" (MXFP4 experts and integer weights run as w4a16 / w8a16 on Hopper: dequantized to
+  // bf16 in the kernel).
   std::string linear_compute_dtype() const;
   int kv_dtype_bytes() const;          // 1 for fp8, else model dtype bytes
   int num_gpus() const { return tensor_parallel_size * pipeline_parallel_size; }  // one DP rank

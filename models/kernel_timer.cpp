@@ -110,11 +110,12 @@ KernelTimer::KernelTimer(const hardware::GpuSpec& target, const KernelSource& so
     : target_(target), source_(source) {}
 
 double KernelTimer::ideal_gemm_s(const hardware::GpuSpec& gpu, const std::string& dtype, double m,
-                                 double n, double k) {
+                                 double n, double k, double weight_bytes_per_param) {
   const bool fp8 = dtype == "fp8" && gpu.fp8_flops > 0;
   const double peak = fp8 ? gpu.fp8_flops : gpu.bf16_flops;
-  const double w = dtype == "fp8" ? 1.0 : 2.0;
-  const double bytes = n * k * w + m * k * w + m * n * 2.0;
+  const double a = dtype == "fp8" ? 1.0 : 2.0;  // activation bytes
+  const double w = weight_bytes_per_param > 0 ? weight_bytes_per_param : a;
+  const double bytes = n * k * w + m * k * a + m * n * 2.0;
   return std::max(2.0 * m * n * k / peak, bytes / gpu.hbm_bandwidth_bytes_per_s);
 }
 
@@ -125,19 +126,23 @@ bool KernelTimer::has_exact_shape(const std::string& dtype, double n, double k) 
 }
 
 std::optional<double> KernelTimer::linear_s(const std::string& dtype, double n, double k,
-                                            double tokens) const {
+                                            double tokens, double weight_bytes_per_param) const {
   if (!source_.profile || tokens <= 0) return std::nullopt;
   const hardware::LinearShape want{dtype, std::llround(n), std::llround(k)};
   const auto near = source_.profile->nearest_linear_shape(want);
   if (!near) return std::nullopt;
   const double measured = *source_.profile->linear_time_s(*near, tokens);
-  if (near->n == want.n && near->k == want.k && !source_.transferred) return measured;
+  if (near->n == want.n && near->k == want.k && !source_.transferred &&
+      weight_bytes_per_param <= 0) {
+    return measured;
+  }
   // Efficiency transfer against the ideal roofline (header), except for a fixed latency that no
   // bandwidth or peak ratio shortens: the fastest GEMM the table measured on its GPU (4.6 µs on
   // the H100: launch and tail of the smallest kernel). Without it, small GEMMs on an H200 came out
   // up to 38 % too fast (docs/validation.md §4a).
   const double latency = std::min(measured, fastest_gemm_s(*source_.profile));
-  return latency + (measured - latency) * ideal_gemm_s(target_, dtype, tokens, n, k) /
+  return latency + (measured - latency) *
+                       ideal_gemm_s(target_, dtype, tokens, n, k, weight_bytes_per_param) /
                        ideal_gemm_s(source_.measured_on, dtype, tokens,
                                     static_cast<double>(near->n), static_cast<double>(near->k));
 }

@@ -56,9 +56,11 @@ class KernelTimer {
   KernelTimer(const hardware::GpuSpec& target, const KernelSource& source);
 
   // Time (s) of [tokens × k] · [k × n] in `dtype` (bf16 | fp8); nullopt when the table has no
-  // GEMM of that dtype.
-  std::optional<double> linear_s(const std::string& dtype, double n, double k,
-                                 double tokens) const;
+  // GEMM of that dtype. `weight_bytes_per_param` > 0 (integer weights dequantized in a bf16 GEMM:
+  // 0.52 for w4a16) carries the measured curve to those weight bytes by the ideal GEMM ratio
+  // above the table's fixed latency, as for another shape or GPU (0: the dtype's own bytes).
+  std::optional<double> linear_s(const std::string& dtype, double n, double k, double tokens,
+                                 double weight_bytes_per_param = 0) const;
   // Whether linear_s(dtype, n, k, ·) reads the shape itself (not a nearest neighbour).
   bool has_exact_shape(const std::string& dtype, double n, double k) const;
 
@@ -91,7 +93,7 @@ class KernelTimer {
                                    const std::string& compute_dtype, double tokens) const;
 
   static double ideal_gemm_s(const hardware::GpuSpec& gpu, const std::string& dtype, double m,
-                             double n, double k);
+                             double n, double k, double weight_bytes_per_param = 0);
 
  private:
   hardware::GpuSpec target_;

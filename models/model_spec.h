@@ -38,8 +38,15 @@ struct ModelSpec {
   // The checkpoint's own weight format, from config.json quantization_config: "" (all weights in
   // torch_dtype), "mxfp4" (gpt-oss: the MoE experts in MXFP4, every other weight in torch_dtype;
   // see kMxfp4BytesPerWeight) or "fp8" (quant_method fp8, e.g. DeepSeek's 128×128 block-scaled
-  // e4m3; modelopt or compressed-tensors FP8). Other formats are refused by name.
+  // e4m3; modelopt or compressed-tensors FP8), or "w4a16" / "w8a16" (AWQ, GPTQ and
+  // compressed-tensors integer weights with 16-bit activations: vLLM's Marlin kernels dequantize
+  // in the GEMM), stored at checkpoint_weight_bits per weight (the integer plus its group's
+  // scale and zero point). Other formats are refused by name.
   std::string checkpoint_quantization;
+  double checkpoint_weight_bits = 0;  // w4a16 / w8a16 only
+  // quantization_config's quant_method for w4a16 / w8a16 ("awq", "gptq", "compressed-tensors"),
+  // which names the --quantization values that keep the checkpoint's Marlin kernels.
+  std::string checkpoint_quant_method;
 
   // The `architectures[0]` of config.json ("" when the file has none: read as a Llama-style
   // dense or Mixtral/Qwen-style MoE model).

@@ -362,6 +362,8 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
   const KernelTimer timer(d.gpu, d.kernels);
   const hardware::KernelProfile& prof = *d.kernels.profile;
   const std::string dtype = d.linear_compute_dtype();
+  // Integer weights (w4a16, w8a16): the bf16 curves carried to their bytes per weight.
+  const double int_weight_bytes = d.integer_weights() ? d.weight_bytes_per_param() : 0.0;
   // The token grid: every token count measured for a GEMM of this dtype.
   std::vector<double> grid;
   for (const auto& [shape, curve] : prof.linear()) {
@@ -378,7 +380,9 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
     for (double x : grid) {
       double sum = 0;
       for (const LinearOp& op : dense_ops_) {
-        if (op.tabled) sum += op.layer_share * *timer.linear_s(dtype, op.n_out, op.k_in, x);
+        if (op.tabled) {
+          sum += op.layer_share * *timer.linear_s(dtype, op.n_out, op.k_in, x, int_weight_bytes);
+        }
       }
       samples.emplace_back(x, sum);
     }

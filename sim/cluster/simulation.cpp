@@ -112,6 +112,24 @@ nlohmann::json per_replica_summary(const SimulationConfig& config, const Prepare
 // Blocks one request of max_model_len tokens needs with sliding-window groups: its full-attention
 // blocks plus, per sliding group, cdiv(min(W − 1 + max_num_batched_tokens, max_model_len),
 // block_size) + 1 (SlidingWindowSpec.max_memory_usage_bytes).
+// --quantization as vLLM resolves it against an integer-weight checkpoint (w4a16 / w8a16): the
+// checkpoint's own method with its Marlin kernel ("awq_marlin", "gptq_marlin",
+// "compressed-tensors") is what vLLM picks when the flag is unset, so it reads as unset. "awq" or
+// "gptq" given explicitly makes vLLM force the non-Marlin kernel ("Detected that the model can
+// run with awq_marlin, however you specified quantization=awq explicitly, so forcing awq"),
+// which servesim does not model: refused. Any other value is returned as given.
+std::string checkpoint_quantization_flag(const std::string& flag, const models::ModelSpec& m) {
+  const std::string& method = m.checkpoint_quant_method;
+  if (flag.empty() || method.empty()) return flag;
+  if (flag == method + "_marlin" || (flag == method && method == "compressed-tensors")) return "";
+  if (flag == method) {
+    throw ConfigError("--quantization: '" + flag + "' makes vLLM force its non-Marlin " + flag +
+                      " kernel for " + m.name + ", which servesim does not model; leave it unset "
+                      "(vLLM then runs " + flag + "_marlin) or give '" + flag + "_marlin'");
+  }
+  return flag;
+}
+
 int64_t blocks_for_longest_request(const EngineConfig& e) {
   const int64_t bs = e.block_size;
   const int64_t len = e.max_model_len;
@@ -149,8 +167,8 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
                       std::to_string(config.pipeline_parallel_size) + " exceeds the " +
                       std::to_string(d.model.num_layers) + " layers of " + d.model.name);
   }
-  if (!config.quantization.empty() && config.quantization != "fp8" &&
-      config.quantization != "mxfp4") {
+  const std::string quantization = checkpoint_quantization_flag(config.quantization, d.model);
+  if (!quantization.empty() && quantization != "fp8" && quantization != "mxfp4") {
     throw ConfigError("--quantization: '" + config.quantization +
                       "' is not supported; expected 'fp8' or 'mxfp4' (or leave it unset for the "
                       "checkpoint's own format)");
@@ -199,7 +217,7 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   if (!config.inter_node_link.empty()) {
     d.inter_node = hardware::load_network_link(config.inter_node_link);
   }
-  d.quantization = config.quantization;
+  d.quantization = checkpoint_quantization_flag(config.quantization, d.model);
   d.kv_cache_dtype = config.kv_cache_dtype;
   d.enforce_eager = config.enforce_eager;
   d.ideal = config.ideal;

@@ -10,6 +10,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "models/deployment.h"
 #include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "tests/test_paths.h"
@@ -191,11 +192,42 @@ TEST_CASE("checkpoint formats from quantization_config", "[models]") {
   CHECK(with_quant(R"({"quant_method": "compressed-tensors", "config_groups": {"group_0":
         {"weights": {"num_bits": 8, "type": "float"}}}})")
             .checkpoint_quantization == "fp8");
-  CHECK_THROWS_WITH(with_quant(R"({"quant_method": "awq", "bits": 4})"),
-                    Contains("quantization_config (quant_method 'awq') is not modelled"));
+  CHECK_THROWS_WITH(with_quant(R"({"quant_method": "bitsandbytes", "load_in_4bit": true})"),
+                    Contains("quantization_config (quant_method 'bitsandbytes') is not modelled"));
+  // Integer weights with 16-bit activations: the integer plus a 16-bit scale (and, asymmetric, a
+  // zero point of the same width) per group of group_size weights.
+  const ModelSpec awq = with_quant(R"({"quant_method": "awq", "bits": 4, "group_size": 128,
+        "zero_point": true, "version": "gemm"})");
+  CHECK(awq.checkpoint_quantization == "w4a16");
+  CHECK(awq.checkpoint_quant_method == "awq");
+  CHECK(awq.checkpoint_weight_bits == 4 + (16.0 + 4) / 128);  // 4.15625, exact in binary
+  const ModelSpec gptq = with_quant(R"({"quant_method": "gptq", "bits": 4, "group_size": 128,
+        "sym": true, "desc_act": false})");
+  CHECK(gptq.checkpoint_quantization == "w4a16");
+  CHECK(gptq.checkpoint_weight_bits == 4 + 16.0 / 128);
+  const ModelSpec gptq8 = with_quant(R"({"quant_method": "gptq", "bits": 8, "group_size": -1,
+        "sym": true})");
+  CHECK(gptq8.checkpoint_quantization == "w8a16");
+  CHECK(gptq8.checkpoint_weight_bits == 8);  // per output channel: the scales are negligible
+  const ModelSpec ct = with_quant(R"({"quant_method": "compressed-tensors", "config_groups":
+        {"group_0": {"weights": {"num_bits": 4, "type": "int", "symmetric": true,
+         "group_size": 128}, "input_activations": null}}})");
+  CHECK(ct.checkpoint_quantization == "w4a16");
+  CHECK(ct.checkpoint_weight_bits == 4 + 16.0 / 128);
+  CHECK_THROWS_WITH(with_quant(R"({"quant_method": "awq", "bits": 3})"),
+                    Contains("3-bit weights"));
+  // Integer weights AND activations (W8A8 int8) run other kernels: refused by name.
   CHECK_THROWS_WITH(with_quant(R"({"quant_method": "compressed-tensors", "config_groups":
-        {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}})"),
+        {"group_0": {"weights": {"num_bits": 8, "type": "int"},
+         "input_activations": {"num_bits": 8, "type": "int"}}}})"),
                     Contains("'compressed-tensors'"));
+
+  // The deployment stores and moves the weights at those bits; they compute in bf16.
+  Deployment d;
+  d.model = awq;
+  CHECK(d.weight_bytes_per_param() == 4.15625 / 8);
+  CHECK(d.integer_weights());
+  CHECK(d.linear_compute_dtype() == "bf16");
 }
 
 TEST_CASE("architectures and fields that are not modelled are refused by name", "[models]") {

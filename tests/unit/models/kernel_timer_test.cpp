@@ -76,6 +76,31 @@ TEST_CASE("kernel timer: transfer to another GPU scales by the ideal roofline", 
   CHECK(*t.linear_s("bf16", 28672, 4096, 8192) == Approx(t8k).epsilon(1e-12));
 }
 
+TEST_CASE("kernel timer: integer weights carry the bf16 curve to their weight bytes",
+          "[kernels]") {
+  const hardware::GpuSpec h100 = hardware::load_gpu("h100-sxm");
+  const KernelSource src = table_of("h100-sxm", kH100);
+  const KernelTimer t(h100, src);
+  double t_min = 1;
+  for (const auto& [shape, curve] : src.profile->linear()) {
+    t_min = std::min(t_min, curve.y.front());
+  }
+  // w4a16 with 128-weight groups and zero points: 4 + (16 + 4) / 128 = 4.15625 bits per weight.
+  const double w4 = 4.15625 / 8;
+  const double n = 28672, k = 4096;
+  // 1 token: memory-bound both ways, so the time above t_min scales with the bytes moved:
+  // (n·k·w4 + k·2 + n·2) / (n·k·2 + k·2 + n·2), about 0.26.
+  const double t1 = measured(kH100, "bf16", 28672, 4096, 1);
+  const double ratio = (n * k * w4 + k * 2 + n * 2) / (n * k * 2 + k * 2 + n * 2);
+  CHECK(*t.linear_s("bf16", n, k, 1, w4) == Approx(t_min + (t1 - t_min) * ratio).epsilon(1e-12));
+  CHECK(*t.linear_s("bf16", n, k, 1, w4) < t1);
+  // 8192 tokens: compute-bound at the bf16 peak whatever the weight bytes: the measured time.
+  const double t8k = measured(kH100, "bf16", 28672, 4096, 8192);
+  CHECK(*t.linear_s("bf16", n, k, 8192, w4) == Approx(t8k).epsilon(1e-12));
+  // 0 (the default) is the dtype's own bytes: the measured row itself.
+  CHECK(*t.linear_s("bf16", n, k, 1, 0) == Approx(t1).epsilon(1e-12));
+}
+
 KernelSource t_src() { return table_of("h100-sxm", kH100); }
 
 TEST_CASE("kernel timer: an unmeasured shape borrows the nearest shape's efficiency",
