@@ -26,7 +26,7 @@ namespace servesim::measured {
 // p100_e2el_ms (the last request's E2E: a static batch's latency), then request_throughput.
 const std::vector<std::string>& compared_metric_keys();
 
-// Accuracy targets on runs not used for fitting (issue 4): median |error| ≤ 5 % for mean E2E and
+// Accuracy targets on runs not used for fitting: median |error| ≤ 5 % for mean E2E and
 // mean TPOT/ITL, ≤ 10 % for mean TTFT, ≤ 15 % for P99 TTFT. Key -> limit in %.
 const std::map<std::string, double>& accuracy_targets();
 

@@ -339,7 +339,7 @@ std::vector<BadInput> cases() {
        "--seeds: 0 is invalid"},
       {"calibrate with nothing to fit",
        {"calibrate", "--gpu", "h100-sxm", "--out", "{dir}/cal.json"}, {}, 2, "nothing to fit"},
-      // One output rule for every file servesim writes (issue 32): part files, kernel-check,
+      // One output rule for every file servesim writes: part files, kernel-check,
       // calibrate and validate outputs too; every file the run reads is an input, including the
       // workload file and the length files it names.
       {"sweep part file is a device",

@@ -1,4 +1,4 @@
-// Regression tests for the inputs of issue 9 that are not bad input (docs/reliability.md's table,
+// Regression tests for the inputs that are not bad input (docs/reliability.md's table,
 // tests/contract/bad_inputs_test.cpp, holds those): runs that once aborted or allocated without
 // bound, outputs that must appear together or not at all, an overloaded run's warning, the
 // calibration's refusals, and the command-line details (repeated flags, unknown flags' order,
@@ -53,7 +53,7 @@ std::string vllm_result(int n, double ttft_s, double itl_s) {
   return j.dump();
 }
 
-TEST_CASE("replicas without a TTFT or TPOT sample: no abort, a result file (issue 9 item 1)",
+TEST_CASE("replicas without a TTFT or TPOT sample: no abort, a result file",
           "[cli][hardening]") {
   // Each command once ended with an uncaught nlohmann::type_error (exit 134): one replica had
   // no TTFT or no TPOT sample, and its null summary was read as a number.
@@ -86,7 +86,7 @@ TEST_CASE("replicas without a TTFT or TPOT sample: no abort, a result file (issu
   CHECK_FALSE(fs::exists(none));
 }
 
-TEST_CASE("request rate 1e-6 over 1,000 prompts: bounded memory (issue 9 item 4)",
+TEST_CASE("request rate 1e-6 over 1,000 prompts: bounded memory",
           "[cli][hardening]") {
   // The run spans about 1e9 simulated seconds. vLLM's peak output throughput counts tokens in
   // one-second buckets; a dense vector of them took 7.8 GB. The buckets are now sparse when
@@ -110,7 +110,7 @@ TEST_CASE("request rate 1e-6 over 1,000 prompts: bounded memory (issue 9 item 4)
   CHECK(after.ru_maxrss - before.ru_maxrss < 512 * 1024);
 }
 
-TEST_CASE("multi-file output: written together or not at all, no temporary left (issue 9 item 6)",
+TEST_CASE("multi-file output: written together or not at all, no temporary left",
           "[cli][hardening][output]") {
   TempDir d("item6");
   SECTION("both files appear, through a temporary and a rename") {
@@ -142,7 +142,7 @@ TEST_CASE("multi-file output: written together or not at all, no temporary left 
   }
 }
 
-TEST_CASE("overloaded run: simulate warns and records it in the result file (issue 9 item 7)",
+TEST_CASE("overloaded run: simulate warns and records it in the result file",
           "[cli][hardening][saturation]") {
   // The README's what-if: 64 sequences cannot serve 20 req/s of 1024/256 on one H100 (about 17
   // req/s are achieved, TTFT grows through the run); the default max-num-seqs serves it.
@@ -164,7 +164,7 @@ TEST_CASE("overloaded run: simulate warns and records it in the result file (iss
   CHECK_FALSE(read_json(fine).at("servesim").contains("saturation"));
 }
 
-TEST_CASE("calibrate: a degenerate serving fit is refused unless --force (issue 9 item 8)",
+TEST_CASE("calibrate: a degenerate serving fit is refused unless --force",
           "[cli][hardening][calibration]") {
   // 20 requests of 200/50 tokens measured at TTFT 500 s and ITL 5 s: no step or client overhead
   // within their ranges explains that. Both end on a bound and the rms error stays ~99 %.
@@ -188,7 +188,7 @@ TEST_CASE("calibrate: a degenerate serving fit is refused unless --force (issue 
   CHECK(fs::exists(out));
 }
 
-TEST_CASE("calibrate on a summary-only result without token totals: refused (issue 9 item 8)",
+TEST_CASE("calibrate on a summary-only result without token totals: refused",
           "[cli][hardening][calibration]") {
   // What `vllm bench serve --save-result` writes without --save-detailed and without totals:
   // nothing to replay. It was replayed with 1-token requests and a profile written silently.
@@ -204,7 +204,7 @@ TEST_CASE("calibrate on a summary-only result without token totals: refused (iss
   CHECK(d.names() == std::vector<std::string>{"s.json"});
 }
 
-TEST_CASE("measured runs: a runs/*.json glob that picks up sidecar files (issue 9 item 8)",
+TEST_CASE("measured runs: a runs/*.json glob that picks up sidecar files",
           "[cli][hardening][measured]") {
   // a.json.servesim.json is a.json's sidecar (it says the GPU and TP the run file does not);
   // `validate --measured runs/*.json` lists it too. It is read through a.json, not as a run.
@@ -218,14 +218,14 @@ TEST_CASE("measured runs: a runs/*.json glob that picks up sidecar files (issue 
   CHECK(o.out.find("over 1 run(s)") != std::string::npos);
 }
 
-TEST_CASE("repeated flags: the last one wins, as with vLLM's argparse (issue 9 item 9)",
+TEST_CASE("repeated flags: the last one wins, as with vLLM's argparse",
           "[cli][hardening]") {
   const Outcome o = run({"simulate", "--num-prompts", "5", "--num-prompts", "7"});
   CHECK(o.code == 0);
   CHECK(o.out.find("Successful requests:                     7") != std::string::npos);
 }
 
-TEST_CASE("unknown flags are named in the order given (issue 9 item 9)", "[cli][hardening]") {
+TEST_CASE("unknown flags are named in the order given", "[cli][hardening]") {
   // CLI11 2.1 joined them from the back: "2 --bar 1 --foo".
   const Outcome o = run({"simulate", "--foo", "1", "--bar", "2"});
   CHECK(o.code == 2);
@@ -236,7 +236,7 @@ TEST_CASE("unknown flags are named in the order given (issue 9 item 9)", "[cli][
   CHECK(one.err == "servesim: error: The following argument was not expected: --foo\n");
 }
 
-TEST_CASE("negative measured TTFT: refused naming the file and the request (issue 9 item 9)",
+TEST_CASE("negative measured TTFT: refused naming the file and the request",
           "[cli][hardening][measured]") {
   TempDir d("item9ttft");
   json j = json::parse(vllm_result(2, 0.05, 0.01));

@@ -1,4 +1,4 @@
-// One output rule for every file servesim writes (sim/base/output_file.h, issue 32): every option
+// One output rule for every file servesim writes (sim/base/output_file.h): every option
 // of every command that names a file to write is in app::output_flags(), and each one refuses a
 // device, a symbolic link and an input of its own command before any work, leaving them as they
 // were. A new output flag that skips the registry fails the first test; one that skips the rule

@@ -1,5 +1,5 @@
 // Checkpoint precision as vLLM loads it, and the bounds on dimensions that cost memory or time
-// (issue 32). The refusals themselves are rows of docs/reliability.md (bad_inputs_test.cpp); this
+// they accept. The refusals themselves are rows of docs/reliability.md (bad_inputs_test.cpp); this
 // file checks what is accepted at each limit and what the accepted runs compute.
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // Default result file names as vLLM makes them (vllm/benchmarks/serve.py compute_result_filename:
 // {backend}-{request_rate}qps[-concurrency{N}]-{model}-{datetime.now():%Y%m%d-%H%M%S}.json), with
 // the result's content reproducible under $SOURCE_DATE_EPOCH, and no existing file replaced
-// without --overwrite (issue 32: four runs with a fixed 1970 date in the name left one file).
+// without --overwrite (four runs with a fixed 1970 date in the name must not leave one file).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
