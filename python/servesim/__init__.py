@@ -28,6 +28,7 @@ the defaults, the validation and the results are exactly the CLI's. Bad input ra
 import json
 import math
 import os
+import signal
 import tempfile
 
 from . import _core
@@ -54,16 +55,24 @@ class ServesimError(ValueError):
         self.stderr = stderr
 
 
+# 128 + SIGINT, 128 + SIGTERM: a study stopped by the signal, its finished work written.
+_STOPPED_BY_SIGNAL = (128 + signal.SIGINT, 128 + signal.SIGTERM)
+
+
 def run(*args):
     """Runs ``servesim ARGS...`` in process. Returns its stdout; raises ServesimError on failure."""
     code, out, err = _core.run_cli([str(a) for a in args])
+    _raise_on_failure(code, err)
+    return out
+
+
+def _raise_on_failure(code, err):
     if code != 0:
         lines = [l for l in err.splitlines() if l.strip()]
         line = next((l for l in lines if l.startswith(("servesim: error:", "servesim: internal"))),
                     lines[-1] if lines else f"servesim exited with code {code}")
         raise ServesimError(line[len(_ERROR_PREFIX):] if line.startswith(_ERROR_PREFIX) else line,
                             exit_code=code, stderr=err)
-    return out
 
 
 def run_options():
@@ -137,10 +146,14 @@ def _run_json(command, kwargs, output_flag, result_cls, extra=()):
             args += [output_flag, path]
         else:
             args += output_flag(path)
-        text = run(*args)
+        code, text, err = _core.run_cli([str(a) for a in args])
+        # Ctrl-C or SIGTERM during a study: the CLI wrote what finished, marked interrupted.
+        partial = code in _STOPPED_BY_SIGNAL and os.path.exists(path)
+        if not partial:
+            _raise_on_failure(code, err)
         with open(path) as f:
             data = json.load(f)
-    return result_cls(data, text)
+    return result_cls(data, text, partial=partial)
 
 
 def simulate(**kwargs):

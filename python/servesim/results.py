@@ -27,11 +27,14 @@ def _pandas():
 
 
 class Result(dict):
-    """A command's JSON output. ``text``: what the command printed (its table)."""
+    """A command's JSON output. ``text``: what the command printed (its table). ``partial``: True
+    when a study (sweep, plan, compare) was stopped by SIGINT (Ctrl-C) or SIGTERM: the finished
+    work is kept, the rest is marked as in the CLI's output (``"interrupted": true``)."""
 
-    def __init__(self, data, text=""):
+    def __init__(self, data, text="", partial=False):
         super().__init__(data)
         self.text = text
+        self.partial = partial
 
     def rows(self):
         """The list of flat dicts that ``to_dataframe`` turns into rows."""

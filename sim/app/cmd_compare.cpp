@@ -9,6 +9,7 @@
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
 #include "sim/base/error.h"
+#include "sim/base/exit_signals.h"
 #include "sim/base/parallel.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/compare.h"
@@ -91,10 +92,11 @@ class CompareCommand : public Command {
     }
     options.confidence = confidence_;
 
+    // Spans the output too: a SIGINT/SIGTERM while it is written lets it finish.
+    const DeferredExit interrupt;
     const auto t0 = std::chrono::steady_clock::now();
     planning::CompareResult result;
     {
-      planning::InterruptGuard interrupt;
       planning::ProgressBar bar(2 * int64_t(seeds_ > 0 ? seeds_ : 0), "compare",
                                 planning::ProgressBar::terminal_stream(err));
       result = planning::run_compare(a, b, options, &bar, interrupt.flag());
@@ -112,7 +114,12 @@ class CompareCommand : public Command {
         << a.config.workload.num_prompts << " requests per run) in " << std::fixed
         << std::setprecision(2) << wall_s << " s wall on "
         << study_.workers_text(jobs_) << "\n";
-    return result.interrupted ? 130 : 0;
+    if (interrupt.interrupted()) {
+      err << "servesim: " << interrupt.signal_name()
+          << ": stopped; only seeds where both sides finished are used\n";
+      return interrupt.exit_code();
+    }
+    return 0;
   }
 
  private:

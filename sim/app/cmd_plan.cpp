@@ -17,6 +17,7 @@
 #include "sim/app/study.h"
 #include "sim/app/vllm_commands.h"
 #include "sim/base/error.h"
+#include "sim/base/exit_signals.h"
 #include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
 #include "sim/base/output_file.h"
@@ -264,10 +265,11 @@ class PlanCommand : public Command {
       options.gpu_price[name] = price;
     }
 
+    // Spans the outputs too: a SIGINT/SIGTERM while they are written lets them finish.
+    const DeferredExit interrupt;
     const auto t0 = std::chrono::steady_clock::now();
     planning::PlanResult result;
     {
-      planning::InterruptGuard interrupt;
       planning::ProgressBar bar(static_cast<int64_t>(candidates.size()), "plan",
                                 planning::ProgressBar::terminal_stream(err));
       result = planning::run_plan(candidates, options, &bar, interrupt.flag());
@@ -341,7 +343,12 @@ class PlanCommand : public Command {
         << (candidates.size() == 1 ? " candidate" : " candidates") << " with " << sims
         << " simulations in " << std::fixed << std::setprecision(2) << wall_s << " s wall on "
         << study_.workers_text(jobs_) << "\n";
-    if (result.interrupted) err << "servesim: interrupted; unfinished candidates are marked\n";
+    if (interrupt.interrupted()) {
+      err << "servesim: " << interrupt.signal_name()
+          << ": stopped; the candidates that finished are written, the others marked "
+             "interrupted\n";
+      return interrupt.exit_code();
+    }
     return result.found() ? 0 : 3;
   }
 

@@ -12,6 +12,7 @@
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
 #include "sim/base/error.h"
+#include "sim/base/exit_signals.h"
 #include "sim/base/json_file.h"
 #include "sim/base/output_file.h"
 #include "sim/base/parallel.h"
@@ -135,10 +136,11 @@ class SweepCommand : public Command {
     json echo = config_to_json(base);
     echo.erase(planning::axis_key(options.axis));
 
+    // Spans the outputs too: a SIGINT/SIGTERM while they are written lets them finish.
+    const DeferredExit interrupt;
     const auto t0 = std::chrono::steady_clock::now();
     planning::SweepResult result;
     {
-      planning::InterruptGuard interrupt;
       planning::ProgressBar bar(static_cast<int64_t>(curves.size() * options.values.size()),
                                 "sweep", planning::ProgressBar::terminal_stream(err));
       result = planning::run_sweep(curves, options, &bar, interrupt.flag());
@@ -162,7 +164,12 @@ class SweepCommand : public Command {
         << (result.curves.size() == 1 ? "" : "s") << ", " << base.workload.num_prompts
         << " requests each) in " << std::fixed << std::setprecision(2) << wall_s << " s wall on "
         << study_.workers_text(jobs_) << "\n";
-    return result.interrupted ? 130 : 0;
+    if (interrupt.interrupted()) {
+      err << "servesim: " << interrupt.signal_name()
+          << ": stopped; the points that finished are written, the others marked not run\n";
+      return interrupt.exit_code();
+    }
+    return 0;
   }
 
  private:

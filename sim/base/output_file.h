@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <deque>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "sim/base/error.h"
+#include "sim/base/exit_signals.h"
 #include "sim/base/input_files.h"
 
 namespace servesim {
@@ -104,6 +106,8 @@ inline void write_files_atomically(const std::vector<std::pair<std::string, std:
   if (!output_files_enabled().load()) return;
   namespace fs = std::filesystem;
   std::vector<std::string> temps;
+  // Removed by the exit-signal handler if SIGINT or SIGTERM kills the process mid-write.
+  std::deque<TempFileRegistration> registered;
   auto cleanup = [&temps]() {
     for (const std::string& t : temps) {
       std::error_code ignored;
@@ -121,6 +125,7 @@ inline void write_files_atomically(const std::vector<std::pair<std::string, std:
                         "' does not exist");
     }
     const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+    registered.emplace_back(tmp);
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) {
       cleanup();

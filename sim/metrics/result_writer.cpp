@@ -422,6 +422,7 @@ void write_atomically(const std::string& path, const std::function<void(std::ost
                       "' does not exist");
   }
   const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+  const TempFileRegistration removed_if_killed(tmp);  // by SIGINT/SIGTERM mid-write
   auto fail = [&](const std::string& why) {
     std::error_code ignored;
     fs::remove(tmp, ignored);

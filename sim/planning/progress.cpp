@@ -1,6 +1,5 @@
 #include "sim/planning/progress.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -21,16 +20,6 @@ std::string seconds_text(double s) {
     std::snprintf(buf, sizeof buf, "%ldm%02lds", total / 60, total % 60);
   }
   return buf;
-}
-
-// The one process-wide flag a signal handler may touch (lock-free atomic: async-signal-safe).
-std::atomic<bool> g_interrupted{false};
-std::atomic<bool> g_guard_alive{false};
-
-extern "C" void on_sigint(int) {
-  g_interrupted.store(true);
-  // A second Ctrl-C terminates as usual.
-  signal(SIGINT, SIG_DFL);
 }
 
 }  // namespace
@@ -92,28 +81,5 @@ void ProgressBar::draw(bool final_draw) {
   }
   out_->flush();
 }
-
-InterruptGuard::InterruptGuard() {
-  if (g_guard_alive.exchange(true)) {
-    throw InternalError("InterruptGuard: only one may be alive at a time");
-  }
-  g_interrupted.store(false);
-  auto* previous = new struct sigaction;
-  struct sigaction action {};
-  action.sa_handler = on_sigint;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;
-  sigaction(SIGINT, &action, previous);
-  previous_ = previous;
-}
-
-InterruptGuard::~InterruptGuard() {
-  auto* previous = static_cast<struct sigaction*>(previous_);
-  sigaction(SIGINT, previous, nullptr);
-  delete previous;
-  g_guard_alive.store(false);
-}
-
-const std::atomic<bool>* InterruptGuard::flag() const { return &g_interrupted; }
 
 }  // namespace servesim::planning

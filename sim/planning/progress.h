@@ -1,4 +1,4 @@
-// Interactive long work: a progress bar with an ETA, and Ctrl-C that stops starting new work.
+// Interactive long work: a progress bar with an ETA.
 //
 // ProgressBar contract:
 //  - Draws "label [#####.....] done/total  elapsed 1.2s  ETA 3.4s" on one line of `out`,
@@ -11,13 +11,7 @@
 //  - finish() (also called by the destructor) draws the final state and ends the line. The bar's
 //    text never goes to stdout and never into result files: wall time is not reproducible.
 //
-// InterruptGuard contract:
-//  - While alive, the first SIGINT (Ctrl-C) sets flag() to true instead of killing the process,
-//    and restores the default handler, so a second Ctrl-C kills at once. Pass flag() as the
-//    `cancel` argument of parallel_for: no new job starts, finished jobs keep their results.
-//  - The destructor restores the handler that was installed before. Only one guard may be alive
-//    at a time in a process (the signal handler needs one process-wide flag; a second guard
-//    throws InternalError).
+// Ctrl-C and SIGTERM during a study: servesim::DeferredExit (sim/base/exit_signals.h).
 #ifndef SERVESIM_SIM_PLANNING_PROGRESS_H_
 #define SERVESIM_SIM_PLANNING_PROGRESS_H_
 
@@ -61,21 +55,6 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_draw_;
   bool drawn_ = false;
   bool finished_ = false;
-};
-
-class InterruptGuard {
- public:
-  InterruptGuard();
-  ~InterruptGuard();
-  InterruptGuard(const InterruptGuard&) = delete;
-  InterruptGuard& operator=(const InterruptGuard&) = delete;
-
-  // True once Ctrl-C was pressed while the guard was alive.
-  const std::atomic<bool>* flag() const;
-  bool interrupted() const { return flag()->load(); }
-
- private:
-  void* previous_ = nullptr;  // the struct sigaction that was installed before
 };
 
 }  // namespace servesim::planning

@@ -1,6 +1,7 @@
 """The Python API: same flags, same results and same errors as the CLI; numpy/pandas views."""
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -173,6 +174,33 @@ def test_studies_from_several_threads_all_complete():
         t.join()
     assert errors == [] and len(out) == 3
     assert all(dict(o) == dict(serial) for o in out)
+
+
+def test_a_study_stopped_by_ctrl_c_returns_its_finished_points_as_partial():
+    """Ctrl-C (SIGINT) during sweep(): the finished points come back, flagged partial, instead of
+    an error. The signal is sent once the run has used 1.5 s of CPU (past start-up, inside the
+    study), so the test does not depend on the machine's load."""
+    start = time.process_time()
+    finished = threading.Event()
+
+    def interrupt():
+        while time.process_time() - start < 1.5 and not finished.is_set():
+            time.sleep(0.05)
+        if not finished.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+
+    killer = threading.Thread(target=interrupt)
+    killer.start()
+    try:
+        sw = servesim.sweep(model="llama-3.1-8b", request_rate="1:30:0.1", num_prompts=20000,
+                            jobs=1)
+    finally:
+        finished.set()
+        killer.join()
+    assert sw.partial
+    assert sw["interrupted"] is True
+    points = sw["curves"][0]["points"]
+    assert 0 < len(points) < 291
 
 
 def test_sweep_points_and_knee():

@@ -1,11 +1,17 @@
-// Progress bar text and ETA, silence when not a terminal, and Ctrl-C handling (progress.h).
+// Progress bar text and ETA, silence when not a terminal (progress.h), and SIGINT/SIGTERM
+// handling (sim/base/exit_signals.h).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/exit_signals.h"
 #include "sim/planning/progress.h"
 
 namespace servesim::planning {
@@ -49,23 +55,58 @@ TEST_CASE("a bar given a stream redraws in place and ends the line", "[planning]
   CHECK_THAT(s, EndsWith("\n"));
 }
 
-TEST_CASE("Ctrl-C sets the flag instead of killing, and the handler is restored",
+TEST_CASE("a deferred exit: the first SIGINT or SIGTERM sets the flag, handlers restored",
           "[planning][progress]") {
-  struct sigaction before {};
-  sigaction(SIGINT, nullptr, &before);
+  struct sigaction before_int {}, before_term {};
+  sigaction(SIGINT, nullptr, &before_int);
+  sigaction(SIGTERM, nullptr, &before_term);
   {
-    InterruptGuard guard;
+    DeferredExit guard;
     CHECK_FALSE(guard.interrupted());
-    CHECK_THROWS_AS(InterruptGuard(), InternalError);  // one at a time
+    CHECK(guard.signal_number() == 0);
+    CHECK_THROWS_AS(DeferredExit(), InternalError);  // one at a time
     ::raise(SIGINT);
     CHECK(guard.interrupted());
     CHECK(guard.flag()->load());
+    CHECK(guard.exit_code() == 128 + SIGINT);  // 130, as a shell reports Ctrl-C
+    CHECK(guard.signal_name() == "SIGINT");
   }
-  struct sigaction after {};
-  sigaction(SIGINT, nullptr, &after);
-  CHECK(after.sa_handler == before.sa_handler);
-  InterruptGuard again;  // a new guard starts un-interrupted
-  CHECK_FALSE(again.interrupted());
+  {
+    DeferredExit guard;  // a new guard starts un-interrupted
+    CHECK_FALSE(guard.interrupted());
+    ::raise(SIGTERM);
+    CHECK(guard.interrupted());
+    CHECK(guard.exit_code() == 128 + SIGTERM);  // 143: Slurm's and Kubernetes' time limit
+  }
+  struct sigaction after_int {}, after_term {};
+  sigaction(SIGINT, nullptr, &after_int);
+  sigaction(SIGTERM, nullptr, &after_term);
+  CHECK(after_int.sa_handler == before_int.sa_handler);
+  CHECK(after_term.sa_handler == before_term.sa_handler);
+}
+
+TEST_CASE("SIGTERM outside a study removes registered temporary files and kills",
+          "[planning][progress]") {
+  const std::string tmp = std::filesystem::temp_directory_path() /
+                          ("servesim-signal-" + std::to_string(::getpid()) + ".tmp.1");
+  const std::string kept = tmp + ".unregistered";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    install_exit_signal_handlers();
+    std::ofstream(tmp) << "partial";
+    std::ofstream(kept) << "not registered";
+    const TempFileRegistration reg(tmp);
+    ::raise(SIGTERM);
+    ::_exit(0);  // not reached: the handler re-raises with the default action
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK_FALSE(std::filesystem::exists(tmp));
+  CHECK(std::filesystem::exists(kept));  // only registered paths are removed
+  std::filesystem::remove(kept);
 }
 
 }  // namespace
