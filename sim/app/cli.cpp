@@ -1,5 +1,6 @@
 #include "sim/app/cli.h"
 
+#include <filesystem>
 #include <new>
 #include <sstream>
 
@@ -30,6 +31,15 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   c.push_back(make_merge_command());
   c.push_back(make_kernel_check_command());
   return c;
+}
+
+// "PATH: why (expected …)" for a std::filesystem error on a path the user gave.
+std::string filesystem_error_text(const std::filesystem::filesystem_error& e) {
+  std::string paths = e.path1().string();
+  if (!e.path2().empty()) paths += "' -> '" + e.path2().string();
+  return "'" + paths + "': " + e.code().message() +
+         "; expected a path the system can resolve (no symbolic-link loop, names within the "
+         "system's length limits, folders you may read)";
 }
 
 }  // namespace
@@ -164,6 +174,11 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
   } catch (const InternalError& e) {
     err << "servesim: internal error (please report): " << e.what() << "\n";
     return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the OS cannot resolve (a symbolic-link loop, a name too long, a
+    // folder without permission) reached a throwing std::filesystem call: bad input, named.
+    err << "servesim: error: " << filesystem_error_text(e) << "\n";
+    return 2;
   } catch (const std::bad_alloc&) {
     err << "servesim: error: out of memory (the run is larger than this machine can hold; "
            "reduce --num-prompts, --num-replicas or the KV cache size)\n";

@@ -39,7 +39,8 @@ struct BadInput {
   int code;                                     // expected exit code
   std::string needle;                           // must appear in the error line
   std::string special;  // "symlink", "fifo", "dir", "csvdir": what {dir}/out.json is made as;
-                        // "big": {dir}/big.json, 65 MiB
+                        // "big": {dir}/big.json, 65 MiB; "loop": {dir}/loop, a symbolic link
+                        // to itself
 };
 
 // A model config.json: Llama-3.1-8B's shape with one field replaced.
@@ -214,6 +215,11 @@ std::vector<BadInput> cases() {
        S({"--model", "{dir}/m.json", "--quantization", "awq"}),
        {{"m.json", model_json("quantization_config", R"({"quant_method": "awq", "bits": 4})")}},
        2, "awq_marlin"},
+      {"measured run behind a symbolic-link loop", {"validate", "--measured", "{dir}/loop"},
+       {}, 2, "Too many levels of symbolic links", "loop"},
+      {"dataset behind a symbolic-link loop",
+       S({"--dataset-name", "sharegpt", "--dataset-path", "{dir}/loop"}), {}, 2, "loop", "loop"},
+      {"model behind a symbolic-link loop", S({"--model", "{dir}/loop"}), {}, 2, "loop", "loop"},
       {"model MLA without its widths", S({"--model", "{dir}/m.json"}),
        {{"m.json", model_json("kv_lora_rank", "512")}}, 2, "qk_nope_head_dim"},
       // GPU JSON.
@@ -514,6 +520,7 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written, an
       std::ofstream(dir / "target.json") << "keep";
       fs::create_symlink(dir / "target.json", dir / "out.json");
     }
+    if (b.special == "loop") fs::create_symlink(dir / "loop", dir / "loop");
     if (b.special == "fifo") REQUIRE(::mkfifo((dir / "out.json").c_str(), 0600) == 0);
     if (b.special == "big") {
       // Sparse: 65 MiB of zeros that take no disk.
@@ -521,9 +528,10 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written, an
       fs::resize_file(dir / "big.json", uint64_t{65} << 20);
     }
     std::map<std::string, std::string> before;
+    std::error_code ignored;  // a symbolic-link loop has no status: shown as special
     for (const auto& e : fs::directory_iterator(dir)) {
       before[e.path().filename().string()] =
-          e.is_regular_file() && !e.is_symlink() ? slurp(e.path()) : std::string("<special>");
+          e.is_symlink() || !e.is_regular_file(ignored) ? std::string("<special>") : slurp(e.path());
     }
 
     std::vector<std::string> args;
@@ -543,7 +551,8 @@ TEST_CASE("bad inputs: exit code, one line naming the input, nothing written, an
     std::map<std::string, std::string> after;
     for (const auto& en : fs::directory_iterator(dir)) {
       after[en.path().filename().string()] =
-          en.is_regular_file() && !en.is_symlink() ? slurp(en.path()) : std::string("<special>");
+          en.is_symlink() || !en.is_regular_file(ignored) ? std::string("<special>")
+                                                           : slurp(en.path());
     }
     CHECK(after == before);
 
