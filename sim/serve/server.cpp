@@ -35,8 +35,9 @@ struct Server::Impl {
        const ServeOptions& o)
       : options(o), engine(config, prepared), ttft(ttft_buckets()), itl(itl_buckets()),
         e2e(request_latency_buckets()),
-        lateness({0.00001, 0.00002, 0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004, 0.0005, 0.00075,
-                  0.001, 0.0015, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0}) {
+        lateness({0.00001, 0.00002, 0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004, 0.0005,
+                  0.00075, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                  1.0}) {
     limits.served_model = o.served_model.empty() ? config.model : o.served_model;
     limits.max_model_len = prepared.engine.max_model_len;
     limits.chars_per_token = o.chars_per_token;
