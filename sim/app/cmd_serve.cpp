@@ -78,7 +78,8 @@ class ServeCommand : public Command {
         }
       }
     }
-    const sim::SimulationConfig config = build_config(*cmd_, opts_);
+    sim::SimulationConfig config = build_config(*cmd_, opts_);
+    config.track_ideal_busy = false;  // nothing reports it: half the cost-model calls
     register_inputs(run_inputs(opts_, config));
     const sim::PreparedDeployment prepared = sim::prepare_deployment(config);
 
