@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -21,6 +22,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+
+// A number as a user typed it (0.5, 1e+07), not std::to_string's 0.500000.
+std::string text_of(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
 
 void send_error(httplib::Response& res, int status, const std::string& type,
                 const std::string& message) {
@@ -322,7 +330,7 @@ struct Server::Impl {
 Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
                const ServeOptions& options) {
   if (!(options.time_scale > 0) || options.time_scale > 1e6) {
-    throw ConfigError("--time-scale: " + std::to_string(options.time_scale) +
+    throw ConfigError("--time-scale: " + text_of(options.time_scale) +
                       " is invalid; expected a number in (0, 1e6]");
   }
   if (options.port < 0 || options.port > 65535) {
@@ -338,7 +346,7 @@ Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeploymen
                       " is invalid; expected 0 (no limit) or more");
   }
   if (!(options.chars_per_token > 0) || options.chars_per_token > 1000) {
-    throw ConfigError("--chars-per-token: " + std::to_string(options.chars_per_token) +
+    throw ConfigError("--chars-per-token: " + text_of(options.chars_per_token) +
                       " is invalid; expected a number in (0, 1000]");
   }
   impl_ = std::make_unique<Impl>(config, prepared, options);
