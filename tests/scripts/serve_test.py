@@ -8,9 +8,12 @@ Usage: serve_test.py SERVESIM_BINARY
 """
 import http.client
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -190,6 +193,38 @@ def main():
                      if x.name.endswith("_count")][0]
         check(itl_count == 19 + 1 + 11 + 49, f"one ITL per token gap: {itl_count}")
         check(value(fam, "vllm:num_requests_running") == 0, "idle: nothing running")
+
+        # --- the OpenAI Node SDK (npm `openai`), when installed: scripts/setup.sh puts it in
+        # build/node (SERVESIM_NODE_MODULES overrides); skipped, and said so, without it
+        node_modules = os.environ.get("SERVESIM_NODE_MODULES",
+                                      os.path.join(os.path.dirname(os.path.abspath(BIN)), "node",
+                                                   "node_modules"))
+        node_modules = os.path.abspath(node_modules)
+        if shutil.which("node") and os.path.isdir(os.path.join(node_modules, "openai")):
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  "serve_openai_node.mjs")
+            # An ES module resolves packages from its own folder upwards: link the modules there.
+            with tempfile.TemporaryDirectory() as tmp:
+                os.symlink(node_modules, os.path.join(tmp, "node_modules"))
+                shutil.copy(script, tmp)
+                r = subprocess.run(["node", os.path.join(tmp, "serve_openai_node.mjs"),
+                                    s.url("/v1"), MODEL], capture_output=True, text=True,
+                                   timeout=60)
+            check(r.returncode == 0, f"OpenAI Node SDK ran: {r.stderr[-500:]}")
+            if r.returncode == 0:
+                seen = json.loads(r.stdout.strip().splitlines()[-1])
+                check(seen["text"] == " hello" * 9 and seen["finish_reason"] == "length" and
+                      seen["chunks"] == 1 + 9 + 1 and seen["usage"]["completion_tokens"] == 9,
+                      f"Node SDK streaming chat: {seen}")
+                check(seen["completion_text"] == " hello" * 4 and
+                      seen["completion_usage"]["prompt_tokens"] == 5, f"Node SDK completion {seen}")
+                check(seen["models"] == [MODEL], f"Node SDK models {seen['models']}")
+                check(seen["error_status"] == 404 and seen["error_type"] == "NotFoundError",
+                      f"Node SDK error {seen}")
+                print("OpenAI Node SDK: streaming chat, completion, models, error checked")
+        else:
+            print(f"SKIPPED (part): the OpenAI Node SDK is not installed in {node_modules} "
+                  "(scripts/setup.sh installs it with npm when npm is present)")
 
         # --- a client that disconnects mid-stream: the server stops its stream
         body = {"model": MODEL, "prompt": [1] * 10, "max_tokens": 20000, "stream": True}
