@@ -15,7 +15,7 @@ packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nloh
           libcli11-dev catch2 libopenmpi-dev openmpi-bin
           # `servesim serve`: its HTTP server (header-only), and its tests' clients and
           # Prometheus text-format parser
-          libcpp-httplib-dev curl python3-prometheus-client
+          libcpp-httplib-dev curl wrk python3-prometheus-client
           # A compiler cache: rebuilds in another checkout (CI's fresh copy, worktrees) reuse
           # objects, since no object but sim/base/data_dir.cpp's depends on the checkout's path
           ccache
