@@ -98,11 +98,7 @@ int32_t chat_prompt(const json& body, double chars_per_token) {
   return tokens_of_chars(chars, chars_per_token);
 }
 
-json choice_base(Endpoint endpoint) {
-  return endpoint == Endpoint::kChat
-             ? json{{"index", 0}, {"logprobs", nullptr}}
-             : json{{"index", 0}, {"logprobs", nullptr}};
-}
+json choice_base() { return json{{"index", 0}, {"logprobs", nullptr}}; }
 
 const char* object_name(Endpoint e, bool chunk) {
   if (e == Endpoint::kChat) return chunk ? "chat.completion.chunk" : "chat.completion";
@@ -192,7 +188,7 @@ json full_response(Endpoint endpoint, const ResponseIds& ids, int64_t prompt_tok
   std::string text;
   text.reserve(static_cast<size_t>(tokens) * 6);
   for (int64_t i = 0; i < tokens; ++i) text += kFillerToken;
-  json choice = choice_base(endpoint);
+  json choice = choice_base();
   if (endpoint == Endpoint::kChat) {
     choice["message"] = {{"role", "assistant"}, {"content", text}, {"tool_calls", json::array()}};
   } else {
@@ -209,7 +205,7 @@ json full_response(Endpoint endpoint, const ResponseIds& ids, int64_t prompt_tok
 
 json token_chunk(Endpoint endpoint, const ResponseIds& ids, const std::string& text, bool last,
                  bool include_usage) {
-  json choice = choice_base(endpoint);
+  json choice = choice_base();
   if (endpoint == Endpoint::kChat) {
     choice["delta"] = {{"content", text}};
   } else {
@@ -224,7 +220,7 @@ json token_chunk(Endpoint endpoint, const ResponseIds& ids, const std::string& t
 }
 
 json role_chunk(const ResponseIds& ids, bool include_usage) {
-  json choice = choice_base(Endpoint::kChat);
+  json choice = choice_base();
   choice["delta"] = {{"role", "assistant"}, {"content", ""}};
   choice["finish_reason"] = nullptr;
   json out = envelope(Endpoint::kChat, ids, true);
