@@ -13,6 +13,9 @@ source scripts/install_missing.sh
 
 packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nlohmann-json3-dev
           libcli11-dev catch2 libopenmpi-dev openmpi-bin
+          # `servesim serve`: its HTTP server (header-only), and its tests' clients and
+          # Prometheus text-format parser
+          libcpp-httplib-dev curl wrk python3-prometheus-client
           # A compiler cache: rebuilds in another checkout (CI's fresh copy, worktrees) reuse
           # objects, since no object but sim/base/data_dir.cpp's depends on the checkout's path
           ccache
@@ -30,3 +33,9 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${launcher[@]}" >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
+# The OpenAI Node SDK for serve's client test (tests/scripts/serve_test.py), from the npm registry
+# when npm is present; without it that part of the test says it is skipped.
+if command -v npm >/dev/null 2>&1 && [ ! -d "$BUILD_DIR/node/node_modules/openai" ]; then
+  npm install --silent --no-audit --no-fund --prefix "$BUILD_DIR/node" openai@4 >&2 ||
+    echo "servesim setup: npm could not install the OpenAI Node SDK (serve_test.py skips that part)" >&2
+fi

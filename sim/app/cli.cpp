@@ -30,6 +30,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   c.push_back(make_calibrate_command());
   c.push_back(make_merge_command());
   c.push_back(make_kernel_check_command());
+  c.push_back(make_serve_command());
   return c;
 }
 

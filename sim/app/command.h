@@ -31,6 +31,7 @@ std::unique_ptr<Command> make_calibrate_command();
 std::unique_ptr<Command> make_matrix_command();
 std::unique_ptr<Command> make_merge_command();
 std::unique_ptr<Command> make_kernel_check_command();
+std::unique_ptr<Command> make_serve_command();
 
 }  // namespace servesim::app
 

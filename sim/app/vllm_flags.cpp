@@ -159,6 +159,7 @@ std::string shown_name(const VllmFlag& f) { return f.shown != nullptr ? f.shown 
 
 // "--port" for the option registered as --port (Option::get_name() is empty for hidden options).
 const VllmFlag* flag_of(const CLI::Option& opt) {
+  if (!opt.get_group().empty()) return nullptr;  // a command's own option (add_vllm_flags)
   const std::vector<std::string>& names = opt.get_lnames();
   return names.empty() ? nullptr : find_flag("--" + names.front());
 }
@@ -172,6 +173,8 @@ std::string last_value(const CLI::Option& opt) {
 
 void add_vllm_flags(CLI::App& cmd) {
   for (const VllmFlag& f : vllm_flags()) {
+    // A command's own option of that name wins (serve's --host, --port, --served-model-name).
+    if (cmd.get_option_no_throw(f.name) != nullptr) continue;
     CLI::Option* opt = nullptr;
     switch (f.arity) {
       case Arity::kNone:

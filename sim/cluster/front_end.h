@@ -58,6 +58,7 @@ class FrontEnd : public engine::EventHandler {
   void on_event(engine::Simulator& sim, int64_t tag) override;
 
   int64_t served() const { return served_; }
+  int64_t queued() const { return static_cast<int64_t>(queue_.size()); }  // not yet at the engine
   int64_t total_wait_ns() const { return total_wait_ns_; }  // Σ (service start − arrival)
   int64_t busy_ns() const { return busy_ns_; }              // Σ service times
 

@@ -58,6 +58,9 @@ class Simulator {
 
   uint64_t events_processed() const { return events_processed_; }
   size_t pending() const { return queue_.size(); }
+  // When the earliest queued event is due; SimTime::max() when none is queued. (A caller that
+  // runs the simulation in slices, sim/cluster/live_engine.h, sleeps until then.)
+  SimTime next_event_time() const { return queue_.empty() ? SimTime::max() : queue_.top().time; }
 
  private:
   EventQueue queue_;

@@ -168,6 +168,17 @@ class Replica : public engine::EventHandler {
   // Moves the step log out (for the caller's result once the run is over); leaves it empty.
   metrics::StepLog take_step_log() { return std::move(step_log_); }
   ReplicaStats stats() const;
+  // The open token segment of every running request: f(request id, first step of the segment).
+  // The segment runs to the last step ended (step_log()); a first step past it means no token of
+  // this segment yet. For a caller that follows tokens while they are produced
+  // (sim/cluster/live_engine.h): decoders' progress is implicit, so their records hold only the
+  // segments closed so far. Requests without an open segment (prefilling) are not listed.
+  template <typename F>
+  void for_each_open_segment(F&& f) const {
+    for (int32_t s : running_) {
+      if (slots_[s].seg_start >= 0) f(slots_[s].id, slots_[s].seg_start);
+    }
+  }
 
  private:
   enum class Phase : uint8_t { kWaiting, kPrefill, kDecode };

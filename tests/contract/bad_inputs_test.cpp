@@ -296,6 +296,12 @@ std::vector<BadInput> cases() {
        {"plan", "--target-qps", "10", "--slo", "p99_ttft_ms<=500", "--vllm-serve-cmd",
         "vllm serve llama-3.1-8b"},
        {}, 2, "simulate only"},
+      // serve's own flags, checked before it listens.
+      {"serve time scale zero", {"serve", "--time-scale", "0"}, {}, 2, "--time-scale"},
+      {"serve port out of range", {"serve", "--port", "70000"}, {}, 2, "--port"},
+      {"serve with a load flag", {"serve", "--request-rate", "5"}, {}, 2, "--request-rate"},
+      {"serve config file with a load key", {"serve", "--config", "{dir}/c.json"},
+       {{"c.json", R"({"model": "llama-3.1-8b", "request_rate": 5})"}}, 2, "request_rate"},
       // Sweep, plan, compare, calibrate flags.
       {"sweep without an axis", {"sweep", "--num-prompts", "20"}, {}, 2, "sweep"},
       {"plan with an unknown GPU in its list",

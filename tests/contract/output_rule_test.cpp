@@ -78,7 +78,8 @@ TEST_CASE("output rule: every option that names a file to write is a registered 
   for (const OptionInfo& o : options) commands.insert(o.command);
   // Every command with options was walked (`list` has none).
   CHECK(commands == std::set<std::string>{"simulate", "sweep", "compare", "plan", "matrix",
-                                          "validate", "calibrate", "merge", "kernel-check"});
+                                          "validate", "calibrate", "merge", "kernel-check",
+                                          "serve"});
   int outputs = 0;
   for (const OptionInfo& o : options) {
     INFO(o.command << " " << o.name << ": " << o.description);

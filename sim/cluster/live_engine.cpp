@@ -1,0 +1,177 @@
+#include "sim/cluster/live_engine.h"
+
+#include <algorithm>
+
+#include "sim/base/error.h"
+
+namespace servesim::sim {
+
+LiveEngine::LiveEngine(const SimulationConfig& config, const PreparedDeployment& prepared) {
+  if (config.num_replicas < 1) {
+    throw ConfigError("--num-replicas: " + std::to_string(config.num_replicas) +
+                      " is invalid; expected an integer >= 1");
+  }
+  const RouterPolicy policy = parse_router_policy(config.router);
+  const models::CostModel& cost = *prepared.cost;
+  const models::CostModel* ideal = config.track_ideal_busy ? prepared.ideal_cost.get() : nullptr;
+  // The deployment as run_simulation builds it (simulation.cpp): replica i is DP ranks
+  // i·DP … i·DP + DP − 1, the first its front; with PP, engine v >= 1 of replica i has id
+  // num_replicas + i·(PP−1) + v − 1.
+  const int dp = prepared.deployment.data_parallel_size;
+  const int pp = prepared.deployment.pipeline_parallel_size;
+  const int64_t engine_blocks = prepared.memory.num_blocks / pp;
+  const auto* roofline = dynamic_cast<const models::RooflineCostModel*>(&cost);
+  std::vector<Replica*> fronts;
+  RequestObserver* observer = this;
+  for (int i = 0; i < config.num_replicas * dp; ++i) {
+    replicas_.push_back(std::make_unique<Replica>(i, prepared.engine, cost, ideal, engine_blocks,
+                                                  &records_, observer));
+    if (dp == 1) {
+      fronts.push_back(replicas_.back().get());
+      continue;
+    }
+    if (i % dp == 0) {
+      dp_groups_.push_back(std::make_unique<DpGroup>(
+          roofline != nullptr && roofline->dp_coupled() ? roofline : nullptr));
+      fronts.push_back(replicas_.back().get());
+    }
+    dp_groups_.back()->add_member(replicas_.back().get());
+    replicas_.back()->set_dp_group(dp_groups_.back().get(), i % dp == 0,
+                                   prepared.deployment.dp_coupled());
+  }
+  for (int i = 0; pp > 1 && i < config.num_replicas; ++i) {
+    std::vector<Replica*> others;
+    for (int v = 1; v < pp; ++v) {
+      const int32_t id = config.num_replicas + i * (pp - 1) + v - 1;
+      replicas_.push_back(std::make_unique<Replica>(id, prepared.engine, cost, ideal,
+                                                    engine_blocks, &records_, observer));
+      others.push_back(replicas_.back().get());
+    }
+    stages_.push_back(std::make_unique<PipelineStages>(cost, pp));
+    replicas_[static_cast<size_t>(i)]->set_virtual_engines(std::move(others),
+                                                            stages_.back().get());
+  }
+  router_ = std::make_unique<Router>(policy, fronts);
+  const FrontEndCosts& fe_costs = config.offline ? FrontEndCosts{} : prepared.frontend;
+  if (!fe_costs.empty()) {
+    std::vector<FrontEnd*> fe;
+    for (Replica* r : fronts) {
+      front_ends_.push_back(std::make_unique<FrontEnd>(fe_costs, r));
+      fe.push_back(front_ends_.back().get());
+    }
+    router_->set_front_ends(std::move(fe));
+  }
+  client_offset_ = SimTime::from_seconds_ceil(
+      config.metrics.ttft_offset_s + (config.offline ? 0.0 : prepared.client_ttft_overhead_s));
+}
+
+LiveEngine::~LiveEngine() = default;
+
+int64_t LiveEngine::submit(SimTime at, int32_t prompt_tokens, int32_t output_tokens) {
+  SERVESIM_CHECK(at >= now_, "request submitted in the past");
+  SERVESIM_CHECK(prompt_tokens >= 1 && output_tokens >= 1, "request without tokens");
+  const auto id = static_cast<int64_t>(records_.size());
+  metrics::RequestRecord rec;
+  rec.id = id;
+  rec.arrival = at;
+  rec.prompt_tokens = prompt_tokens;
+  rec.output_tokens = output_tokens;
+  records_.push_back(std::move(rec));
+  sim_.schedule_at(at, this, id);
+  return id;
+}
+
+void LiveEngine::on_event(engine::Simulator& sim, int64_t tag) {
+  // A submitted request arrives: what BenchmarkClient::send_now hands the router.
+  const metrics::RequestRecord& rec = records_[static_cast<size_t>(tag)];
+  workloads::RequestSpec spec;
+  spec.id = tag;
+  spec.arrival = rec.arrival;
+  spec.prompt_tokens = rec.prompt_tokens;
+  spec.output_tokens = rec.output_tokens;
+  router_->send(sim, spec);
+}
+
+void LiveEngine::on_request_done(engine::Simulator& /*sim*/, int64_t /*request_id*/) {
+  // Nothing to release: the record says it is done, and the caller reads it.
+}
+
+void LiveEngine::advance_to(SimTime t) {
+  SERVESIM_CHECK(t >= now_, "the engine's clock cannot go back");
+  sim_.run(t);
+  now_ = t;
+  collect_open_segments();
+}
+
+void LiveEngine::collect_open_segments() {
+  open_start_.clear();
+  for (const auto& r : replicas_) {
+    r->for_each_open_segment([&](int64_t id, int64_t first) { open_start_[id] = first; });
+  }
+}
+
+void LiveEngine::token_times(int64_t id, int64_t from, std::vector<SimTime>* out) const {
+  const metrics::RequestRecord& rec = record(id);
+  const metrics::StepEnds& ends =
+      replicas_[static_cast<size_t>(rec.replica)]->step_log().step_end;
+  int64_t index = 0;  // token number of the next step visited
+  auto emit = [&](int64_t first, int64_t last) {
+    const int64_t n = last - first + 1;
+    if (n <= 0) return;
+    for (int64_t k = std::max<int64_t>(from - index, 0); k < n; ++k) {
+      out->push_back(ends[static_cast<size_t>(first + k)]);
+    }
+    index += n;
+  };
+  for (const metrics::TokenSegment& s : rec.segments) emit(s.first_step, s.last_step);
+  const auto open = open_start_.find(id);
+  if (!rec.completed && open != open_start_.end()) {
+    emit(open->second, static_cast<int64_t>(ends.size()) - 1);
+  }
+}
+
+int64_t LiveEngine::num_running() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += r->local_num_running();
+  return n;
+}
+
+int64_t LiveEngine::num_waiting() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += r->local_num_waiting();
+  for (const auto& f : front_ends_) n += f->queued();
+  // Submitted requests whose arrival is still ahead are not in the deployment yet.
+  return n;
+}
+
+int64_t LiveEngine::used_kv_blocks() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += r->kv().num_used_blocks();
+  return n;
+}
+
+int64_t LiveEngine::total_kv_blocks() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += r->kv().num_blocks();
+  return n;
+}
+
+int64_t LiveEngine::prefix_queried_tokens() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += r->kv().queried_tokens();
+  return n;
+}
+
+int64_t LiveEngine::prefix_hit_tokens() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += r->kv().hit_tokens();
+  return n;
+}
+
+int64_t LiveEngine::preemptions() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += r->stats().preemptions;
+  return n;
+}
+
+}  // namespace servesim::sim

@@ -1,0 +1,101 @@
+// LiveEngine: the simulated deployment driven from outside, one slice of simulated time at a
+// time. The caller is the client: it submits each request when it comes (it reaches the
+// deployment at the engine's clock), advances the clock, and reads each request's tokens as the
+// steps that produce them end. `servesim serve` (sim/app/serve_*) runs one behind HTTP.
+//
+// The deployment is run_simulation's (sim/cluster/simulation.h): --num-replicas replicas (each
+// with its data-parallel ranks or pipeline virtual engines) behind the router, with the
+// calibration's API-server front ends. The same arrivals give the same token times as
+// run_simulation, to the nanosecond (tests/unit/cluster/live_engine_test.cpp): the events are the
+// same; only the client is outside. (Two events due at the same nanosecond may run in another
+// order than in a batch run, whose event sequence numbers differ.)
+//
+// Token times are step ends (RequestRecord's segments over the replica's StepLog), without the
+// calibration's client TTFT overhead: client_offset() is that overhead, which a client sees on
+// every token (a batch run adds it to TTFT and E2E; ITL is unchanged).
+//
+// Memory grows with the requests served (one 96-byte record each) and the steps run (~4.5 bytes
+// each), as in a batch run. Not thread-safe: the caller serialises every call.
+#ifndef SERVESIM_SIM_CLUSTER_LIVE_ENGINE_H_
+#define SERVESIM_SIM_CLUSTER_LIVE_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/cluster/front_end.h"
+#include "sim/cluster/router.h"
+#include "sim/cluster/simulation.h"
+#include "sim/engine/simulator.h"
+#include "sim/metrics/request_record.h"
+#include "sim/replica/replica.h"
+
+namespace servesim::sim {
+
+class LiveEngine : private RequestObserver, private engine::EventHandler {
+ public:
+  // `prepared` must come from `config` (prepare_deployment) and outlive the engine. Throws
+  // ConfigError for --num-replicas < 1 or an unknown --router, as run_simulation does.
+  LiveEngine(const SimulationConfig& config, const PreparedDeployment& prepared);
+  ~LiveEngine() override;
+
+  // The engine's clock: the last advance_to() target (0 at start).
+  SimTime now() const { return now_; }
+  // When the next simulated event is due (SimTime::max() when idle): nothing changes before.
+  SimTime next_event_time() const { return sim_.next_event_time(); }
+  // The calibration's client TTFT overhead (see the file comment).
+  SimTime client_offset() const { return client_offset_; }
+
+  // A request of `prompt_tokens` tokens that generates exactly `output_tokens` tokens reaches the
+  // deployment at `at` (it enters when the clock reaches `at`). Returns its id: 0, 1, 2, ...
+  // REQUIRES: at >= now(), prompt_tokens >= 1, output_tokens >= 1.
+  int64_t submit(SimTime at, int32_t prompt_tokens, int32_t output_tokens);
+  // Runs every event due at or before t; now() becomes t. REQUIRES: t >= now().
+  void advance_to(SimTime t);
+
+  // Appends to `out` the times of request `id`'s tokens number `from` (0-based) onwards that were
+  // produced by now(), in order.
+  void token_times(int64_t id, int64_t from, std::vector<SimTime>* out) const;
+  // Its record: lengths, arrival, replica, completed / failed (error), preemptions. The token
+  // segments are complete only once it completed (token_times() is the live view).
+  const metrics::RequestRecord& record(int64_t id) const {
+    return records_[static_cast<size_t>(id)];
+  }
+  bool finished(int64_t id) const { return record(id).completed || record(id).failed; }
+  int64_t num_requests() const { return static_cast<int64_t>(records_.size()); }
+
+  // The deployment now, summed over its replicas (vLLM's gauges): requests running, requests
+  // waiting (in the engines' queues and the API servers'), KV blocks used and in all.
+  int64_t num_running() const;
+  int64_t num_waiting() const;
+  int64_t used_kv_blocks() const;
+  int64_t total_kv_blocks() const;
+  // Prefix-cache lookups so far, in tokens: queried and hit.
+  int64_t prefix_queried_tokens() const;
+  int64_t prefix_hit_tokens() const;
+  // Preemptions so far, over every engine.
+  int64_t preemptions() const;
+
+ private:
+  void on_request_done(engine::Simulator& sim, int64_t request_id) override;
+  void on_event(engine::Simulator& sim, int64_t tag) override;  // a submitted request arrives
+  // Refreshes open_start_ from every engine (after a slice).
+  void collect_open_segments();
+
+  engine::Simulator sim_;
+  std::vector<metrics::RequestRecord> records_;
+  std::vector<std::unique_ptr<Replica>> replicas_;  // replica i's DP ranks, then PP engines
+  std::vector<std::unique_ptr<DpGroup>> dp_groups_;
+  std::vector<std::unique_ptr<PipelineStages>> stages_;
+  std::vector<std::unique_ptr<FrontEnd>> front_ends_;
+  std::unique_ptr<Router> router_;
+  // Request id → first step of its open token segment, for the running requests that have one.
+  std::unordered_map<int64_t, int64_t> open_start_;
+  SimTime now_;
+  SimTime client_offset_;
+};
+
+}  // namespace servesim::sim
+
+#endif  // SERVESIM_SIM_CLUSTER_LIVE_ENGINE_H_

@@ -1,0 +1,402 @@
+#include "sim/serve/server.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+
+#include "sim/base/error.h"
+#include "sim/cluster/live_engine.h"
+#include "sim/serve/openai_api.h"
+#include "sim/serve/prometheus.h"
+
+namespace servesim::serve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+// A number as a user typed it (0.5, 1e+07), not std::to_string's 0.500000.
+std::string text_of(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+void send_error(httplib::Response& res, int status, const std::string& type,
+                const std::string& message) {
+  res.status = status;
+  res.set_content(error_body(status, type, message).dump(), "application/json");
+}
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
+       const ServeOptions& o)
+      : options(o), engine(config, prepared), ttft(ttft_buckets()), itl(itl_buckets()),
+        e2e(request_latency_buckets()),
+        lateness({0.00001, 0.00002, 0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004, 0.0005,
+                  0.00075, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                  1.0}) {
+    limits.served_model = o.served_model.empty() ? config.model : o.served_model;
+    limits.max_model_len = prepared.engine.max_model_len;
+    limits.chars_per_token = o.chars_per_token;
+    vllm_version = prepared.engine.vllm_version;
+    labels = "engine=\"0\",model_name=\"" + limits.served_model + "\"";
+    offset = engine.client_offset();
+  }
+
+  // --- the clock ---
+  SimTime sim_now() const {
+    const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+    return SimTime::from_ns(static_cast<int64_t>(wall_s * options.time_scale * 1e9));
+  }
+  Clock::time_point wall_of(SimTime t) const {
+    if (t == SimTime::max()) return Clock::time_point::max();
+    return start + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(t.seconds() / options.time_scale));
+  }
+
+  // The engine thread: advance to the present, account finished requests, wake the streams,
+  // sleep until the next event or a new request.
+  void engine_loop() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopping) {
+      const SimTime target = std::max(sim_now(), engine.now());
+      engine.advance_to(target);
+      account_finished();
+      tokens_cv.notify_all();
+      const Clock::time_point wake = wall_of(engine.next_event_time());
+      submitted = false;
+      engine_cv.wait_until(lock, std::min(wake, Clock::now() + std::chrono::seconds(1)),
+                           [&] { return stopping || submitted; });
+    }
+    tokens_cv.notify_all();
+  }
+
+  // Histograms and totals of the requests that finished (called with mu held).
+  void account_finished() {
+    size_t live = 0;
+    std::vector<SimTime> times;
+    for (int64_t id : active) {
+      if (!engine.finished(id)) {
+        active[live++] = id;
+        continue;
+      }
+      const metrics::RequestRecord& rec = engine.record(id);
+      if (!rec.completed) continue;
+      ++completed;
+      completed_prompt_tokens += rec.prompt_tokens;
+      completed_output_tokens += rec.output_tokens;
+      ttft.observe((rec.first_token + offset - rec.arrival).seconds());
+      e2e.observe((rec.last_token + offset - rec.arrival).seconds());
+      times.clear();
+      engine.token_times(id, 0, &times);
+      for (size_t k = 1; k < times.size(); ++k) itl.observe((times[k] - times[k - 1]).seconds());
+    }
+    active.resize(live);
+  }
+
+  std::string metrics_text() {
+    std::string out;
+    std::lock_guard<std::mutex> lock(mu);
+    // Tokens of unfinished requests count as they are produced, as vLLM counts them per step.
+    int64_t prompt = completed_prompt_tokens, generated = completed_output_tokens;
+    std::vector<SimTime> times;
+    for (int64_t id : active) {
+      times.clear();
+      engine.token_times(id, 0, &times);
+      if (!times.empty()) prompt += engine.record(id).prompt_tokens;
+      generated += static_cast<int64_t>(times.size());
+    }
+    const double total_blocks = static_cast<double>(std::max<int64_t>(1, engine.total_kv_blocks()));
+    render_gauge(out, "vllm:num_requests_running",
+                 "Number of requests in model execution batches.", labels,
+                 static_cast<double>(engine.num_running()));
+    render_gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.",
+                 labels, static_cast<double>(engine.num_waiting()));
+    render_gauge(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.",
+                 labels, static_cast<double>(engine.used_kv_blocks()) / total_blocks);
+    render_counter(out, "vllm:prefix_cache_queries",
+                   "Prefix cache queries, in terms of number of queried tokens.", labels,
+                   static_cast<double>(engine.prefix_queried_tokens()));
+    render_counter(out, "vllm:prefix_cache_hits",
+                   "Prefix cache hits, in terms of number of cached tokens.", labels,
+                   static_cast<double>(engine.prefix_hit_tokens()));
+    render_counter(out, "vllm:num_preemptions", "Cumulative number of preemption from the engine.",
+                   labels, static_cast<double>(engine.preemptions()));
+    render_counter(out, "vllm:prompt_tokens", "Number of prefill tokens processed.", labels,
+                   static_cast<double>(prompt));
+    render_counter(out, "vllm:generation_tokens", "Number of generation tokens processed.",
+                   labels, static_cast<double>(generated));
+    render_counter(out, "vllm:request_success", "Count of successfully processed requests.",
+                   labels + ",finished_reason=\"length\"", static_cast<double>(completed));
+    ttft.render(out, "vllm:time_to_first_token_seconds",
+                "Histogram of time to first token in seconds.", labels);
+    itl.render(out, "vllm:inter_token_latency_seconds",
+               "Histogram of inter-token latency in seconds.", labels);
+    e2e.render(out, "vllm:e2e_request_latency_seconds",
+               "Histogram of e2e request latency in seconds.", labels);
+    {
+      std::lock_guard<std::mutex> s(stats_mu);
+      lateness.render(out, "servesim:token_send_lateness_seconds",
+                      "Wall seconds from a token's due time to its send.", labels);
+      render_counter(out, "servesim:client_disconnects",
+                     "Streams whose client went away before the end.", labels,
+                     static_cast<double>(disconnects));
+      render_counter(out, "servesim:rejected_requests",
+                     "Requests refused because --max-waiting-requests requests were waiting.",
+                     labels, static_cast<double>(rejected));
+    }
+    return out;
+  }
+
+  // Waits for the time a token is due and records how late it goes out.
+  void send_at(Clock::time_point due) {
+    std::this_thread::sleep_until(due);
+    const double late = std::chrono::duration<double>(Clock::now() - due).count();
+    std::lock_guard<std::mutex> s(stats_mu);
+    lateness.observe(std::max(0.0, late));
+  }
+
+  void handle(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+    CompletionRequest r;
+    try {
+      r = parse_request(endpoint, req.body, limits);
+    } catch (const ApiError& e) {
+      send_error(res, e.status(), e.type(), e.what());
+      return;
+    }
+    int64_t id = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (stopping) {
+        send_error(res, 503, "ServiceUnavailableError", "the server is shutting down");
+        return;
+      }
+      if (options.max_waiting_requests > 0 &&
+          engine.num_waiting() >= options.max_waiting_requests) {
+        std::lock_guard<std::mutex> s(stats_mu);
+        ++rejected;
+        send_error(res, 503, "ServiceUnavailableError",
+                   std::to_string(engine.num_waiting()) +
+                       " requests are waiting (--max-waiting-requests " +
+                       std::to_string(options.max_waiting_requests) + "); retry later");
+        return;
+      }
+      id = engine.submit(std::max(sim_now(), engine.now()), r.prompt_tokens, r.max_tokens);
+      active.push_back(id);
+      submitted = true;
+    }
+    engine_cv.notify_one();
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
+    ResponseIds ids{std::string(endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-") + hex,
+                    static_cast<int64_t>(std::time(nullptr)), limits.served_model};
+    if (!r.stream) {
+      SimTime last;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        tokens_cv.wait(lock, [&] { return stopping || engine.finished(id); });
+        if (!engine.finished(id)) {
+          send_error(res, 503, "ServiceUnavailableError", "the server is shutting down");
+          return;
+        }
+        last = engine.record(id).last_token;
+      }
+      send_at(wall_of(last + offset));
+      res.set_content(full_response(endpoint, ids, r.prompt_tokens, r.max_tokens).dump(),
+                      "application/json");
+      return;
+    }
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream", [this, id, r, ids](size_t, httplib::DataSink& sink) {
+          return stream(id, r, ids, sink);
+        });
+  }
+
+  static bool write_event(httplib::DataSink& sink, const std::string& data) {
+    const std::string event = "data: " + data + "\n\n";
+    return sink.write(event.data(), event.size());
+  }
+
+  // One SSE stream: a chunk per token when it is due, the usage chunk, [DONE].
+  bool stream(int64_t id, const CompletionRequest& r, const ResponseIds& ids,
+              httplib::DataSink& sink) {
+    auto disconnected = [&] {
+      std::lock_guard<std::mutex> s(stats_mu);
+      ++disconnects;
+      return false;
+    };
+    if (r.endpoint == Endpoint::kChat && !write_event(sink, role_chunk(ids, r.include_usage).dump())) {
+      return disconnected();
+    }
+    int64_t sent = 0;
+    std::vector<SimTime> times;
+    while (sent < r.max_tokens) {
+      times.clear();
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        tokens_cv.wait(lock, [&] {
+          engine.token_times(id, sent, &times);
+          return !times.empty() || stopping;
+        });
+      }
+      if (times.empty()) return false;  // shutting down: cut the stream
+      for (SimTime t : times) {
+        send_at(wall_of(t + offset));
+        ++sent;
+        const bool last = sent == r.max_tokens;
+        if (!write_event(sink, token_chunk(r.endpoint, ids, kFillerToken, last, r.include_usage)
+                                   .dump())) {
+          return disconnected();
+        }
+      }
+    }
+    if (r.include_usage &&
+        !write_event(sink, usage_chunk(r.endpoint, ids, r.prompt_tokens, sent).dump())) {
+      return disconnected();
+    }
+    if (!write_event(sink, "[DONE]")) return disconnected();
+    sink.done();
+    return true;
+  }
+
+  void routes() {
+    http.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& s) {
+      handle(Endpoint::kCompletions, q, s);
+    });
+    http.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& s) {
+      handle(Endpoint::kChat, q, s);
+    });
+    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& s) {
+      const json model = {{"id", limits.served_model},
+                          {"object", "model"},
+                          {"created", static_cast<int64_t>(std::time(nullptr))},
+                          {"owned_by", "vllm"},
+                          {"root", limits.served_model},
+                          {"parent", nullptr},
+                          {"max_model_len", limits.max_model_len}};
+      s.set_content(json{{"object", "list"}, {"data", json::array({model})}}.dump(),
+                    "application/json");
+    });
+    http.Get("/health", [](const httplib::Request&, httplib::Response& s) { s.status = 200; });
+    http.Get("/version", [this](const httplib::Request&, httplib::Response& s) {
+      s.set_content(json{{"version", vllm_version}}.dump(), "application/json");
+    });
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& s) {
+      s.set_content(metrics_text(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+  }
+
+  ServeOptions options;
+  ApiLimits limits;
+  std::string vllm_version;
+  std::string labels;
+  httplib::Server http;
+  Clock::time_point start = Clock::now();
+
+  std::mutex mu;  // the engine and everything below up to stats_mu
+  std::condition_variable engine_cv;
+  std::condition_variable tokens_cv;
+  bool stopping = false;
+  bool submitted = false;
+  sim::LiveEngine engine;
+  SimTime offset;
+  std::vector<int64_t> active;  // submitted, not yet accounted as finished
+  int64_t completed = 0;
+  int64_t completed_prompt_tokens = 0;
+  int64_t completed_output_tokens = 0;
+  Histogram ttft, itl, e2e;
+
+  std::mutex stats_mu;  // the streams' own counters
+  Histogram lateness;
+  int64_t disconnects = 0;
+  int64_t rejected = 0;
+
+  std::thread engine_thread;
+  int bound_port = 0;
+};
+
+Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
+               const ServeOptions& options) {
+  if (!(options.time_scale > 0) || options.time_scale > 1e6) {
+    throw ConfigError("--time-scale: " + text_of(options.time_scale) +
+                      " is invalid; expected a number in (0, 1e6]");
+  }
+  if (options.port < 0 || options.port > 65535) {
+    throw ConfigError("--port: " + std::to_string(options.port) +
+                      " is invalid; expected 0..65535 (0 = any free port)");
+  }
+  if (options.threads < 1 || options.threads > 16384) {
+    throw ConfigError("--threads: " + std::to_string(options.threads) +
+                      " is invalid; expected 1..16384");
+  }
+  if (options.max_waiting_requests < 0) {
+    throw ConfigError("--max-waiting-requests: " + std::to_string(options.max_waiting_requests) +
+                      " is invalid; expected 0 (no limit) or more");
+  }
+  if (!(options.chars_per_token > 0) || options.chars_per_token > 1000) {
+    throw ConfigError("--chars-per-token: " + text_of(options.chars_per_token) +
+                      " is invalid; expected a number in (0, 1000]");
+  }
+  impl_ = std::make_unique<Impl>(config, prepared, options);
+  const int threads = options.threads;
+  impl_->http.new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
+  impl_->http.set_keep_alive_max_count(100000);
+  impl_->routes();
+}
+
+Server::~Server() {
+  stop();
+  if (impl_->engine_thread.joinable()) impl_->engine_thread.join();
+}
+
+void Server::bind() {
+  Impl& s = *impl_;
+  if (s.options.port == 0) {
+    s.bound_port = s.http.bind_to_any_port(s.options.host);
+    if (s.bound_port <= 0) throw ConfigError("--host: cannot listen on " + s.options.host);
+  } else {
+    if (!s.http.bind_to_port(s.options.host, s.options.port)) {
+      throw ConfigError("--port: cannot listen on " + s.options.host + ":" +
+                        std::to_string(s.options.port) + " (in use, or not an address here)");
+    }
+    s.bound_port = s.options.port;
+  }
+}
+
+int Server::port() const { return impl_->bound_port; }
+
+void Server::run() {
+  Impl& s = *impl_;
+  s.start = Clock::now();
+  s.engine_thread = std::thread([&s] { s.engine_loop(); });
+  s.http.listen_after_bind();
+  stop();
+  s.engine_thread.join();
+}
+
+void Server::stop() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->engine_cv.notify_all();
+  impl_->tokens_cv.notify_all();
+  impl_->http.stop();
+}
+
+}  // namespace servesim::serve

@@ -1,0 +1,69 @@
+// Server: `servesim serve`'s HTTP server — vLLM's OpenAI-compatible API in front of a LiveEngine
+// (sim/cluster/live_engine.h) whose clock follows the wall clock.
+//
+// Clock. Simulated time = (wall time since start) × time_scale. One engine thread advances the
+// engine to the present and sleeps until the next simulated event is due (or a request comes).
+// A request enters the engine at the simulated time it is received; each of its tokens is sent
+// when the simulated step that produces it ends (plus the calibration's client overhead,
+// LiveEngine::client_offset), mapped back to wall time. A stream that falls behind (a slow
+// client, a busy host) sends its due tokens at once; the lateness is measured (servesim metrics
+// below) and does not move the simulation.
+//
+// Endpoints (vLLM's): POST /v1/completions and /v1/chat/completions (JSON, or SSE with
+// "stream": true: one chunk per token, "data: [DONE]" last), GET /v1/models, /health, /version,
+// /metrics. Bodies and errors: sim/serve/openai_api.h. /metrics: vLLM's names (prometheus.h) with
+// the labels model_name and engine="0" — the deployment's totals — plus servesim's own:
+//   servesim:token_send_lateness_seconds  wall time from a token's due time to its send
+//   servesim:client_disconnects_total     streams whose client went away before the end
+//   servesim:rejected_requests_total      requests refused for --max-waiting-requests
+// Histogram latencies are in simulated seconds (what vLLM would report), lateness in wall seconds.
+//
+// Limits. --max-waiting-requests N > 0: a request that arrives while N requests wait (in the
+// engines' queues and API servers) is refused with 503 (vLLM has no such limit; gateways do).
+// A client that disconnects mid-stream stops its stream; its request keeps running in the
+// simulated engine to its end (the engine has no abort yet), so KV pressure and timing stay
+// those of the request as sent.
+// Threads: one engine thread and a pool of `threads` HTTP workers; each open connection holds a
+// worker, so `threads` bounds the concurrent streams.
+#ifndef SERVESIM_SIM_SERVE_SERVER_H_
+#define SERVESIM_SIM_SERVE_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "sim/cluster/simulation.h"
+
+namespace servesim::serve {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;              // 0 = any free port (Server::port() says which)
+  double time_scale = 1.0;      // simulated seconds per wall second
+  std::string served_model;     // the model name clients send ("" = --model as given)
+  int64_t max_waiting_requests = 0;  // 0 = no limit
+  double chars_per_token = 4.0;
+  int threads = 1024;
+};
+
+class Server {
+ public:
+  // `prepared` must come from `config` and outlive the server. Throws ConfigError for bad
+  // options (time scale <= 0, threads < 1, ...) naming the flag.
+  Server(const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
+         const ServeOptions& options);
+  ~Server();
+  // Binds the listening socket; throws ConfigError naming --host/--port when it cannot.
+  void bind();
+  int port() const;
+  // Serves until stop() (from another thread or a signal watcher). REQUIRES: bind().
+  void run();
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace servesim::serve
+
+#endif  // SERVESIM_SIM_SERVE_SERVER_H_

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""`servesim serve` with real clients on the loopback interface, started by this test:
+curl (streaming and not), a Python standard-library client (http.client), the Prometheus
+text-format parser of prometheus_client on /metrics, bad requests, the waiting-queue limit and a
+client that disconnects mid-stream.
+
+Usage: serve_test.py SERVESIM_BINARY
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from prometheus_client.parser import text_string_to_metric_families
+
+BIN = sys.argv[1]
+MODEL = "llama-3.1-8b"
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what, flush=True)
+
+
+class Server:
+    """A `servesim serve` process on a free port; stopped with SIGTERM."""
+
+    def __init__(self, *flags):
+        self.proc = subprocess.Popen(
+            [BIN, "serve", "--model", MODEL, "--gpu", "h100-sxm", "--port", "0", *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+        if not m:
+            raise SystemExit("server did not start: " + line + self.proc.stdout.read())
+        self.port = int(m.group(1))
+
+    def stop(self):
+        self.proc.terminate()
+        out = self.proc.stdout.read()
+        code = self.proc.wait(timeout=20)
+        check(code == 0 and "stopped" in out, f"SIGTERM stops the server (exit {code}: {out!r})")
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def request(self, method, path, body=None):
+        """(status, body bytes) over http.client (the standard library's client)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        data = json.dumps(body) if isinstance(body, (dict, list)) else body
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        out = r.status, r.read()
+        conn.close()
+        return out
+
+    def metrics(self):
+        status, text = self.request("GET", "/metrics")
+        check(status == 200, "/metrics answers 200")
+        return {f.name: f for f in text_string_to_metric_families(text.decode())}
+
+
+def curl(*args):
+    return subprocess.run(["curl", "-sS", *args], capture_output=True, text=True, timeout=60)
+
+
+def sse_events(text):
+    return [line[len("data: "):] for line in text.split("\n") if line.startswith("data: ")]
+
+
+def value(families, name, **labels):
+    for s in families[name].samples:
+        if s.name == name + "_total" or s.name == name:
+            if all(s.labels.get(k) == v for k, v in labels.items()):
+                return s.value
+    raise KeyError(name)
+
+
+def main():
+    s = Server("--time-scale", "10")
+    try:
+        # --- plain endpoints
+        r = curl("-o", "/dev/null", "-w", "%{http_code}", s.url("/health"))
+        check(r.stdout == "200", f"/health 200 (got {r.stdout})")
+        models = json.loads(curl(s.url("/v1/models")).stdout)
+        check(models["object"] == "list" and models["data"][0]["id"] == MODEL,
+              f"/v1/models lists {MODEL}: {models}")
+        check(json.loads(curl(s.url("/version")).stdout)["version"] == "0.19", "/version")
+
+        # --- curl, not streaming: token ids give the prompt length, max_tokens the output
+        body = {"model": MODEL, "prompt": list(range(100)), "max_tokens": 20, "ignore_eos": True}
+        r = json.loads(curl(s.url("/v1/completions"), "-H", "Content-Type: application/json",
+                            "-d", json.dumps(body)).stdout)
+        check(r["object"] == "text_completion" and r["id"].startswith("cmpl-"), f"shape {r}")
+        check(r["usage"] == {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
+                             "prompt_tokens_details": None}, f"usage {r['usage']}")
+        check(r["choices"][0]["text"] == " hello" * 20 and
+              r["choices"][0]["finish_reason"] == "length", f"choice {r['choices']}")
+        # Text prompts: ceil(characters / 4) tokens (30 characters -> 8).
+        r = json.loads(curl(s.url("/v1/completions"), "-d", json.dumps(
+            {"model": MODEL, "prompt": "x" * 30, "max_tokens": 2})).stdout)
+        check(r["usage"]["prompt_tokens"] == 8, f"30 characters are 8 tokens: {r['usage']}")
+
+        # --- curl, streaming chat with usage: role chunk, one chunk per token, usage, [DONE]
+        body = {"model": MODEL, "messages": [{"role": "user", "content": "y" * 40}],
+                "max_tokens": 12, "stream": True, "stream_options": {"include_usage": True}}
+        events = sse_events(curl("-N", s.url("/v1/chat/completions"), "-d",
+                                 json.dumps(body)).stdout)
+        check(len(events) == 1 + 12 + 1 + 1 and events[-1] == "[DONE]",
+              f"chat stream has 15 events: {len(events)}")
+        chunks = [json.loads(e) for e in events[:-1]]
+        check(chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""},
+              "chat stream opens with the assistant role")
+        check(all(c["object"] == "chat.completion.chunk" for c in chunks), "chunk objects")
+        check([c["choices"][0]["finish_reason"] for c in chunks[1:13]] ==
+              [None] * 11 + ["length"], "finish_reason on the last token only")
+        check(chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 12 and
+              chunks[-1]["usage"]["prompt_tokens"] == 10, f"usage chunk {chunks[-1]}")
+
+        # --- Python standard-library client: a streaming completion, timed
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+        conn.request("POST", "/v1/completions", body=json.dumps(
+            {"model": MODEL, "prompt": [1] * 500, "max_tokens": 50, "stream": True}))
+        resp = conn.getresponse()
+        check(resp.status == 200 and resp.getheader("Content-Type") == "text/event-stream",
+              "SSE content type")
+        t0 = time.monotonic()
+        arrivals, texts = [], []
+        for raw in resp:
+            line = raw.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            payload = line[6:]
+            if payload == "[DONE]":
+                break
+            arrivals.append(time.monotonic() - t0)
+            texts.append(json.loads(payload)["choices"][0]["text"])
+        conn.close()
+        check(texts == [" hello"] * 50, f"50 token chunks ({len(texts)})")
+        # Tokens come one step apart: 49 gaps of a decode step (8B on H100: ~5-10 ms simulated,
+        # / time scale 10), not all at once.
+        span = arrivals[-1] - arrivals[0]
+        check(0.02 < span * 10 < 2.0, f"49 decode steps span {span * 10:.3f} simulated s")
+
+        # --- bad requests: OpenAI error bodies with vLLM's status codes
+        def error(body, status, typ):
+            st, out = s.request("POST", "/v1/completions", body)
+            err = json.loads(out).get("error", {})
+            check(st == status and err.get("type") == typ and err.get("code") == status and
+                  err.get("message"), f"{body!r:.60}: {st} {out[:200]!r}")
+        error('{"model": "llama-3.1-8b", "prompt": "a"', 400, "BadRequestError")
+        error({"model": "gpt-4", "prompt": "a"}, 404, "NotFoundError")
+        error({"model": MODEL}, 400, "BadRequestError")
+        error({"prompt": "a"}, 400, "BadRequestError")
+        error({"model": MODEL, "prompt": "a", "max_tokens": 131072}, 400, "BadRequestError")
+        error({"model": MODEL, "prompt": "a", "max_tokens": 4, "min_tokens": 5}, 400,
+              "BadRequestError")
+        st, out = s.request("POST", "/v1/chat/completions", {"model": MODEL, "messages": []})
+        check(st == 400, f"empty messages: {st}")
+
+        # --- /metrics through the Prometheus text-format parser: names, types, totals
+        time.sleep(0.2)
+        fam = s.metrics()
+        types = {"vllm:num_requests_running": "gauge", "vllm:num_requests_waiting": "gauge",
+                 "vllm:kv_cache_usage_perc": "gauge", "vllm:prompt_tokens": "counter",
+                 "vllm:generation_tokens": "counter", "vllm:request_success": "counter",
+                 "vllm:prefix_cache_queries": "counter", "vllm:prefix_cache_hits": "counter",
+                 "vllm:time_to_first_token_seconds": "histogram",
+                 "vllm:inter_token_latency_seconds": "histogram",
+                 "vllm:e2e_request_latency_seconds": "histogram"}
+        for name, typ in types.items():
+            check(name in fam and fam[name].type == typ, f"{name} is a {typ}")
+        # Requests so far: 100+20, 8+2, 10+12, 500+50 (the refused ones count nothing).
+        check(value(fam, "vllm:request_success") == 4, "4 successes")
+        check(value(fam, "vllm:prompt_tokens") == 618, "prompt tokens 100+8+10+500")
+        check(value(fam, "vllm:generation_tokens") == 84, "generation tokens 20+2+12+50")
+        for name in ("vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds",
+                     "vllm:inter_token_latency_seconds"):
+            buckets = [x for x in fam[name].samples if x.name.endswith("_bucket")]
+            counts = [x.value for x in buckets]
+            total = [x.value for x in fam[name].samples if x.name.endswith("_count")][0]
+            check(counts == sorted(counts) and buckets[-1].labels["le"] == "+Inf" and
+                  counts[-1] == total, f"{name}: cumulative buckets ending at +Inf = count")
+        itl_count = [x.value for x in fam["vllm:inter_token_latency_seconds"].samples
+                     if x.name.endswith("_count")][0]
+        check(itl_count == 19 + 1 + 11 + 49, f"one ITL per token gap: {itl_count}")
+        check(value(fam, "vllm:num_requests_running") == 0, "idle: nothing running")
+
+        # --- the OpenAI Node SDK (npm `openai`), when installed: scripts/setup.sh puts it in
+        # build/node (SERVESIM_NODE_MODULES overrides); skipped, and said so, without it
+        node_modules = os.environ.get("SERVESIM_NODE_MODULES",
+                                      os.path.join(os.path.dirname(os.path.abspath(BIN)), "node",
+                                                   "node_modules"))
+        node_modules = os.path.abspath(node_modules)
+        if shutil.which("node") and os.path.isdir(os.path.join(node_modules, "openai")):
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                  "serve_openai_node.mjs")
+            # An ES module resolves packages from its own folder upwards: link the modules there.
+            with tempfile.TemporaryDirectory() as tmp:
+                os.symlink(node_modules, os.path.join(tmp, "node_modules"))
+                shutil.copy(script, tmp)
+                r = subprocess.run(["node", os.path.join(tmp, "serve_openai_node.mjs"),
+                                    s.url("/v1"), MODEL], capture_output=True, text=True,
+                                   timeout=60)
+            check(r.returncode == 0, f"OpenAI Node SDK ran: {r.stderr[-500:]}")
+            if r.returncode == 0:
+                seen = json.loads(r.stdout.strip().splitlines()[-1])
+                check(seen["text"] == " hello" * 9 and seen["finish_reason"] == "length" and
+                      seen["chunks"] == 1 + 9 + 1 and seen["usage"]["completion_tokens"] == 9,
+                      f"Node SDK streaming chat: {seen}")
+                check(seen["completion_text"] == " hello" * 4 and
+                      seen["completion_usage"]["prompt_tokens"] == 5, f"Node SDK completion {seen}")
+                check(seen["models"] == [MODEL], f"Node SDK models {seen['models']}")
+                check(seen["error_status"] == 404 and seen["error_type"] == "NotFoundError",
+                      f"Node SDK error {seen}")
+                print("OpenAI Node SDK: streaming chat, completion, models, error checked")
+        else:
+            print(f"SKIPPED (part): the OpenAI Node SDK is not installed in {node_modules} "
+                  "(scripts/setup.sh installs it with npm when npm is present)")
+
+        # --- wrk (Debian) for load: 64 connections streaming completions for 3 s
+        if shutil.which("wrk"):
+            before = value(s.metrics(), "vllm:request_success")
+            with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
+                lua.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                          "wrk.body = '" + json.dumps({"model": MODEL, "prompt": [1] * 64,
+                                                       "max_tokens": 32, "stream": True}) + "'\n")
+            r = subprocess.run(["wrk", "-t1", "-c64", "-d3s", "--timeout", "30s", "-s", lua.name,
+                                s.url("/v1/completions")], capture_output=True, text=True,
+                               timeout=60)
+            os.unlink(lua.name)
+            m = re.search(r"(\d+) requests in", r.stdout)
+            done = int(m.group(1)) if m else 0
+            check(done > 64 and "Non-2xx" not in r.stdout, f"wrk load: {r.stdout}")
+            time.sleep(1.5)  # the streams wrk cut end (and count as disconnects) by then
+            served = value(s.metrics(), "vllm:request_success") - before
+            # wrk counts the streams it read to the end; the engine finished those and the ones
+            # wrk cut at its deadline (at most its 64 connections).
+            check(done <= served <= done + 64, f"wrk read {done} streams, the engine served {served}")
+            print(f"wrk: {done} streams of 32 tokens in 3 s over 64 connections")
+        else:
+            print("SKIPPED (part): wrk is not installed (scripts/setup.sh installs it)")
+
+        # --- a client that disconnects mid-stream: the server stops its stream
+        body = {"model": MODEL, "prompt": [1] * 10, "max_tokens": 20000, "stream": True}
+        cut_before = value(s.metrics(), "servesim:client_disconnects")
+        curl("-N", "--max-time", "0.5", s.url("/v1/completions"), "-d", json.dumps(body))
+        time.sleep(0.5)
+        check(value(s.metrics(), "servesim:client_disconnects") == cut_before + 1,
+              "one disconnect counted")
+    finally:
+        s.stop()
+
+    # --- the waiting-queue limit: one seat (max_num_seqs 1), two waiting places, six requests
+    # sent 0.1 s apart, each running ~1 s: the 4th, 5th and 6th find two waiting and get 503.
+    s = Server("--max-num-seqs", "1", "--max-waiting-requests", "2")
+    try:
+        results = []
+
+        def send():
+            results.append(s.request("POST", "/v1/completions",
+                                     {"model": MODEL, "prompt": [1] * 10, "max_tokens": 150}))
+        threads = []
+        for _ in range(6):
+            threads.append(threading.Thread(target=send))
+            threads[-1].start()
+            time.sleep(0.1)
+        for t in threads:
+            t.join()
+        statuses = sorted(st for st, _ in results)
+        check(statuses == [200, 200, 200, 503, 503, 503], f"queue limit: {statuses}")
+        for st, out in results:
+            if st == 503:
+                check(json.loads(out)["error"]["type"] == "ServiceUnavailableError", "503 body")
+        check(value(s.metrics(), "servesim:rejected_requests") == 3, "3 rejections counted")
+    finally:
+        s.stop()
+
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed")
+        return 1
+    print("serve_test: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
