@@ -97,6 +97,13 @@ class InputRegistry {
     }
     files_.push_back({path, st.st_dev, st.st_ino});
   }
+  // The registered paths, in registration order.
+  std::vector<std::string> paths() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> out;
+    for (const File& f : files_) out.push_back(f.path);
+    return out;
+  }
   std::string equal_to(const std::string& path) const {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return "";

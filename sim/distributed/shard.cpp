@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdint>
 #include <fstream>
 #include <mutex>
@@ -17,7 +18,27 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kFormat = "servesim_part/1";
+constexpr const char* kFormat = "servesim_part/2";
+constexpr const char* kOldFormat = "servesim_part/1";  // before inputs and checksum
+
+uint64_t fnv1a(const std::uint8_t* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  for (size_t i = 0; i < n; ++i) {
+    h ^= data[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+uint64_t body_checksum(const json& body) {
+  const std::vector<std::uint8_t> v = json::to_cbor(body);
+  return fnv1a(v.data(), v.size());
+}
+
+std::string hex(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
 
 std::string shard_text(const ShardSpec& s) {
   return std::to_string(s.index) + "/" + std::to_string(s.count);
@@ -49,15 +70,32 @@ ShardSpec parse_shard(const std::string& text) {
   return s;
 }
 
+std::optional<uint64_t> input_content_hash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  uint64_t h = 1469598103934665603ull;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    h = fnv1a(reinterpret_cast<const std::uint8_t*>(buf.data()), static_cast<size_t>(in.gcount()),
+              h);
+  }
+  if (in.bad()) return std::nullopt;
+  return h;
+}
+
 std::string encode_part(const PartFile& part) {
   json results = json::array();
   for (const auto& [i, bytes] : part.results) {
     results.push_back({i, json::binary(std::vector<std::uint8_t>(bytes.begin(), bytes.end()))});
   }
-  const json j = {{"format", kFormat},           {"version", part.version},
-                  {"command", part.command},     {"shard", part.shard.index},
-                  {"shards", part.shard.count},  {"jobs_total", part.jobs_total},
-                  {"results", results}};
+  json inputs = json::array();
+  for (const auto& [path, hash] : part.inputs) inputs.push_back({path, hash});
+  json j = {{"format", kFormat},           {"version", part.version},
+            {"command", part.command},     {"shard", part.shard.index},
+            {"shards", part.shard.count},  {"jobs_total", part.jobs_total},
+            {"inputs", inputs},            {"results", results}};
+  j["checksum"] = body_checksum(j);
   const std::vector<std::uint8_t> v = json::to_cbor(j);
   return std::string(v.begin(), v.end());
 }
@@ -71,8 +109,23 @@ PartFile decode_part(const std::string& bytes, const std::string& path) {
   }
   // Compared as JSON, not read as a string: json::value("format", "") throws when the field
   // holds another type (a CBOR byte string, found by fuzz_merge).
+  if (j.is_object() && j.contains("format") && j.at("format") == kOldFormat) {
+    throw ConfigError(path + ": a part file of an older servesim (format " + kOldFormat +
+                      ", without input hashes and checksum); run its shard again");
+  }
   if (!j.is_object() || !j.contains("format") || j.at("format") != kFormat) {
     throw ConfigError(path + ": not a servesim part file (written by --shard I/N)");
+  }
+  // The checksum covers every other field: a flipped bit anywhere is refused here, before any
+  // number is read.
+  if (!j.contains("checksum") || !j.at("checksum").is_number_unsigned()) {
+    throw ConfigError(path + ": damaged part file (no checksum)");
+  }
+  const uint64_t stored = j.at("checksum").get<uint64_t>();
+  j.erase("checksum");
+  if (const uint64_t actual = body_checksum(j); actual != stored) {
+    throw ConfigError(path + ": damaged part file (checksum " + hex(actual) + ", recorded " +
+                      hex(stored) + "); copy or run its shard again");
   }
   PartFile p;
   p.path = path;
@@ -94,6 +147,9 @@ PartFile decode_part(const std::string& bytes, const std::string& path) {
     p.shard = {static_cast<int>(integer(j.at("shard"), "shard", 0, shards - 1)),
                static_cast<int>(shards)};
     p.jobs_total = integer(j.at("jobs_total"), "jobs_total", 0, INT64_MAX);
+    for (const json& in : j.at("inputs")) {
+      p.inputs.emplace_back(in.at(0).get<std::string>(), in.at(1).get<uint64_t>());
+    }
     for (const json& r : j.at("results")) {
       const auto& b = r.at(1).get_binary();
       const int64_t i = integer(r.at(0), "a job index", 0, p.jobs_total - 1);
@@ -115,6 +171,9 @@ int64_t ShardExecutor::run(const JobLoop& loop, const std::atomic<bool>* cancel)
   part.command = command_;
   part.shard = shard_;
   part.jobs_total = loop.n;
+  for (const std::string& path : InputRegistry::instance().paths()) {
+    if (const auto h = input_content_hash(path)) part.inputs.emplace_back(path, *h);
+  }
   JobLoop mine = loop;
   mine.skip = [&](int64_t i) {
     return i % shard_.count != shard_.index || (loop.skip && loop.skip(i));
@@ -154,11 +213,29 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
       throw ConfigError(p.path + ": a part of a different study ('" + joined(p.command) +
                         "'; " + first.path + " has '" + joined(first.command) + "')");
     }
+    if (p.inputs != first.inputs) {
+      throw ConfigError(p.path + ": a part of a different study (its input files or their "
+                        "contents differ from those of " + first.path + ")");
+    }
     if (p.shard.count != first.shard.count || p.jobs_total != first.jobs_total) {
       throw ConfigError(p.path + ": part " + shard_text(p.shard) + " of " +
                         std::to_string(p.jobs_total) + " jobs, but " + first.path + " is part " +
                         shard_text(first.shard) + " of " + std::to_string(first.jobs_total) +
                         " jobs; every part must come from the same --shard I/N split");
+    }
+  }
+  // merge runs the study's command again to write its outputs: its inputs must be what the
+  // shards read.
+  for (const auto& [input, hash] : first.inputs) {
+    const auto now = input_content_hash(input);
+    if (!now) {
+      throw ConfigError("merge: '" + input + "', an input of the study, cannot be read; merge "
+                        "needs the files the shards read");
+    }
+    if (*now != hash) {
+      throw ConfigError("merge: '" + input + "' changed since the shards read it (content hash " +
+                        hex(*now) + ", the parts recorded " + hex(hash) +
+                        "); restore it or run the shards again");
     }
   }
   // Indexed by a map, not a vector of N slots: N comes from the file (at most 2^31 − 1).

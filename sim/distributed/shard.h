@@ -10,11 +10,15 @@
 //    app writes the part file. Studies whose later loops depend on earlier ones (calibrate) cannot
 //    be sharded; the app refuses them.
 //  - A part file (CBOR) holds: the format tag, the servesim version, the command line without the
-//    shard flags (the study's identity), I, N, the loop's job count, and the (index, bytes) of
-//    every job this shard ran.
-//  - read_parts() checks that the files are parts of one study (same command, version, N, job
-//    count) and that I = 0..N−1 each appear exactly once; otherwise a ConfigError names the file
-//    or the missing / duplicated part.
+//    shard flags (the study's identity), I, N, the loop's job count, the (path, content hash) of
+//    every input file the study read (InputRegistry: --config, --model files, workloads, traces),
+//    the (index, bytes) of every job this shard ran, and a checksum (64-bit FNV-1a) of all of it.
+//  - read_parts() checks each file's checksum (a damaged part is refused by name), that the files
+//    are parts of one study (same command, version, inputs, N, job count), that I = 0..N−1 each
+//    appear exactly once, and that every input file still has the content the shards read (merge
+//    runs the command again to write its outputs: an input edited between the shards and the merge
+//    would label old numbers with a new config); otherwise a ConfigError names the file or the
+//    missing / duplicated part.
 //  - ReplayExecutor replays the loop from the parts: in index order, asking skip() as one process
 //    would, accepting the stored result of every job not skipped. A job needed but absent from its
 //    part is a ConfigError naming the part. So the replayed command, with its own output code,
@@ -24,8 +28,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/base/executor.h"
@@ -45,8 +51,13 @@ struct PartFile {
   std::vector<std::string> command;      // the study's command line, shard flags removed
   ShardSpec shard;
   int64_t jobs_total = 0;                // jobs in the study's loop
+  // Every input file the study read: path and FNV-1a 64 of its content (input_content_hash).
+  std::vector<std::pair<std::string, uint64_t>> inputs;
   std::map<int64_t, std::string> results;  // job index -> result bytes
 };
+
+// FNV-1a 64 of the content of the file at `path`; nullopt when it cannot be read.
+std::optional<uint64_t> input_content_hash(const std::string& path);
 
 // The bytes of a part file, and back. decode throws ConfigError naming `path`.
 std::string encode_part(const PartFile& part);

@@ -180,6 +180,22 @@ TEST_CASE("merge names a missing, a duplicated or a foreign part and writes noth
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Contains(other + ": a part of a different study"));
   }
+  SECTION("a damaged part: one flipped bit anywhere") {
+    std::string bytes = slurp(parts[1]);
+    bytes[bytes.size() / 2] ^= 0x10;
+    std::ofstream(s / "flipped", std::ios::binary) << bytes;
+    const CliRun r = run({"merge", parts[0], s / "flipped", parts[2]});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains(s / "flipped" + ": ") && Contains("part file"));
+  }
+  SECTION("a part of an older servesim") {
+    const std::vector<std::uint8_t> v = nlohmann::json::to_cbor(
+        {{"format", "servesim_part/1"}, {"version", "v"}, {"command", {"sweep"}}});
+    std::ofstream(s / "old", std::ios::binary) << std::string(v.begin(), v.end());
+    const CliRun r = run({"merge", parts[0], s / "old", parts[2]});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains(s / "old" + ": a part file of an older servesim"));
+  }
   SECTION("not a part file") {
     std::ofstream(s / "junk") << "{}";
     const CliRun r = run({"merge", parts[0], s / "junk"});
@@ -294,15 +310,48 @@ TEST_CASE("ShardExecutor + ReplayExecutor reproduce the one-process loop", "[dis
 // Damaged part files (the input classes fuzz_merge feeds; these were found reading decode_part
 // while writing that target): each is a ConfigError naming the file, never undefined behaviour,
 // a vector of 2^31 slots, or a JSON exception escaping as an internal error (exit 1).
+TEST_CASE("merge refuses a study whose input changed between the shards and the merge",
+          "[distributed]") {
+  Scratch s("edited_input");
+  const std::string cfg = s / "cfg.json";
+  std::ofstream(cfg) << R"({"max_num_seqs": 64})";
+  std::vector<std::string> parts;
+  for (int i = 0; i < 2; ++i) {
+    parts.push_back(s / ("part" + std::to_string(i)));
+    const CliRun r = run({"sweep", "--config", cfg, "--request-rate", "5,10", "--num-prompts",
+                          "50", "--output", s / "out.json", "--shard",
+                          std::to_string(i) + "/2", "--part-file", parts.back()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+  }
+  std::ofstream(cfg) << R"({"max_num_seqs": 128})";  // edited after the shards ran
+  CliRun r = run({"merge", parts[0], parts[1]});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Contains("merge: '" + cfg + "' changed since the shards read it"));
+  CHECK_FALSE(fs::exists(s / "out.json"));
+  std::ofstream(cfg) << R"({"max_num_seqs": 64})";  // restored: the merge goes through
+  r = run({"merge", parts[0], parts[1]});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(fs::exists(s / "out.json"));
+}
+
 TEST_CASE("merge: part files with out-of-range or non-integer fields, damaged results",
           "[distributed][fuzz]") {
   using nlohmann::json;
-  auto part = [](const json& j) {
+  // The bytes of a part whose checksum (FNV-1a 64 of the CBOR of every other field) is right, so
+  // that the field checks below are reached.
+  auto part = [](json j) {
+    j.erase("checksum");
+    const std::vector<std::uint8_t> body = json::to_cbor(j);
+    uint64_t h = 1469598103934665603ull;
+    for (std::uint8_t b : body) h = (h ^ b) * 1099511628211ull;
+    j["checksum"] = h;
     const std::vector<std::uint8_t> v = json::to_cbor(j);
     return std::string(v.begin(), v.end());
   };
-  const json good = {{"format", "servesim_part/1"}, {"version", "v"}, {"command", {"sweep"}},
-                     {"shard", 0}, {"shards", 1}, {"jobs_total", 1},
+  const json good = {{"format", "servesim_part/2"}, {"version", "v"}, {"command", {"sweep"}},
+                     {"shard", 0}, {"shards", 1}, {"jobs_total", 1}, {"inputs", json::array()},
                      {"results", json::array({json::array({0, json::binary({1, 2})})})}};
   std::string format;
   try {
