@@ -546,6 +546,31 @@ SimTime duration_ceil(double s) {
 
 }  // namespace
 
+// The accounting of a step that starts now and lasts `duration`, written once for both the
+// general path (start_step) and decode runs (run_decode_steps): `seqs` and `tokens` scheduled,
+// `running` requests, `ideal_s` the ideal model's time for it (0 without one).
+void Replica::record_step(const engine::Simulator& sim, SimTime duration, int64_t seqs,
+                          int64_t tokens, int64_t running, double ideal_s) {
+  step_in_flight_ = true;
+  step_end_ = sim.now() + duration;
+  step_end_queued_ = dp_lockstep_;  // a DP round schedules the end itself
+  ++stats_.steps;
+  stats_.busy_ns += duration.ns();
+  stats_.scheduled_seqs += seqs;
+  stats_.scheduled_tokens += tokens;
+  stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
+  stats_.peak_running = std::max(stats_.peak_running, running);
+  stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, tokens);
+  if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideal_s;
+}
+
+// The step in flight ends at `end`: logged, and the next step's index comes up.
+void Replica::close_step(SimTime end) {
+  step_in_flight_ = false;
+  step_log_.step_end.push_back(end);
+  ++step_index_;
+}
+
 bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   const int64_t n = n_decoders_;
   // Only decoders (all of running), nothing to admit, no placeholders, one engine, and the whole
@@ -619,25 +644,14 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
     const double total = totals[used];
     const double s = async_ && chained ? std::max(total - host, host) : total;
     const SimTime duration = std::max(SimTime::from_ns(1), duration_ceil(s));
-    step_in_flight_ = true;
-    step_end_ = sim.now() + duration;
-    step_end_queued_ = false;
-    ++stats_.steps;
-    stats_.busy_ns += duration.ns();
-    stats_.scheduled_seqs += n;
-    stats_.scheduled_tokens += n;
-    stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
-    stats_.peak_running = std::max(stats_.peak_running, n);
-    stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, n);
-    if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideals[used];
+    record_step(sim, duration, n, n, n, ideal_cost_ != nullptr ? ideals[used] : 0.0);
     ++used;
 
     // end_step(): a token for every decoder and nothing else, when nobody finishes in this step
     // and its end is the next event.
     if (k >= next_finish || !sim.advance_inline(step_end_)) return true;
-    step_in_flight_ = false;
-    step_log_.step_end.push_back(step_end_);
-    step_index_ = ++k;
+    close_step(step_end_);
+    ++k;
     if (++bi == static_cast<size_t>(bs)) bi = 0;
     chained = true;
   }
@@ -720,18 +734,11 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     }
     ghost_seqs_ = 0;
     ghost_ctx_ = 0;
-    step_in_flight_ = true;
-    step_end_ = sim.now() + duration;  // queued or handled in place by on_event()
-    step_end_queued_ = dp_lockstep_;
-
-    ++stats_.steps;
-    stats_.busy_ns += duration.ns();
-    stats_.scheduled_seqs += shape.prefill_seqs + shape.decode_seqs;
-    stats_.scheduled_tokens += shape.total_tokens();
-    stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
-    stats_.peak_running = std::max<int64_t>(stats_.peak_running, running_.size());
-    stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, shape.total_tokens());
-    if (ideal_cost_ != nullptr) stats_.ideal_busy_s += ideal_cost_->estimate_memo(shape, ideal_memo_.get()).total_s;
+    const double ideal_s =
+        ideal_cost_ != nullptr ? ideal_cost_->estimate_memo(shape, ideal_memo_.get()).total_s : 0.0;
+    // The step's end is queued or handled in place by on_event().
+    record_step(sim, duration, shape.prefill_seqs + shape.decode_seqs, shape.total_tokens(),
+                static_cast<int64_t>(running_.size()), ideal_s);
     SERVESIM_CHECK(static_cast<int64_t>(running_.size()) <= config_.max_num_seqs,
                    "max_num_seqs exceeded");
     SERVESIM_CHECK(shape.total_tokens() <= config_.max_num_batched_tokens,
@@ -745,9 +752,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
 
 void Replica::end_step(engine::Simulator& sim) {
   const int64_t k = step_index_;
-  step_in_flight_ = false;
-  step_log_.step_end.push_back(sim.now());
-  ++step_index_;
+  close_step(sim.now());
 
   for (int32_t s : step_prefills_) {
     Req& r = slots_[s];

@@ -227,6 +227,10 @@ class Replica : public engine::EventHandler {
   // start_step() must schedule the next step (with `chained` set if it ran steps already).
   bool run_decode_steps(engine::Simulator& sim, bool& chained);
   void end_step(engine::Simulator& sim);
+  // The step's counters and times, for both paths (run_decode_steps and start_step).
+  void record_step(const engine::Simulator& sim, SimTime duration, int64_t seqs, int64_t tokens,
+                   int64_t running, double ideal_s);
+  void close_step(SimTime end);
   bool schedule_running_fast();
   void schedule_running_slow(bool& preempted);
   void schedule_waiting();
@@ -355,7 +359,6 @@ class Replica : public engine::EventHandler {
   bool step_end_queued_ = false;  // the step in flight has its kStepEnd event in the queue
   SimTime step_end_;              // when the step in flight ends
   bool kick_pending_ = false;
-  SimTime step_start_;
   std::vector<int32_t> step_prefills_;  // slots with prefill tokens in the step in flight
   int64_t step_decoders_ = 0;
   int64_t step_decoder_ctx_ = 0;  // Σ context of the decoders in the step
