@@ -19,12 +19,13 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       kv_(num_blocks, config.block_size, config.enable_prefix_caching),
       records_(records),
       observer_(observer),
-      fcfs_(config.scheduling_policy != "priority"),
+      policy_(make_scheduler_policy(config.scheduling_policy)),
+      waiting_(*policy_),
       prefill_first_(config.enable_chunked_prefill == 0),
       // vLLM V0 BlockSpaceManager: watermark_blocks = int(watermark * num_gpu_blocks), 0.01.
       watermark_blocks_(config.enable_chunked_prefill == 0 ? num_blocks / 100 : 0),
       sliding_groups_(config.kv_sliding_groups),
-      block_buckets_(config.block_size),
+      decoders_(config.block_size),
       async_(config.async_scheduling == 1),
       cost_memo_(cost.make_memo()),
       ideal_memo_(ideal_cost != nullptr ? ideal_cost->make_memo() : nullptr) {}
@@ -117,20 +118,16 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
     observer_->on_request_done(sim, spec.id);
     return;
   }
-  if (fcfs_ && arrivals_.empty() && waiting_fcfs_.size() < kSlottedWaiting) {
-    // A short queue: the request takes its slot now (it is behind everyone, as in arrivals_).
-    waiting_fcfs_.push_back(take_slot(spec, sim.now().ns()));
-  } else if (fcfs_) {
-    // Under FCFS a request that was never admitted waits as its spec, without a slot: under
-    // overload hundreds of thousands wait, and only the queue's head is ever looked at
-    // (waiting_front() gives it a slot when it gets there).
+  if (waiting_.arrival_needs_slot()) {
+    const int32_t slot = take_slot(spec, sim.now().ns());
+    waiting_.push_back(slot, slots_[slot]);
+  } else {
+    // A request that was never admitted waits as its id, without a slot (waiting_front() gives
+    // it one when it gets to the head); its spec too when its record does not tell all of it.
     const bool plain = spec.prefix_group < 0 && spec.prefix_chain == nullptr &&
                        spec.priority == 0 && rec.prompt_tokens == spec.prompt_tokens &&
                        rec.output_tokens == spec.output_tokens;
-    if (!plain) rich_arrivals_.push_back(spec);
-    arrivals_.push_back(Arrival{spec.id, sim.now().ns()});
-  } else {
-    waiting_push_back(take_slot(spec, sim.now().ns()));
+    waiting_.push_arrival(WaitingQueue::Arrival{spec.id, sim.now().ns()}, plain ? nullptr : &spec);
   }
   if (!step_in_flight_ && !kick_pending_) {
     // A kick event at the same time (after every arrival already queued for this instant) lets
@@ -213,12 +210,12 @@ void Replica::allocate_with_sliding(Req& r, int64_t new_full, int64_t c) {
   kv_.take_detached(sliding_groups_ * new_full);
 }
 
-void Replica::allocate_boundary_blocks(const std::vector<Entry>& bucket, int64_t k) {
+void Replica::allocate_boundary_blocks(const std::vector<DecoderIndex::Entry>& bucket, int64_t k) {
   if (sliding_groups_ == 0) {
-    for (const Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
+    for (const DecoderIndex::Entry& e : bucket) kv_.allocate(1, slots_[e.slot].kv);
     return;
   }
-  for (const Entry& e : bucket) {
+  for (const DecoderIndex::Entry& e : bucket) {
     Req& r = slots_[e.slot];
     allocate_with_sliding(r, 1, decoder_context(r, k));
   }
@@ -291,7 +288,7 @@ bool Replica::schedule_running_fast() {
   const int32_t threshold = config_.long_prefill_token_threshold > 0
                                 ? config_.long_prefill_token_threshold
                                 : std::numeric_limits<int32_t>::max();
-  int64_t want = n_decoders_;
+  int64_t want = decoders_.count();
   int64_t blocks = 0;
   for (int32_t s : prefilling_) {
     const Req& r = slots_[s];
@@ -303,13 +300,9 @@ bool Replica::schedule_running_fast() {
   }
   if (want > budget_) return false;
   // Decoders whose next token starts a new block this step; drop stale entries on the way.
-  std::vector<Entry>& bucket = block_buckets_[k % config_.block_size];
-  size_t live = 0;
-  for (const Entry& e : bucket) {
-    const Req& r = slots_[e.slot];
-    if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
-  }
-  bucket.resize(live);
+  const std::vector<DecoderIndex::Entry>& bucket =
+      decoders_.live_bucket(static_cast<size_t>(k % config_.block_size), slots_);
+  const size_t live = bucket.size();
   blocks += static_cast<int64_t>(live) * (1 + sliding_groups_);
   if (blocks > kv_.num_free_blocks()) return false;
 
@@ -327,8 +320,8 @@ bool Replica::schedule_running_fast() {
     after_allocation(s, r.scheduled);
     step_prefills_.push_back(s);
   }
-  step_decoders_ = n_decoders_;
-  step_decoder_ctx_ = decoder_ctx_offset_ + n_decoders_ * k;
+  step_decoders_ = decoders_.count();
+  step_decoder_ctx_ = decoders_.context_at(k);
   budget_ -= want;
   return true;
 }
@@ -382,36 +375,24 @@ void Replica::schedule_running_slow(bool& preempted) {
         scheduled = true;
         break;
       }
-      int32_t victim;
-      if (fcfs_) {
-        victim = running_.back();
-        running_.pop_back();
-        if (victim != s) make_ready(slots_[victim]);  // not reached by the walk yet
-      } else {
-        // max(self.running, key=(priority, arrival_time)): the first maximal element.
-        size_t vi = 0;
-        for (size_t j = 1; j < running_.size(); ++j) {
-          const Req& a = slots_[running_[j]];
-          const Req& b = slots_[running_[vi]];
-          if (std::tie(a.priority, a.arrival_ns) > std::tie(b.priority, b.arrival_ns)) vi = j;
+      // The policy's victim (FCFS: the last; it may be r itself, at i).
+      const size_t vi = policy_->victim(running_, slots_);
+      const int32_t victim = running_[vi];
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(vi));
+      Req& v = slots_[victim];
+      if (vi > i) {
+        make_ready(v);  // not reached by the walk yet
+      } else if (v.scheduled > 0) {  // already scheduled this step: give its tokens back
+        budget_ += v.scheduled;
+        if (v.phase == Phase::kDecode) {
+          --decoders;
+          decoder_ctx -= v.num_computed;
+        } else {
+          step_prefills_.erase(std::find(step_prefills_.begin(), step_prefills_.end(), victim));
         }
-        victim = running_[vi];
-        running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(vi));
-        Req& v = slots_[victim];
-        if (vi > i) {
-          make_ready(v);  // not reached by the walk yet
-        } else if (v.scheduled > 0) {  // already scheduled this step: give its tokens back
-          budget_ += v.scheduled;
-          if (v.phase == Phase::kDecode) {
-            --decoders;
-            decoder_ctx -= v.num_computed;
-          } else {
-            step_prefills_.erase(std::find(step_prefills_.begin(), step_prefills_.end(), victim));
-          }
-          v.scheduled = 0;
-        }
-        if (vi < i) --i;
+        v.scheduled = 0;
       }
+      if (vi < i) --i;
       preempt(victim, k);
       preempted = true;
       if (victim == s) break;
@@ -439,13 +420,7 @@ void Replica::schedule_running_slow(bool& preempted) {
   step_decoder_ctx_ = decoder_ctx;
   // Decoders that ran keep their index entries: settling does not move their block or finish
   // steps. Drop this step's stale bucket entries so that slow steps do not let them pile up.
-  auto& bucket = block_buckets_[k % config_.block_size];
-  size_t live = 0;
-  for (const Entry& e : bucket) {
-    const Req& r = slots_[e.slot];
-    if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
-  }
-  bucket.resize(live);
+  decoders_.live_bucket(static_cast<size_t>(k % config_.block_size), slots_);
 }
 
 void Replica::skip_decoder(int32_t slot, int64_t k) {
@@ -508,7 +483,7 @@ void Replica::schedule_waiting() {
       break;
     }
 
-    waiting_pop_front();
+    waiting_.pop_front();
     kv_.take_hits(r.id, hits, hits_scratch_, r.kv);
     kv_.allocate(fresh, r.kv);
     admit_sliding(r, cached);
@@ -572,7 +547,7 @@ void Replica::close_step(SimTime end) {
 }
 
 bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
-  const int64_t n = n_decoders_;
+  const int64_t n = decoders_.count();
   // Only decoders (all of running), nothing to admit, no placeholders, one engine, and the whole
   // batch within the budget: schedule_running_fast() gives everyone one token, schedule_waiting()
   // has nothing to do.
@@ -600,9 +575,8 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   const int64_t bs = config_.block_size;
   int64_t k = step_index_;
   auto bi = static_cast<size_t>(k % bs);
-  // No request finishes before this step's end (finishes_ does not change during the run).
-  const int64_t next_finish =
-      finishes_.empty() ? std::numeric_limits<int64_t>::max() : finishes_.top().step;
+  // No request finishes before this step's end (the finish heap does not change during the run).
+  const int64_t next_finish = decoders_.next_finish();
   const double host = cost.host_s;
   step_prefills_.clear();
   step_decoders_ = n;
@@ -619,26 +593,21 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
     if (used == ahead) {
       ahead = std::clamp<int64_t>(next_finish - k + 1, 1, kAhead);
       used = 0;
-      const int64_t ctx0 = decoder_ctx_offset_ + n * k;
+      const int64_t ctx0 = decoders_.context_offset() + n * k;
       for (int64_t j = 0; j < ahead; ++j) totals[j] = cost.total_s(ctx0 + n * j);
       if (ideal_cost_ != nullptr) {
         for (int64_t j = 0; j < ahead; ++j) ideals[j] = ideal.total_s(ctx0 + n * j);
       }
     }
     // schedule_running_fast(): the decoders whose next token starts a new block.
-    std::vector<Entry>& bucket = block_buckets_[bi];
-    size_t live = 0;
-    for (const Entry& e : bucket) {
-      const Req& r = slots_[e.slot];
-      if (r.epoch == e.epoch && r.phase == Phase::kDecode) bucket[live++] = e;
-    }
-    bucket.resize(live);
+    const std::vector<DecoderIndex::Entry>& bucket = decoders_.live_bucket(bi, slots_);
+    const size_t live = bucket.size();
     // With sliding groups, their growth without the trims (as in schedule_running_fast).
     if (static_cast<int64_t>(live) * (1 + sliding_groups_) > kv_.num_free_blocks()) {
       return false;  // the slow path
     }
     allocate_boundary_blocks(bucket, k);
-    step_decoder_ctx_ = decoder_ctx_offset_ + n * k;
+    step_decoder_ctx_ = decoders_.context_offset() + n * k;
 
     // start_step(): the step's cost and counters.
     const double total = totals[used];
@@ -772,9 +741,8 @@ void Replica::end_step(engine::Simulator& sim) {
       add_decoder(s, k + 1);
     }
   }
-  while (!finishes_.empty() && finishes_.top().step <= k) {
-    const FinishEntry e = finishes_.top();
-    finishes_.pop();
+  while (decoders_.next_finish() <= k) {
+    const DecoderIndex::FinishEntry e = decoders_.pop_finish();
     Req& r = slots_[e.slot];
     if (r.epoch != e.epoch || r.phase != Phase::kDecode) continue;  // stale
     SERVESIM_CHECK(e.step == k, "missed a finish step");
@@ -798,21 +766,14 @@ void Replica::end_step(engine::Simulator& sim) {
 
 void Replica::add_decoder(int32_t slot, int64_t base_step) {
   Req& r = slots_[slot];
-  const int64_t bs = config_.block_size;
   r.phase = Phase::kDecode;
   r.base_step = base_step;
-  ++n_decoders_;
-  decoder_ctx_offset_ += r.num_computed - base_step;
-  // Needs a block at step j iff (num_computed + j - base_step) % block_size == 0.
-  const int64_t bucket = ((base_step - r.num_computed) % bs + bs) % bs;
-  block_buckets_[bucket].push_back(Entry{slot, r.epoch});
-  finishes_.push(FinishEntry{base_step + (r.output - r.generated) - 1, r.id, slot, r.epoch});
+  decoders_.add(slot, r);
 }
 
 // Takes a decoder out of the running sums (its index entries go stale with an epoch bump).
 void Replica::remove_decoder(Req& r) {
-  --n_decoders_;
-  decoder_ctx_offset_ -= r.num_computed - r.base_step;
+  decoders_.remove(r);
 }
 
 void Replica::close_segment(Req& r, int64_t last_step) {
@@ -840,7 +801,7 @@ void Replica::preempt(int32_t slot, int64_t step) {
   ++r.epoch;
   ++(*records_)[r.id].preemptions;
   ++stats_.preemptions;
-  waiting_push_front(slot);
+  waiting_.push_front(slot, r);
 }
 
 void Replica::account_outstanding(SimTime now) {
@@ -882,7 +843,7 @@ void Replica::fail(engine::Simulator& sim, int32_t slot, const std::string& why)
   metrics::RequestRecord& rec = (*records_)[r.id];
   rec.failed = true;
   rec.error = why;
-  waiting_pop_front();
+  waiting_.pop_front();
   ++r.epoch;
   r.kv.reset(0);
   free_slots_.push_back(slot);
@@ -906,50 +867,24 @@ void Replica::remove_running(int32_t slot) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Waiting queue: a deque for FCFS, an ordered set for the priority policy.
+// Waiting queue
 
 int32_t Replica::waiting_front_slow() {
-  if (!fcfs_) return std::get<3>(*waiting_prio_.begin());
-  if (waiting_fcfs_.empty()) {
-    // The head is the oldest arrival never admitted: it takes a slot now.
-    const Arrival a = arrivals_.front();
-    arrivals_.pop_front();
-    if (!rich_arrivals_.empty() && rich_arrivals_.front().id == a.id) {
-      waiting_fcfs_.push_back(take_slot(rich_arrivals_.front(), a.arrival_ns));
-      rich_arrivals_.pop_front();
-    } else {
-      const metrics::RequestRecord& rec = (*records_)[a.id];
-      workloads::RequestSpec spec;
-      spec.id = a.id;
-      spec.prompt_tokens = rec.prompt_tokens;
-      spec.output_tokens = rec.output_tokens;
-      waiting_fcfs_.push_back(take_slot(spec, a.arrival_ns));
-    }
-  }
-  return waiting_fcfs_.front();
-}
-
-void Replica::waiting_pop_front() {
-  if (fcfs_) {
-    SERVESIM_CHECK(!waiting_fcfs_.empty(), "waiting_pop_front before waiting_front");
-    waiting_fcfs_.pop_front();
+  // The head is the oldest arrival never admitted: it takes a slot now.
+  const WaitingQueue::Arrival a = waiting_.head_arrival();
+  int32_t slot;
+  if (const workloads::RequestSpec* rich = waiting_.head_rich()) {
+    slot = take_slot(*rich, a.arrival_ns);
   } else {
-    waiting_prio_.erase(waiting_prio_.begin());
+    const metrics::RequestRecord& rec = (*records_)[a.id];
+    workloads::RequestSpec spec;
+    spec.id = a.id;
+    spec.prompt_tokens = rec.prompt_tokens;
+    spec.output_tokens = rec.output_tokens;
+    slot = take_slot(spec, a.arrival_ns);
   }
-}
-
-void Replica::waiting_push_front(int32_t slot) {
-  if (fcfs_) {
-    waiting_fcfs_.push_front(slot);
-  } else {
-    const Req& r = slots_[slot];
-    waiting_prio_.emplace(r.priority, r.arrival_ns, r.id, slot);
-  }
-}
-
-void Replica::waiting_push_back(int32_t slot) {
-  const Req& r = slots_[slot];
-  waiting_prio_.emplace(r.priority, r.arrival_ns, r.id, slot);
+  waiting_.give_head_slot(slot);
+  return slot;
 }
 
 }  // namespace servesim::sim

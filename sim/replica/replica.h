@@ -77,21 +77,21 @@
 #define SERVESIM_SIM_REPLICA_REPLICA_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <queue>
-#include <set>
-#include <tuple>
 #include <vector>
 
 #include "models/batch_shape.h"
 #include "models/cost_model.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/request_record.h"
+#include "sim/replica/decoder_index.h"
 #include "sim/replica/engine_config.h"
 #include "sim/replica/kv_cache_manager.h"
 #include "sim/replica/dp_group.h"
 #include "sim/replica/pipeline.h"
+#include "sim/replica/request_state.h"
+#include "sim/replica/scheduler_policy.h"
+#include "sim/replica/waiting_queue.h"
 #include "workloads/request_spec.h"
 
 namespace servesim::sim {
@@ -170,51 +170,15 @@ class Replica : public engine::EventHandler {
   ReplicaStats stats() const;
 
  private:
-  enum class Phase : uint8_t { kWaiting, kPrefill, kDecode };
+  using Phase = RequestPhase;
+  using Req = RequestState;
   enum EventTag : int64_t { kKick = 0, kStepEnd = 1 };
 
-  struct Req {
-    int64_t id = 0;
-    int32_t prompt = 0;
-    int32_t output = 0;
-    int64_t group = -1;
-    int32_t shared_blocks = 0;  // full blocks inside the shared prefix
-    int32_t priority = 0;
-    int64_t arrival_ns = 0;
-    Phase phase = Phase::kWaiting;
-    uint32_t epoch = 0;           // bumped whenever queued bucket/heap entries become stale
-    int32_t generated = 0;        // settled value (at base_step for decoders)
-    int32_t num_computed = 0;     // settled value (at base_step for decoders)
-    int64_t base_step = 0;        // decoders: the step at which `generated` holds
-    int32_t shared_registered = 0;
-    int32_t scheduled = 0;        // tokens scheduled in the step in flight
-    int64_t seg_start = -1;       // first step of the open token segment, -1 = none
-    bool admitted_before = false;
-    int32_t sw_lo = 0;            // sliding-window groups: blocks [0, sw_lo) freed (file comment)
-    KvTable kv;                   // block table (after a preemption: its cached blocks)
-    // Content keys of the prompt's full blocks when the request carries a trace hash chain
-    // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
-    std::vector<uint64_t> chain_keys;
-  };
   // Fills r.chain_keys / r.shared_blocks from a request's trace hash chain.
   void set_chain_keys(Req& r, const workloads::RequestSpec& spec) const;
   static const uint64_t* chain_keys_of(const Req& r) {
     return r.chain_keys.empty() ? nullptr : r.chain_keys.data();
   }
-
-  struct Entry {  // a lazily-invalidated reference to a request slot
-    int32_t slot;
-    uint32_t epoch;
-  };
-  struct FinishEntry {
-    int64_t step;
-    int64_t id;  // tie-break: deterministic order among requests finishing in the same step
-    int32_t slot;
-    uint32_t epoch;
-    bool operator>(const FinishEntry& o) const {
-      return step != o.step ? step > o.step : id > o.id;
-    }
-  };
 
   int32_t num_tokens(const Req& r) const { return r.prompt + r.generated; }
   int64_t local_outstanding() const {
@@ -272,7 +236,7 @@ class Replica : public engine::EventHandler {
   void allocate_with_sliding(Req& r, int64_t new_full, int64_t c);
   // One block for each decoder of `bucket` (live entries: their next token starts a block at
   // step k), and its sliding groups' (trims first). REQUIRES: the free blocks cover the growth.
-  void allocate_boundary_blocks(const std::vector<Entry>& bucket, int64_t k);
+  void allocate_boundary_blocks(const std::vector<DecoderIndex::Entry>& bucket, int64_t k);
   // A request admitted with c tokens computed (cached) and a table of r.kv.count blocks: its
   // sliding groups hold the blocks from c − W + 1 on.
   void admit_sliding(Req& r, int64_t c);
@@ -291,19 +255,15 @@ class Replica : public engine::EventHandler {
   // A fresh slot holding a request that reached the engine at `arrival_ns`, phase kWaiting.
   int32_t take_slot(const workloads::RequestSpec& spec, int64_t arrival_ns);
   void remove_running(int32_t slot);
-  size_t waiting_size() const {
-    return fcfs_ ? waiting_fcfs_.size() + arrivals_.size() : waiting_prio_.size();
-  }
-  bool waiting_empty() const { return waiting_size() == 0; }
+  size_t waiting_size() const { return waiting_.size(); }
+  bool waiting_empty() const { return waiting_.empty(); }
   // The head of the waiting queue, given a slot if it has none yet (FCFS: an arrival never
   // admitted). May grow slots_: take no Req reference across it.
   int32_t waiting_front() {
-    return fcfs_ && !waiting_fcfs_.empty() ? waiting_fcfs_.front() : waiting_front_slow();
+    const int32_t s = waiting_.front_slot();
+    return s >= 0 ? s : waiting_front_slow();
   }
   int32_t waiting_front_slow();
-  void waiting_pop_front();
-  void waiting_push_front(int32_t slot);
-  void waiting_push_back(int32_t slot);  // priority policy only (FCFS arrivals go to arrivals_)
 
   int32_t id_;
   EngineConfig config_;
@@ -312,7 +272,8 @@ class Replica : public engine::EventHandler {
   KvCacheManager kv_;
   std::vector<metrics::RequestRecord>* records_;
   RequestObserver* observer_;
-  bool fcfs_;
+  std::unique_ptr<SchedulerPolicy> policy_;  // orders waiting_ and picks preemption victims
+  WaitingQueue waiting_;
   // V0 without chunked prefill (EngineConfig::enable_chunked_prefill == 0): prefill-first steps,
   // whole prompts, admission above the block manager's watermark (1 % of the blocks).
   bool prefill_first_;
@@ -328,30 +289,7 @@ class Replica : public engine::EventHandler {
   std::vector<int32_t> free_slots_;
   std::vector<int32_t> running_;     // vLLM's self.running, in order
   std::vector<int32_t> prefilling_;  // the running requests still computing their prompt, in order
-  // FCFS waiting queue = waiting_fcfs_ (slots: preempted requests, pushed to the front, and a
-  // head given its slot by waiting_front()) followed by arrivals_ (never admitted, in arrival
-  // order, without a slot). Nothing is ever pushed behind an arrival but another arrival, so the
-  // two together are vLLM's one queue. An arrival is 16 bytes: its id and when it came; its
-  // lengths are in its record. One whose record does not tell all of its spec (a shared prefix, a
-  // hash chain, a priority) also has its spec in rich_arrivals_, in the same order.
-  struct Arrival {
-    int64_t id;
-    int64_t arrival_ns;  // when it reached this engine
-  };
-  // While arrivals_ is empty and waiting_fcfs_ holds fewer than this, an arrival takes its slot
-  // at once (a short queue gains nothing from waiting without one).
-  static constexpr size_t kSlottedWaiting = 64;
-  std::deque<int32_t> waiting_fcfs_;
-  std::deque<Arrival> arrivals_;
-  std::deque<workloads::RequestSpec> rich_arrivals_;
-  // priority policy: ordered by (priority, arrival, id)
-  std::set<std::tuple<int32_t, int64_t, int64_t, int32_t>> waiting_prio_;
-
-  // Implicit decode progress.
-  int64_t n_decoders_ = 0;
-  int64_t decoder_ctx_offset_ = 0;  // Σ (num_computed − base_step) over decoders
-  std::vector<std::vector<Entry>> block_buckets_;  // [step % block_size]: decoders needing a block
-  std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<FinishEntry>> finishes_;
+  DecoderIndex decoders_;  // the decoding requests of running_, progress implicit
 
   // The step in flight.
   int64_t step_index_ = 0;  // index of the next step to start (= steps run so far)
