@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "sim/base/error.h"
@@ -12,7 +13,8 @@
 namespace servesim::sim {
 namespace {
 
-TEST_CASE("the registry makes the built-in policies by vLLM's names", "[replica][scheduler_policy]") {
+TEST_CASE("the registry makes the built-in policies by vLLM's names",
+          "[replica][scheduler_policy]") {
   REQUIRE(make_scheduler_policy("fcfs")->arrival_order());
   REQUIRE_FALSE(make_scheduler_policy("priority")->arrival_order());
   const auto names = scheduler_policy_names();
