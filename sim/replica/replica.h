@@ -3,9 +3,10 @@
 // Scheduling follows vllm/v1/core/sched/scheduler.py::schedule (REFERENCE.md §1.1, DESIGN.md §3):
 // each step has a token budget (max_num_batched_tokens); running requests are served first, in
 // order, each getting min(remaining, long-prefill threshold, budget) tokens (1 when decoding); a
-// failed KV allocation preempts the last running request (FCFS) or the lowest-priority one
-// (recompute: its blocks are freed, its progress reset, and it goes to the front of the waiting
-// queue); waiting requests are admitted only in steps without preemption, while running <
+// failed KV allocation preempts the victim its SchedulerPolicy picks — FCFS: the last running
+// request; priority: the lowest-priority one (recompute: its blocks are freed, its progress
+// reset, and it goes back to the waiting queue, at the front under FCFS); waiting requests are
+// admitted, in the policy's order, only in steps without preemption, while running <
 // max_num_seqs and budget remains, with prefix-cache hits counted as computed and the last prompt
 // chunked to fit. The step's duration comes from the CostModel for the exact batch shape. At the
 // end of the step every request that completed its prompt or is decoding emits one token.
@@ -70,6 +71,12 @@
 // output processor does, but its row stays in the block's batch to the end (a "dead row": the
 // GPU runs the batch it was given; its tokens are discarded), charged at its final context.
 //
+// Parts (docs/design.md, "The replica's parts"): the SchedulerPolicy orders the WaitingQueue and
+// picks preemption victims; the DecoderIndex keeps the decoders' implicit progress (below); the
+// KvCacheManager holds the blocks; StepCosts asks the cost models. This class keeps the running
+// list and the step loop, in three files: replica.cpp (arrivals, events, request state changes),
+// replica_schedule.cpp (the scheduler) and replica_step.cpp (starting, running, ending a step).
+//
 // Ownership: the Replica keeps its in-flight request state; per-request results go to the
 // RequestRecord vector owned by the caller (indexed by request id), and the caller is told of each
 // finished or failed request through RequestObserver.
@@ -77,21 +84,22 @@
 #define SERVESIM_SIM_REPLICA_REPLICA_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <queue>
-#include <set>
-#include <tuple>
 #include <vector>
 
 #include "models/batch_shape.h"
 #include "models/cost_model.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/request_record.h"
+#include "sim/replica/decoder_index.h"
 #include "sim/replica/engine_config.h"
 #include "sim/replica/kv_cache_manager.h"
 #include "sim/replica/dp_group.h"
 #include "sim/replica/pipeline.h"
+#include "sim/replica/request_state.h"
+#include "sim/replica/scheduler_policy.h"
+#include "sim/replica/step_costs.h"
+#include "sim/replica/waiting_queue.h"
 #include "workloads/request_spec.h"
 
 namespace servesim::sim {
@@ -181,51 +189,15 @@ class Replica : public engine::EventHandler {
   }
 
  private:
-  enum class Phase : uint8_t { kWaiting, kPrefill, kDecode };
+  using Phase = RequestPhase;
+  using Req = RequestState;
   enum EventTag : int64_t { kKick = 0, kStepEnd = 1 };
 
-  struct Req {
-    int64_t id = 0;
-    int32_t prompt = 0;
-    int32_t output = 0;
-    int64_t group = -1;
-    int32_t shared_blocks = 0;  // full blocks inside the shared prefix
-    int32_t priority = 0;
-    int64_t arrival_ns = 0;
-    Phase phase = Phase::kWaiting;
-    uint32_t epoch = 0;           // bumped whenever queued bucket/heap entries become stale
-    int32_t generated = 0;        // settled value (at base_step for decoders)
-    int32_t num_computed = 0;     // settled value (at base_step for decoders)
-    int64_t base_step = 0;        // decoders: the step at which `generated` holds
-    int32_t shared_registered = 0;
-    int32_t scheduled = 0;        // tokens scheduled in the step in flight
-    int64_t seg_start = -1;       // first step of the open token segment, -1 = none
-    bool admitted_before = false;
-    int32_t sw_lo = 0;            // sliding-window groups: blocks [0, sw_lo) freed (file comment)
-    KvTable kv;                   // block table (after a preemption: its cached blocks)
-    // Content keys of the prompt's full blocks when the request carries a trace hash chain
-    // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
-    std::vector<uint64_t> chain_keys;
-  };
   // Fills r.chain_keys / r.shared_blocks from a request's trace hash chain.
   void set_chain_keys(Req& r, const workloads::RequestSpec& spec) const;
   static const uint64_t* chain_keys_of(const Req& r) {
     return r.chain_keys.empty() ? nullptr : r.chain_keys.data();
   }
-
-  struct Entry {  // a lazily-invalidated reference to a request slot
-    int32_t slot;
-    uint32_t epoch;
-  };
-  struct FinishEntry {
-    int64_t step;
-    int64_t id;  // tie-break: deterministic order among requests finishing in the same step
-    int32_t slot;
-    uint32_t epoch;
-    bool operator>(const FinishEntry& o) const {
-      return step != o.step ? step > o.step : id > o.id;
-    }
-  };
 
   int32_t num_tokens(const Req& r) const { return r.prompt + r.generated; }
   int64_t local_outstanding() const {
@@ -238,6 +210,11 @@ class Replica : public engine::EventHandler {
   // start_step() must schedule the next step (with `chained` set if it ran steps already).
   bool run_decode_steps(engine::Simulator& sim, bool& chained);
   void end_step(engine::Simulator& sim);
+  // The step's counters and times, for both paths (run_decode_steps and start_step). Inline,
+  // defined in replica_step.cpp, the only file that calls them: decode runs call them every step.
+  inline void record_step(const engine::Simulator& sim, SimTime duration, int64_t seqs,
+                          int64_t tokens, int64_t running, double ideal_s);
+  inline void close_step(SimTime end);
   bool schedule_running_fast();
   void schedule_running_slow(bool& preempted);
   void schedule_waiting();
@@ -262,16 +239,20 @@ class Replica : public engine::EventHandler {
   // tokens computed, for a table of `count` blocks. sliding_delta: what a request's trim and
   // growth by `new_full` blocks take from the pool (> 0) or give back (< 0), asked before either
   // (vLLM's per-request check). The fast paths check the growth alone (any order then fits).
+  int64_t sliding_groups() const { return config_.kv_sliding_groups; }  // 0: none
+  // V0 without chunked prefill (EngineConfig::enable_chunked_prefill == 0): prefill-first steps,
+  // whole prompts, admission above the watermark (schedule_v0_step).
+  bool prefill_first() const { return config_.enable_chunked_prefill == 0; }
   int64_t sliding_lo(int64_t count, int64_t c) const {
     return std::min<int64_t>(
         std::max<int64_t>(0, c - config_.kv_sliding_window + 1) / config_.block_size, count);
   }
   int64_t sliding_delta(const Req& r, int64_t new_full, int64_t c) const {
-    if (sliding_groups_ == 0) return 0;
-    return sliding_groups_ * (new_full - (sliding_lo(r.kv.count + new_full, c) - r.sw_lo));
+    if (sliding_groups() == 0) return 0;
+    return sliding_groups() * (new_full - (sliding_lo(r.kv.count + new_full, c) - r.sw_lo));
   }
   void trim_sliding(Req& r, int64_t c) {
-    if (sliding_groups_ != 0) trim_sliding_groups(r, c);
+    if (sliding_groups() != 0) trim_sliding_groups(r, c);
   }
   void trim_sliding_groups(Req& r, int64_t c);
   // trim_sliding, then the table's `new_full` new blocks and the sliding groups' (vLLM's order).
@@ -279,7 +260,7 @@ class Replica : public engine::EventHandler {
   void allocate_with_sliding(Req& r, int64_t new_full, int64_t c);
   // One block for each decoder of `bucket` (live entries: their next token starts a block at
   // step k), and its sliding groups' (trims first). REQUIRES: the free blocks cover the growth.
-  void allocate_boundary_blocks(const std::vector<Entry>& bucket, int64_t k);
+  void allocate_boundary_blocks(const std::vector<DecoderIndex::Entry>& bucket, int64_t k);
   // A request admitted with c tokens computed (cached) and a table of r.kv.count blocks: its
   // sliding groups hold the blocks from c − W + 1 on.
   void admit_sliding(Req& r, int64_t c);
@@ -298,97 +279,69 @@ class Replica : public engine::EventHandler {
   // A fresh slot holding a request that reached the engine at `arrival_ns`, phase kWaiting.
   int32_t take_slot(const workloads::RequestSpec& spec, int64_t arrival_ns);
   void remove_running(int32_t slot);
-  size_t waiting_size() const {
-    return fcfs_ ? waiting_fcfs_.size() + arrivals_.size() : waiting_prio_.size();
-  }
-  bool waiting_empty() const { return waiting_size() == 0; }
+  size_t waiting_size() const { return waiting_.size(); }
+  bool waiting_empty() const { return waiting_.empty(); }
   // The head of the waiting queue, given a slot if it has none yet (FCFS: an arrival never
   // admitted). May grow slots_: take no Req reference across it.
   int32_t waiting_front() {
-    return fcfs_ && !waiting_fcfs_.empty() ? waiting_fcfs_.front() : waiting_front_slow();
+    const int32_t s = waiting_.front_slot();
+    return s >= 0 ? s : waiting_front_slow();
   }
   int32_t waiting_front_slow();
-  void waiting_pop_front();
-  void waiting_push_front(int32_t slot);
-  void waiting_push_back(int32_t slot);  // priority policy only (FCFS arrivals go to arrivals_)
 
   int32_t id_;
   EngineConfig config_;
-  const models::CostModel& cost_;
-  const models::CostModel* ideal_cost_;
+  StepCosts costs_;
   KvCacheManager kv_;
   std::vector<metrics::RequestRecord>* records_;
   RequestObserver* observer_;
-  bool fcfs_;
-  // V0 without chunked prefill (EngineConfig::enable_chunked_prefill == 0): prefill-first steps,
-  // whole prompts, admission above the block manager's watermark (1 % of the blocks).
-  bool prefill_first_;
+  std::unique_ptr<SchedulerPolicy> policy_;  // orders waiting_ and picks preemption victims
+  WaitingQueue waiting_;
+  // V0 without chunked prefill (prefill_first()): admission above the block manager's
+  // watermark, 1 % of the blocks (0 otherwise).
   int64_t watermark_blocks_;
-  int64_t sliding_groups_;  // config_.kv_sliding_groups (0: no sliding-window groups)
-  std::vector<Replica*> virtual_engines_;  // engines 1..PP−1 when this is engine 0 of a group
-  PipelineStages* pipeline_ = nullptr;     // the group's stages (every engine of a group)
-  DpGroup* dp_ = nullptr;                  // the DP group of this rank, if any
-  bool dp_front_ = false;                  // requests to the group arrive here
-  bool dp_lockstep_ = false;               // the group's rounds time this rank's steps
+  // How this engine is linked to others (pipeline parallelism's virtual engines, a DP group).
+  struct Links {
+    std::vector<Replica*> virtual_engines;  // engines 1..PP−1 when this is engine 0 of a group
+    PipelineStages* pipeline = nullptr;     // the group's stages (every engine of a group)
+    DpGroup* dp = nullptr;                  // the DP group of this rank, if any
+    bool dp_front = false;                  // requests to the group arrive here
+    bool dp_lockstep = false;               // the group's rounds time this rank's steps
+  };
+  Links links_;
 
   std::vector<Req> slots_;
   std::vector<int32_t> free_slots_;
   std::vector<int32_t> running_;     // vLLM's self.running, in order
   std::vector<int32_t> prefilling_;  // the running requests still computing their prompt, in order
-  // FCFS waiting queue = waiting_fcfs_ (slots: preempted requests, pushed to the front, and a
-  // head given its slot by waiting_front()) followed by arrivals_ (never admitted, in arrival
-  // order, without a slot). Nothing is ever pushed behind an arrival but another arrival, so the
-  // two together are vLLM's one queue. An arrival is 16 bytes: its id and when it came; its
-  // lengths are in its record. One whose record does not tell all of its spec (a shared prefix, a
-  // hash chain, a priority) also has its spec in rich_arrivals_, in the same order.
-  struct Arrival {
-    int64_t id;
-    int64_t arrival_ns;  // when it reached this engine
+  DecoderIndex decoders_;  // the decoding requests of running_, progress implicit
+
+  // The step being scheduled or in flight.
+  struct Step {
+    int64_t index = 0;         // index of the next step to start (= steps run so far)
+    bool in_flight = false;
+    bool end_queued = false;   // the step in flight has its kStepEnd event in the queue
+    SimTime end;               // when the step in flight ends
+    bool kick_pending = false; // a kick event is queued (add_local_request)
+    std::vector<int32_t> prefills;  // slots with prefill tokens in the step in flight
+    int64_t decoders = 0;
+    int64_t decoder_ctx = 0;   // Σ context of the decoders in the step
+    int64_t budget = 0;        // token budget left while scheduling
   };
-  // While arrivals_ is empty and waiting_fcfs_ holds fewer than this, an arrival takes its slot
-  // at once (a short queue gains nothing from waiting without one).
-  static constexpr size_t kSlottedWaiting = 64;
-  std::deque<int32_t> waiting_fcfs_;
-  std::deque<Arrival> arrivals_;
-  std::deque<workloads::RequestSpec> rich_arrivals_;
-  // priority policy: ordered by (priority, arrival, id)
-  std::set<std::tuple<int32_t, int64_t, int64_t, int32_t>> waiting_prio_;
-
-  // Implicit decode progress.
-  int64_t n_decoders_ = 0;
-  int64_t decoder_ctx_offset_ = 0;  // Σ (num_computed − base_step) over decoders
-  std::vector<std::vector<Entry>> block_buckets_;  // [step % block_size]: decoders needing a block
-  std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<FinishEntry>> finishes_;
-
-  // The step in flight.
-  int64_t step_index_ = 0;  // index of the next step to start (= steps run so far)
-  bool step_in_flight_ = false;
-  bool step_end_queued_ = false;  // the step in flight has its kStepEnd event in the queue
-  SimTime step_end_;              // when the step in flight ends
-  bool kick_pending_ = false;
-  SimTime step_start_;
-  std::vector<int32_t> step_prefills_;  // slots with prefill tokens in the step in flight
-  int64_t step_decoders_ = 0;
-  int64_t step_decoder_ctx_ = 0;  // Σ context of the decoders in the step
-  int64_t budget_ = 0;            // token budget left while scheduling
+  Step step_;
+  // Rows of a step's batch that emit no token: their count and Σ context tokens.
+  struct Rows {
+    int64_t seqs = 0;
+    int64_t ctx = 0;
+  };
   // Async scheduling: requests that finished in the step just ended and ride along in the next
   // one as discarded placeholder decodes (see the file comment).
   bool async_ = false;
-  int64_t ghost_seqs_ = 0;
-  int64_t ghost_ctx_ = 0;  // Σ their context tokens
+  Rows ghosts_;
   // Multi-step scheduling (num_scheduler_steps > 1): the first step of the decode block in
-  // progress (-1: none).
+  // progress (-1: none), and the rows of requests that finished inside the block.
   int64_t block_start_ = -1;
-  int64_t dead_seqs_ = 0;  // rows of requests that finished inside the block
-  int64_t dead_ctx_ = 0;   // Σ their context tokens
-  // The cost models' memos (CostModel::make_memo; null when a model keeps none).
-  std::unique_ptr<models::CostMemo> cost_memo_;
-  std::unique_ptr<models::CostMemo> ideal_memo_;
-  // The two models' decode series by decoder count, made on first use (DecodeSeries::rows == 0:
-  // not made yet).
-  std::vector<models::DecodeSeries> decode_cost_;
-  std::vector<models::DecodeSeries> decode_ideal_;
-
+  Rows dead_;
   metrics::StepLog step_log_;
   SimTime last_change_;  // when outstanding() last changed (for outstanding_ns)
   ReplicaStats stats_;
