@@ -175,11 +175,28 @@ def save_state(state):
         f.write("\n".join(decls) + "\n" + cwd)
 
 
+def checkout_files():
+    """The checkout's files: what git tracks plus untracked files it does not ignore; outside a git
+    checkout (CI's fresh copy), every file but .git and build folders (those with a CMakeCache.txt)."""
+    try:
+        top = subprocess.run(["git", "-C", ROOT, "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        if os.path.realpath(top) != os.path.realpath(ROOT):
+            raise OSError("not the root of a git checkout")
+        return subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
+                               "--exclude-standard"], capture_output=True, text=True,
+                              check=True).stdout.split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+        for d, dirs, names in os.walk(ROOT):
+            dirs[:] = [x for x in dirs if x not in (".git", "__pycache__") and
+                       not os.path.exists(os.path.join(d, x, "CMakeCache.txt"))]
+            files += [os.path.relpath(os.path.join(d, n), ROOT) for n in names]
+        return files
+
+
 def fresh_copy(dest, build_dir):
-    files = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
-                            "--exclude-standard"], capture_output=True, text=True,
-                           check=True).stdout.split("\0")
-    for rel in files:
+    for rel in checkout_files():
         src = os.path.join(ROOT, rel)
         if not rel or not os.path.isfile(src) or rel == "build" or rel.startswith("build/"):
             continue
@@ -246,7 +263,8 @@ def run_page(page, blocks, args, bindir):
                 why = f"exit {rc}"
             msg = [f"{page}:{where}: {why} (block at line {b.line})"]
             if what:
-                msg.append(f"  command: {what}")
+                first, _, rest = what.partition("\n")
+                msg.append(f"  command: {first}" + (" ..." if rest else ""))
             lines = tail(err) or tail(out)
             msg += ["  | " + ln for ln in lines]
             failures.append("\n".join(msg))
