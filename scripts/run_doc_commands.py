@@ -321,7 +321,7 @@ def main():
             illustrative = [b for b in commands if b.mark == "illustrative"]
             slow = [b for b in commands if b.mark == "slow" and not args.slow]
             to_run = len(commands) - len(illustrative) - len(slow)
-            failures, seconds = ([], 0.0) if args.list or problems else \
+            failures, seconds = ([], 0.0) if args.list or problems or to_run == 0 else \
                 run_page(page, blocks, args, bindir)
             failures = problems + failures
             print(f"{page:40} {len(blocks):6} {len(commands):8} {to_run:4} "
