@@ -13,8 +13,8 @@ What runs (the convention the pages follow; README.md, "Testing and CI"):
 - a block tagged python, with the interpreter the pages name (PYTHONPATH=build/python
   /usr/bin/python3); a block starting with ">>>" is a transcript and is not run.
 Every other block (outputs, formulas, JSON, YAML, listings) is text. An untagged block whose first
-line looks like a command (build/..., scripts/..., python3, mpirun, VAR=...) is an error unless it
-is marked: tag it ```bash (it then runs), or mark it.
+line that is not a "#" comment looks like a command (build/..., scripts/..., python3, mpirun,
+vllm, VAR=...) is an error unless it is marked: tag it ```bash (it then runs), or mark it.
 
 A block is marked by an HTML comment, invisible on the rendered page, as the last non-blank line
 before its opening fence:
@@ -57,7 +57,7 @@ ANY_MARKER = re.compile(r"^\s*<!--\s*(illustrative|slow|exit)\b")
 # The first line of an untagged block that reads as a command someone meant to run.
 LOOKS_LIKE_COMMAND = re.compile(
     r"^(build/|\./|scripts/|/usr/bin/|python3?\s|mpirun\s|srun\s|cmake\s|cd\s|git\s|pip\s|"
-    r"export\s|for\s|[A-Z_][A-Z0-9_]*=)")
+    r"export\s|for\s|vllm\s|servesim\s|[A-Z_][A-Z0-9_]*=)")
 # servesim's own stderr lines ("servesim validate: uncalibrated ...") begin like a command.
 SERVESIM_OUTPUT = re.compile(r"^servesim \S*:")
 # Shell variables that belong to bash itself, not to the page: never carried between blocks.
@@ -126,6 +126,8 @@ def terminal_script(body):
 
 def classify(b):
     first = next((ln for ln in b.body if ln.strip()), "")
+    # The first line that is not a shell comment: a block may open with "# what this does".
+    first_code = next((ln for ln in b.body if ln.strip() and not ln.startswith("#")), "")
     has_prompt = any(ln.startswith("$ ") for ln in b.body)
     if b.tag in SHELL_TAGS:
         b.kind = "shell"
@@ -145,7 +147,7 @@ def classify(b):
                 first.startswith("$ "):
             b.kind = "shell"
             b.script = terminal_script(b.body) if has_prompt else "\n".join(b.body)
-        elif LOOKS_LIKE_COMMAND.match(first):
+        elif LOOKS_LIKE_COMMAND.match(first_code) and not SERVESIM_OUTPUT.match(first_code):
             # Marked, it is a command block like the others; unmarked, it is an error.
             b.kind = "shell" if b.mark in ("illustrative", "slow", "exit") else "unmarked-command"
             b.script = "\n".join(b.body)
