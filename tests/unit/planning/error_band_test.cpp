@@ -165,7 +165,7 @@ TEST_CASE("a worse-founded candidate cheaper by more than the combined band keep
   REQUIRE(ttft.ties.size() == 1);
 }
 
-TEST_CASE("ties between equally founded candidates keep the cheaper; an unknown basis is not "
+TEST_CASE("ties between equally founded candidates keep the cheaper, and an unknown basis is not "
           "judged", "[planning][error_band][plan]") {
   PlanResult plan;
   resolve_ties({ok_candidate("h100-sxm TP1", "transferred", "saturation", 100, 4),
