@@ -37,6 +37,13 @@ using nlohmann::json;
 // docs/capacity-planning.md); the same default as sweep.
 constexpr int64_t kPlanNumPrompts = 2000;
 
+// --headroom unless given: clusters are verified at 1.25 × the target, so at the target each
+// replica runs at most 80% of the rate at which it still meets the SLOs, and at most 80% of its
+// saturation throughput (the count is >= 1.25 × target / saturation): 20% below the stability
+// bound, where a real cluster's small differences from the model (docs/validation.md) do not
+// tip it into unbounded queueing. docs/capacity-planning.md, "Headroom".
+constexpr double kDefaultHeadroom = 0.25;
+
 std::vector<std::string> split_items(const std::vector<std::string>& raw) {
   std::vector<std::string> out;
   for (const std::string& r : raw) {
@@ -121,7 +128,8 @@ class PlanCommand : public Command {
                      "e.g. max-num-seqs=64,256")
         ->take_all();
     cmd_->add_option("--headroom", headroom_,
-                     "spare capacity: clusters are verified at target x (1 + headroom) [0]");
+                     "spare capacity: clusters are verified at target x (1 + headroom), so each "
+                     "replica runs at most 1/(1 + headroom) of its capacity [0.25: 80%]");
     cmd_->add_option("--seeds", seeds_,
                      "independent workload seeds per probe (seed, seed+1, ...); SLOs are judged "
                      "on the mean over seeds [3]");
@@ -361,7 +369,7 @@ class PlanCommand : public Command {
   std::vector<std::string> tps_;
   std::vector<std::string> vary_;
   std::vector<std::string> prices_;
-  double headroom_ = 0;
+  double headroom_ = kDefaultHeadroom;
   int seeds_ = 3;
   double tolerance_ = 0.01;
   int64_t max_cluster_prompts_ = 10000;

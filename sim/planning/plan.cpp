@@ -15,6 +15,7 @@
 #include "sim/base/executor.h"
 #include "sim/base/parallel.h"
 #include "sim/planning/csv_cell.h"
+#include "sim/planning/error_band.h"
 
 namespace servesim::planning {
 namespace {
@@ -86,6 +87,31 @@ std::map<std::string, SeedStat> stats_at(const std::vector<metrics::BenchmarkMet
   }
   return out;
 }
+
+}  // namespace
+
+void add_window_throughputs(const std::vector<metrics::BenchmarkMetrics>& runs, double rate,
+                            bool multi_turn, std::map<std::string, SeedStat>* at_target) {
+  std::vector<double> out_tps, goodput;
+  for (const metrics::BenchmarkMetrics& m : runs) {
+    const double sent = static_cast<double>(m.completed + m.failed);
+    if (multi_turn || sent <= 0) {
+      // The rate counts conversations, not requests: the run's own throughputs.
+      out_tps.push_back(m.output_throughput);
+      if (m.request_goodput) goodput.push_back(*m.request_goodput);
+      continue;
+    }
+    out_tps.push_back(rate * static_cast<double>(m.total_output_tokens) / sent);
+    // request_goodput = good / duration_s (vLLM's), so good = request_goodput · duration_s.
+    if (m.request_goodput) goodput.push_back(rate * std::round(*m.request_goodput * m.duration_s) / sent);
+  }
+  if (!runs.empty()) (*at_target)["window_output_throughput"] = seed_stat(out_tps);
+  if (!runs.empty() && goodput.size() == runs.size()) {
+    (*at_target)["window_request_goodput"] = seed_stat(goodput);
+  }
+}
+
+namespace {
 
 std::string gpu_range(const CandidateResult& c) {
   if (c.min_gpus == c.max_gpus) return std::to_string(c.min_gpus);
@@ -445,13 +471,17 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     r.simulations += options.seeds;
   }
   r.at_target = stats_at(at_target, options.slos);
-  const double out_tps =
-      r.at_target.count("output_throughput") ? r.at_target.at("output_throughput").mean : 0.0;
+  add_window_throughputs(at_target, options.target_qps, cluster.workload.multi_turn, &r.at_target);
+  const double out_tps = r.at_target.count("window_output_throughput")
+                             ? r.at_target.at("window_output_throughput").mean
+                             : 0.0;
   r.cost_per_hour = r.price_per_gpu_hour * r.total_gpus;
   r.output_tokens_per_s_per_gpu = out_tps / r.total_gpus;
   if (out_tps > 0) r.usd_per_million_output_tokens = r.cost_per_hour / (out_tps * 3600) * 1e6;
   if (r.cost_per_hour > 0) r.output_tokens_per_usd = out_tps * 3600 / r.cost_per_hour;
-  if (r.at_target.count("request_goodput")) r.goodput_rps = r.at_target.at("request_goodput").mean;
+  if (r.at_target.count("window_request_goodput")) {
+    r.goodput_rps = r.at_target.at("window_request_goodput").mean;
+  }
   r.status = CandidateStatus::kOk;
   return r;
 }
@@ -537,15 +567,89 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
   };
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return rank_key(a) < rank_key(b); });
-  for (size_t i : order) plan.candidates.push_back(std::move(results[i]));
+  std::vector<CandidateResult> ranked;
+  for (size_t i : order) ranked.push_back(std::move(results[i]));
+  resolve_ties(std::move(ranked), &plan);
   return plan;
 }
 
+void resolve_ties(std::vector<CandidateResult> ranked, PlanResult* plan) {
+  plan->ties.clear();
+  plan->unjudged.clear();
+  plan->cheapest_passed_over = false;
+  size_t n_ok = 0;
+  while (n_ok < ranked.size() && ranked[n_ok].status == CandidateStatus::kOk) ++n_ok;
+  // Cost when every candidate has a price, else GPU count (what the ranking then rests on).
+  bool by_cost = true;
+  for (size_t i = 0; i < n_ok; ++i) by_cost = by_cost && ranked[i].cost_per_hour > 0;
+  auto measure = [&](const CandidateResult& c) {
+    return by_cost ? c.cost_per_hour : static_cast<double>(c.total_gpus);
+  };
+  auto band_of = [](const CandidateResult& c) {
+    return cost_band(c.basis.label, c.capacity.binding);
+  };
+  // |a − b| / the smaller, and whether that is within the two candidates' combined band.
+  auto apart = [&](const CandidateResult& a, const CandidateResult& b) {
+    const double x = measure(a), y = measure(b);
+    return std::abs(x - y) / std::min(x, y);
+  };
+  std::vector<size_t> tied = {0};
+  if (n_ok >= 2) {
+    const std::optional<double> b0 = band_of(ranked[0]);
+    for (size_t i = 1; i < n_ok; ++i) {
+      const std::optional<double> bi = band_of(ranked[i]);
+      if (!b0 || !bi) {
+        plan->unjudged.push_back(ranked[i].candidate.label);
+      } else if (apart(ranked[0], ranked[i]) < combined_band(*b0, *bi)) {
+        tied.push_back(i);
+      }
+    }
+  }
+  // The best-founded of the tied; the cheaper (earlier) on equal basis.
+  size_t best = 0;
+  for (size_t i : tied) {
+    if (basis_rank(ranked[i].basis.label) < basis_rank(ranked[best].basis.label)) best = i;
+  }
+  if (best != 0) {
+    std::rotate(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(best),
+                ranked.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+    plan->cheapest_passed_over = true;
+    // Indices before `best` moved one down.
+    for (size_t& i : tied) i = i < best ? i + 1 : (i == best ? 0 : i);
+  }
+  // Listed: those of the tie set that also tie with the answer itself.
+  if (tied.size() > 1) {
+    const std::optional<double> ba = band_of(ranked[0]);
+    std::sort(tied.begin(), tied.end());
+    for (size_t i : tied) {
+      if (i == 0) continue;
+      const double band = combined_band(*ba, *band_of(ranked[i]));
+      const double d = apart(ranked[0], ranked[i]);
+      if (d < band) plan->ties.push_back({ranked[i].candidate.label, ranked[i].basis.label, d, band});
+    }
+  }
+  plan->candidates = std::move(ranked);
+}
+
+namespace {
+
+std::string headroom_text(const PlanOptions& options) {
+  if (options.headroom == 0) return "with no headroom (--headroom 0)";
+  return "with " + short_num(options.headroom * 100) + "% headroom (verified at " +
+         short_num(options.target_qps * (1 + options.headroom)) + " req/s)";
+}
+
+json band_json(const std::string& basis) {
+  const std::optional<ErrorBand> b = error_band(basis);
+  if (!b) return "unknown";
+  return json{{"basis", b->basis}, {"ttft", b->ttft}, {"tpot", b->tpot}, {"e2e", b->e2e},
+              {"source", b->source}};
+}
+
+}  // namespace
+
 std::string plan_answer(const PlanResult& result, const PlanOptions& options) {
-  const std::string load = short_num(options.target_qps) + " req/s" +
-                           (options.headroom > 0
-                                ? " (+" + short_num(options.headroom * 100) + "% headroom)"
-                                : "");
+  const std::string load = short_num(options.target_qps) + " req/s " + headroom_text(options);
   if (!result.found()) {
     std::string why;
     for (const auto& c : result.candidates) {
@@ -577,7 +681,50 @@ std::string plan_answer(const PlanResult& result, const PlanOptions& options) {
   if (c.price_per_gpu_hour > 0) s += "; $" + fixed(c.cost_per_hour, 2) + "/h";
   s += "; " + gpu_range(c) + " GPUs over " + std::to_string(options.seeds) +
        (options.seeds == 1 ? " seed" : " seeds");
+  s += "; band " + band_text(c.basis.label);
+  for (const PlanTie& t : result.ties) {
+    s += "; " + c.candidate.label + " and " + t.label + " tie within ±" + percent_text(t.band) +
+         " (" + percent_text(t.relative_difference) + " apart, " + c.basis.label + " vs " +
+         t.basis + ")";
+  }
+  if (result.cheapest_passed_over) {
+    s += ": the better-founded is the answer, not the cheapest";
+  } else if (!result.ties.empty()) {
+    bool equal = true;
+    for (const PlanTie& t : result.ties) {
+      equal = equal && basis_rank(t.basis) == basis_rank(c.basis.label);
+    }
+    s += equal ? ": none of them is better-founded" : ": the answer is the cheaper and the better-founded";
+  }
+  if (!result.unjudged.empty()) {
+    std::string list;
+    for (const std::string& u : result.unjudged) list += (list.empty() ? "" : ", ") + u;
+    s += "; not compared within a band (no measured error for a basis): " + list;
+  }
   return s;
+}
+
+std::string answer_latencies(const PlanResult& result, const PlanOptions& options) {
+  if (!result.found()) return "";
+  const CandidateResult& c = result.candidates[0];
+  auto get = [&](const std::string& k) {
+    const auto it = c.at_target.find(k);
+    return it == c.at_target.end() ? std::string("-")
+                                   : fixed(it->second.mean, it->second.mean < 100 ? 1 : 0);
+  };
+  std::string unnamed;
+  for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
+           {"p99_ttft_ms", "P99 TTFT"}, {"p99_tpot_ms", "P99 TPOT"}, {"p99_e2el_ms", "P99 E2E"}}) {
+    bool named = false;
+    for (const Slo& s : options.slos) named = named || s.key == key;
+    if (!named) unnamed += (unnamed.empty() ? "" : ", ") + name;
+  }
+  return "At the answer, " + short_num(options.target_qps) + " req/s (mean over " +
+         std::to_string(options.seeds) + (options.seeds == 1 ? " seed" : " seeds") +
+         "): TTFT p50/p99 " + get("p50_ttft_ms") + "/" + get("p99_ttft_ms") + " ms, TPOT p50/p99 " +
+         get("p50_tpot_ms") + "/" + get("p99_tpot_ms") + " ms, E2E p50/p99 " + get("p50_e2el_ms") +
+         "/" + get("p99_e2el_ms") + " ms" +
+         (unnamed.empty() ? "" : " (no SLO on " + unnamed + ")");
 }
 
 ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
@@ -613,6 +760,11 @@ ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
     o["reason"] = c.reason.empty() ? json(nullptr) : json(c.reason);
     o["prediction_basis"] = c.basis.label.empty() ? json(nullptr) : json(c.basis.label);
     o["prediction_basis_reason"] = c.basis.reason.empty() ? json(nullptr) : json(c.basis.reason);
+    // Median |error| of the basis (fractions; "unknown" without a measured one), and the band
+    // on this candidate's cost: that of the metric that sets its count (error_band.h).
+    o["error_band"] = c.basis.label.empty() ? json(nullptr) : band_json(c.basis.label);
+    const std::optional<double> cb = cost_band(c.basis.label, c.capacity.binding);
+    o["cost_band"] = ok && cb ? json(*cb) : (ok ? json("unknown") : json(nullptr));
     o["gpus_per_replica"] = c.gpus_per_replica;
     o["total_gpus"] = ok ? json(c.total_gpus) : json(nullptr);
     o["total_gpus_range"] = ok ? json::array({c.min_gpus, c.max_gpus}) : json(nullptr);
@@ -660,6 +812,16 @@ ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
   j["candidates"] = cands;
   j["interrupted"] = result.interrupted;
   j["answer"] = plan_answer(result, options);
+  j["answer_band"] = result.found() ? band_json(result.candidates[0].basis.label) : json(nullptr);
+  json ties = json::array();
+  for (const PlanTie& t : result.ties) {
+    ties.push_back(json{{"label", t.label}, {"prediction_basis", t.basis},
+                        {"relative_difference", t.relative_difference}, {"band", t.band}});
+  }
+  j["ties"] = ties;
+  j["cheapest_passed_over"] = result.cheapest_passed_over;
+  j["not_compared_within_band"] = result.unjudged;
+  j["answer_latencies"] = result.found() ? json(answer_latencies(result, options)) : json(nullptr);
   return j;
 }
 
@@ -707,6 +869,8 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
   if (options.headroom > 0) {
     out << " (+" << short_num(options.headroom * 100) << "% headroom: clusters verified at "
         << short_num(load) << " req/s)";
+  } else {
+    out << " (no headroom: clusters verified at the target itself)";
   }
   out << ", SLOs " << slos_text(options.slos) << " (mean of " << options.seeds << " seeds)\n";
   size_t label_w = 9;
@@ -787,6 +951,7 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
     }
   }
   out << plan_answer(result, options) << "\n";
+  if (result.found()) out << answer_latencies(result, options) << "\n";
 }
 
 }  // namespace servesim::planning

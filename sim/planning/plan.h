@@ -25,7 +25,10 @@
 //
 // Ranking: candidates that meet the SLOs by cost per hour (GPUs × price), then fewer GPUs, then
 // input order; after them the unverified, then the infeasible, then the skipped ones, each group
-// in input order.
+// in input order. Then the tie rule (resolve_ties, error_band.h): the candidates whose cost (GPU
+// count when a price is 0) lies within the combined error band of the cheapest's tie with it,
+// and the best-founded of them (calibrated > transferred > datasheet-only; the cheaper on equal
+// basis) is ranked first — the answer.
 // Determinism: every simulation is a pure function of its config and seed; candidates run in
 // parallel, one job each on the executor (executor.h: `jobs` threads sharing every candidate's
 // simulations through a WorkShare, so no thread idles while one candidate's search is left; or
@@ -107,24 +110,49 @@ struct CandidateResult {
   std::vector<VerificationStep> verification;
   int64_t cluster_prompts = 0;
   // At the target rate with `replicas`: p50/p99 of ttft, tpot, e2el (ms), each SLO's key,
-  // request_throughput, output_throughput, total_token_throughput, request_goodput.
+  // request_throughput, output_throughput, total_token_throughput, request_goodput (over the
+  // run, as vLLM reports them), window_output_throughput, window_request_goodput (over the
+  // arrival window: add_window_throughputs).
   std::map<std::string, SeedStat> at_target;
   double price_per_gpu_hour = 0;
   double cost_per_hour = 0;
   double usd_per_million_output_tokens = 0;
   double output_tokens_per_s_per_gpu = 0;
   double output_tokens_per_usd = 0;
-  double goodput_rps = 0;  // vLLM request_goodput at the target (goodput_from_slos thresholds)
+  // Cost views at the target from window_output_throughput; goodput_rps is
+  // window_request_goodput (goodput_from_slos thresholds).
+  double goodput_rps = 0;
   int64_t simulations = 0;
+};
+
+// A candidate that ties with the answer within the combined error band (resolve_ties).
+struct PlanTie {
+  std::string label;
+  std::string basis;
+  double relative_difference = 0;  // |its cost − the answer's| / the cheaper of the two
+  double band = 0;                 // combined band of the two (fraction)
 };
 
 struct PlanResult {
   std::vector<CandidateResult> candidates;  // ranked
+  std::vector<PlanTie> ties;                // candidates tied with the answer, in rank order
+  // Candidates the tie rule could not judge against the cheapest: a basis with no measured band.
+  std::vector<std::string> unjudged;
+  bool cheapest_passed_over = false;  // the tie rule put a better-founded candidate first
   bool interrupted = false;
   bool found() const {
     return !candidates.empty() && candidates[0].status == CandidateStatus::kOk;
   }
 };
+
+// Adds "window_output_throughput" and "window_request_goodput" (when the runs have goodput) to
+// `at_target`: the throughputs over the arrival window N / rate of the N requests sent, not over
+// the run, whose drain tail after the last arrival (the cluster finishing what is queued) would
+// understate a sustained cluster's rate: output tok/s = rate · output tokens / N, goodput = rate ·
+// good requests / N. For a stable cluster these are its long-run rates. Multi-turn runs (the rate
+// counts conversations) keep the run's own throughputs. The plan's cost views use these.
+void add_window_throughputs(const std::vector<metrics::BenchmarkMetrics>& runs, double rate,
+                            bool multi_turn, std::map<std::string, SeedStat>* at_target);
 
 // Smallest n in [floor, cap] with passes(n), for passes monotone in n (false … true …) and every
 // n < floor failing by definition. Starts at `start` (clamped to [floor, cap]): if it passes,
@@ -145,8 +173,16 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
 PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOptions& options,
                     ProgressBar* progress, const std::atomic<bool>* cancel);
 
+// Applies the tie rule to `ranked` (candidates ranked by cost, ok ones first): moves the
+// best-founded candidate among those tied with the cheapest to the front, and fills `ties`,
+// `unjudged` and `cheapest_passed_over` of `plan` (whose candidates are `ranked` afterwards).
+void resolve_ties(std::vector<CandidateResult> ranked, PlanResult* plan);
+
 // "Answer: 12 × h100-sxm (6 replicas × TP2) meets p99_ttft_ms<=500, p99_tpot_ms<=50 at 100 req/s;
-// $35.40/h; 10–12 GPUs over 3 seeds", or "Answer: no candidate meets … (reason)".
+// $35.40/h; 10–12 GPUs over 3 seeds", then its error band ("band ±12% TTFT, ±4.4% TPOT, …
+// (transferred, docs/validation.md §6 …)"), the headroom, and any tie ("ties within ±30% with
+// h200 TP4 (datasheet-only): the better-founded is preferred"); or "Answer: no candidate meets …
+// (reason)".
 std::string plan_answer(const PlanResult& result, const PlanOptions& options);
 
 // The plan file: {"servesim_plan": {target_qps, headroom, verify_qps, slos, seeds, ...},
@@ -159,7 +195,11 @@ nlohmann::ordered_json plan_to_json(const PlanResult& result, const PlanOptions&
 // One row per candidate, in rank order.
 std::string plan_to_csv(const PlanResult& result);
 
-// The ranked table, then the answer line.
+// "At the answer, 100 req/s: P99 TTFT 125 ms, P99 TPOT 46.1 ms, P99 E2E 11834 ms (mean over
+// seeds)": every P99 latency whether or not an SLO names it; "" without an answer.
+std::string answer_latencies(const PlanResult& result, const PlanOptions& options);
+
+// The ranked table, then the answer line and the latencies at the answer.
 void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOptions& options);
 
 }  // namespace servesim::planning

@@ -53,8 +53,8 @@ TEST_CASE("servesim plan prints a ranked table ending with one answer line and w
   while (std::getline(lines, line)) {
     if (line.rfind("Answer: ", 0) == 0) answer = line;
   }
-  REQUIRE(answer.find("meets p99_ttft_ms<=400, p99_tpot_ms<=40 at 30 req/s (+10% headroom)") !=
-          std::string::npos);
+  REQUIRE(answer.find("meets p99_ttft_ms<=400, p99_tpot_ms<=40 at 30 req/s with 10% headroom "
+                      "(verified at 33 req/s)") != std::string::npos);
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "plan.json"));
   REQUIRE(j["answer"] == answer);
   REQUIRE(j["candidates"].size() == 4);
@@ -174,6 +174,97 @@ TEST_CASE("servesim plan writes the answer's vllm serve and vllm bench serve com
   REQUIRE(check["servesim"]["config"]["max_num_seqs"] == 1024);
   REQUIRE(check["servesim"]["config"]["kv_cache_dtype"] == "fp8");
   fs::remove_all(dir);
+}
+
+TEST_CASE("servesim plan verifies at 25% headroom unless told, reports every P99 at the answer, "
+          "and its throughputs over the arrival window", "[planning][plan][cli]") {
+  const fs::path dir = fs::temp_directory_path() / ("servesim_plan_hr_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  // Lenient SLOs (every request is good), fixed lengths: 256 in, exactly 32 out (ignore_eos,
+  // range ratio 0).
+  const CliRun r = run({"plan", "--model", "llama-3.1-8b", "--tensor-parallel-size", "1",
+                        "--target-qps", "30", "--slo", "p99_ttft_ms<=10000", "--num-prompts",
+                        "300", "--random-input-len", "256", "--random-output-len", "32",
+                        "--random-range-ratio", "0", "--seeds", "2", "--output",
+                        (dir / "plan.json").string()});
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "plan.json"));
+  REQUIRE(j["servesim_plan"]["headroom"] == 0.25);
+  REQUIRE(j["servesim_plan"]["verify_qps"].get<double>() == Approx(37.5).epsilon(1e-12));
+  REQUIRE(j["answer"].get<std::string>().find(
+              "at 30 req/s with 25% headroom (verified at 37.5 req/s)") != std::string::npos);
+  REQUIRE(r.out.find("Plan: 30 req/s (+25% headroom: clusters verified at 37.5 req/s)") !=
+          std::string::npos);
+  const auto& best = j["candidates"][0];
+  // Headroom h puts each replica at the target at most 1/(1 + h) = 80% of its saturation rate:
+  // the verified count is >= the stability bound at 1.25 × target.
+  const double per_replica = 30.0 / best["replicas"].get<double>();
+  REQUIRE(per_replica <= 0.8 * best["saturation_qps_per_replica"].get<double>());
+  // The band of the answer's basis is on the answer and in the file.
+  REQUIRE(j["answer_band"]["basis"] == best["prediction_basis"]);
+  REQUIRE(j["answer"].get<std::string>().find("; band ±") != std::string::npos);
+  // Every P99 at the answer, the unnamed ones said to be so, just below the answer.
+  const std::string lat = j["answer_latencies"].get<std::string>();
+  REQUIRE(lat.rfind("At the answer, 30 req/s (mean over 2 seeds): TTFT p50/p99 ", 0) == 0);
+  REQUIRE(lat.find("(no SLO on P99 TPOT, P99 E2E)") != std::string::npos);
+  REQUIRE(r.out.find(j["answer"].get<std::string>() + "\n" + lat + "\n") != std::string::npos);
+  // Over the arrival window N / λ: output tok/s = λ · 32 exactly, goodput = λ (all good), and
+  // the cost views follow; the run's own rate, drain tail included, is lower.
+  const double gpus = best["total_gpus"].get<double>();
+  REQUIRE(best["output_tokens_per_s_per_gpu"].get<double>() ==
+          Approx(30.0 * 32 / gpus).epsilon(1e-12));
+  REQUIRE(best["goodput_rps"].get<double>() == Approx(30).epsilon(1e-12));
+  REQUIRE(best["usd_per_million_output_tokens"].get<double>() ==
+          Approx(best["cost_per_hour_usd"].get<double>() / (30.0 * 32 * 3600) * 1e6)
+              .epsilon(1e-12));
+  REQUIRE(best["at_target"]["output_throughput"]["mean"].get<double>() < 30.0 * 32);
+  REQUIRE(best["at_target"]["request_goodput"]["mean"].get<double>() < 30);
+  // --headroom 0 is still stated.
+  const CliRun none = run({"plan", "--model", "llama-3.1-8b", "--tensor-parallel-size", "1",
+                           "--target-qps", "30", "--slo", "p99_ttft_ms<=10000", "--num-prompts",
+                           "300", "--random-input-len", "256", "--random-output-len", "32",
+                           "--seeds", "1", "--headroom", "0"});
+  REQUIRE(none.code == 0);
+  REQUIRE(none.out.find("at 30 req/s with no headroom (--headroom 0)") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+// H100 (transferred: the shipped profile, outside its domain) against H200 (datasheet-only: no
+// serving profile, measured kernel tables), one GPU each, both bound by saturation (combined
+// band sqrt(0.152² + 0.044²) = 15.8%). At $2.80 the H200 is 5.4% cheaper than the H100's $2.95:
+// a tie, and the better-founded H100 is the answer. At $2 it is 47.5% cheaper, more than the
+// band, and stays the answer.
+TEST_CASE("servesim plan prefers the better-founded of two GPUs that tie within the band",
+          "[planning][plan][cli]") {
+  auto plan_with_h200_price = [](const std::string& price) {
+    return run({"plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm,h200",
+                "--tensor-parallel-size", "1", "--target-qps", "30", "--slo",
+                "p99_ttft_ms<=400", "--num-prompts", "300", "--random-input-len", "256",
+                "--random-output-len", "32", "--seeds", "1", "--gpu-price", "h200=" + price});
+  };
+  auto answer_of = [](const std::string& out) {
+    const auto at = out.find("Answer: ");
+    REQUIRE(at != std::string::npos);
+    return out.substr(at, out.find('\n', at) - at);
+  };
+  const CliRun tie = plan_with_h200_price("2.8");
+  INFO(tie.out << tie.err);
+  REQUIRE(tie.code == 0);
+  REQUIRE(tie.out.find("Basis of h100-sxm TP1: transferred") != std::string::npos);
+  REQUIRE(tie.out.find("Basis of h200 TP1: datasheet-only") != std::string::npos);
+  const std::string a = answer_of(tie.out);
+  REQUIRE(a.find(" × h100-sxm (") != std::string::npos);
+  REQUIRE(a.find("; h100-sxm TP1 and h200 TP1 tie within ±") != std::string::npos);
+  REQUIRE(a.find("(transferred, docs/validation.md §6") != std::string::npos);
+  REQUIRE(a.find(": the better-founded is the answer, not the cheapest") != std::string::npos);
+  const CliRun cheap = plan_with_h200_price("2");
+  REQUIRE(cheap.code == 0);
+  const std::string b = answer_of(cheap.out);
+  INFO(b);
+  REQUIRE(b.find(" × h200 (") != std::string::npos);
+  REQUIRE(b.find("tie within") == std::string::npos);
+  REQUIRE(b.find("(datasheet-only, docs/validation.md §3") != std::string::npos);
 }
 
 }  // namespace
