@@ -11,7 +11,6 @@
 
 #include <vector>
 
-#include "hardware/calibration.h"
 #include "hardware/profiles.h"
 
 namespace servesim::hardware {

@@ -1,4 +1,4 @@
-// Applying a calibration profile (hardware/calibration.h) to a deployment's cost model.
+// Applying a calibration profile (sim/calibration/profile.h) to a deployment's cost model.
 //
 // calibrated_options: the GPU catalog's defaults (RooflineOptions::from_gpu) with every fitted
 // parameter of d.calibration put in their place. calibrated_deployment: the same deployment with

@@ -96,9 +96,10 @@ std::unique_ptr<CostModel> make_cost_model(const Deployment& d) {
 
 Deployment calibrated_deployment(const Deployment& d) {
   Deployment out = d;
-  if (auto v = d.calibration.get("link_latency_s")) out.gpu.scale_up.latency_s = *v;
-  if (auto v = d.calibration.get("link_bandwidth_bytes_per_s")) {
-    out.gpu.scale_up.bandwidth_bytes_per_s = *v;
+  const calibration::CalibrationTerms& t = d.calibration.terms;
+  if (t.link_latency_s) out.gpu.scale_up.latency_s = t.link_latency_s->value;
+  if (t.link_bandwidth_bytes_per_s) {
+    out.gpu.scale_up.bandwidth_bytes_per_s = t.link_bandwidth_bytes_per_s->value;
   }
   return out;
 }
@@ -106,19 +107,22 @@ Deployment calibrated_deployment(const Deployment& d) {
 RooflineOptions calibrated_options(const Deployment& d) {
   RooflineOptions o = RooflineOptions::from_gpu(d.gpu);
   o.cuda_graph_padding = !d.enforce_eager;
-  const hardware::Calibration& c = d.calibration;
-  if (auto v = c.get("compute_efficiency")) o.compute_efficiency = *v;
-  if (auto v = c.get("memory_efficiency")) o.memory_efficiency = *v;
-  if (auto v = c.get("compute_ramp_tokens")) o.compute_ramp_tokens = *v;
-  if (auto v = c.get("op_latency_s")) o.op_latency_s = *v;
-  if (auto v = c.get("step_overhead_s")) o.step_overhead_s = *v;
-  if (auto v = c.get("per_seq_overhead_s")) o.per_seq_overhead_s = *v;
-  if (auto v = c.get("per_prefill_token_overhead_s")) o.per_prefill_token_overhead_s = *v;
-  if (auto v = c.get("tp_broadcast_overhead_s")) o.tp_broadcast_overhead_s = *v;
-  if (auto v = c.get("host_step_s")) o.host_step_s = *v;
-  if (auto v = c.get("host_per_seq_s")) o.host_per_seq_s = *v;
-  if (auto v = c.get("host_per_prefill_token_s")) o.host_per_prefill_token_s = *v;
-  if (auto v = c.get("host_per_sampled_token_s")) o.host_per_sampled_token_s = *v;
+  // A term the profile does not set keeps the GPU catalog's default.
+  using calibration::value_or;
+  const calibration::CalibrationTerms& t = d.calibration.terms;
+  o.compute_efficiency = value_or(t.compute_efficiency, o.compute_efficiency);
+  o.memory_efficiency = value_or(t.memory_efficiency, o.memory_efficiency);
+  o.compute_ramp_tokens = value_or(t.compute_ramp_tokens, o.compute_ramp_tokens);
+  o.op_latency_s = value_or(t.op_latency_s, o.op_latency_s);
+  o.step_overhead_s = value_or(t.step_overhead_s, o.step_overhead_s);
+  o.per_seq_overhead_s = value_or(t.per_seq_overhead_s, o.per_seq_overhead_s);
+  o.per_prefill_token_overhead_s =
+      value_or(t.per_prefill_token_overhead_s, o.per_prefill_token_overhead_s);
+  o.tp_broadcast_overhead_s = value_or(t.tp_broadcast_overhead_s, o.tp_broadcast_overhead_s);
+  o.host_step_s = value_or(t.host_step_s, o.host_step_s);
+  o.host_per_seq_s = value_or(t.host_per_seq_s, o.host_per_seq_s);
+  o.host_per_prefill_token_s = value_or(t.host_per_prefill_token_s, o.host_per_prefill_token_s);
+  o.host_per_sampled_token_s = value_or(t.host_per_sampled_token_s, o.host_per_sampled_token_s);
   return o;
 }
 

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/topology.h"
 #include "models/cost_model.h"
 #include "models/kernel_timer.h"
 #include "models/model_spec.h"
+#include "sim/calibration/profile.h"
 
 namespace servesim::models {
 
@@ -39,9 +39,9 @@ struct Deployment {
   // max_num_seqs (see default_cuda_graph_sizes).
   std::vector<int> cuda_graph_sizes;
   bool ideal = false;  // 100% efficiency, zero overhead: the physical lower bound
-  // Fitted cost-model parameters (hardware/calibration.h) applied on top of the GPU spec's
+  // Fitted cost-model parameters (sim/calibration/profile.h) applied on top of the GPU spec's
   // defaults; empty = uncalibrated. The ideal variant ignores it.
-  hardware::Calibration calibration;
+  calibration::Calibration calibration;
   // Measured kernel tables for the linear ops and prefill attention (models/kernel_timer.h);
   // profile null = the roofline for every op. The ideal variant ignores them.
   KernelSource kernels;

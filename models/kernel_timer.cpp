@@ -6,9 +6,9 @@
 #include <map>
 #include <mutex>
 
-#include "hardware/calibration.h"
 #include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
+#include "sim/calibration/profile.h"
 
 namespace servesim::models {
 
@@ -27,7 +27,7 @@ std::shared_ptr<const hardware::KernelProfile> cached_table(const std::string& p
   static std::map<std::string, std::shared_ptr<const hardware::KernelProfile>> cache;
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(path);
-  if (it == cache.end()) it = cache.emplace(path, hardware::load_calibration(path).kernels).first;
+  if (it == cache.end()) it = cache.emplace(path, calibration::load_calibration(path).kernels).first;
   return it->second;
 }
 
@@ -53,7 +53,7 @@ KernelSource find_kernel_source(const hardware::GpuSpec& gpu) {
     src.path = at == std::string::npos ? path : path.substr(at);
     src.transferred = on.name != gpu.name;
   };
-  if (auto own = hardware::default_kernel_table_path(gpu.name)) {
+  if (auto own = calibration::default_kernel_table_path(gpu.name)) {
     load(gpu, *own);
     return src;
   }
@@ -61,7 +61,7 @@ KernelSource find_kernel_source(const hardware::GpuSpec& gpu) {
   // Nearest catalog GPU of the same architecture with a table (ties: catalog order, sorted).
   double best = std::numeric_limits<double>::infinity();
   for (const std::string& name : hardware::gpu_catalog_names()) {
-    const auto path = hardware::default_kernel_table_path(name);
+    const auto path = calibration::default_kernel_table_path(name);
     if (!path) continue;
     const hardware::GpuSpec other = hardware::load_gpu(name);
     if (other.architecture != gpu.architecture) continue;
@@ -94,7 +94,7 @@ KernelSource resolve_kernel_source(const std::string& flag, const hardware::GpuS
     return src;
   };
   if (!flag.empty()) {
-    auto profile = hardware::load_calibration(flag).kernels;
+    auto profile = calibration::load_calibration(flag).kernels;
     if (!profile) {
       throw ConfigError("--kernel-table: " + flag +
                         " has no 'kernels' object; expected a profile written by servesim "

@@ -1,5 +1,5 @@
 // `servesim calibrate`: fit the cost model's free parameters for one GPU and write a calibration
-// profile (hardware/calibration.h) that every command takes with --calibration FILE.
+// profile (sim/calibration/profile.h) that every command takes with --calibration FILE.
 //
 //   servesim calibrate --gpu h100-sxm --vidur-mlp .../compute/h100/*/*/mlp.csv
 //       --measured runs/*.json --sidecars DIR --holdout 0.5 --out h100-sxm.json
@@ -23,7 +23,6 @@
 #include <set>
 #include <sstream>
 
-#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/kernel_profile.h"
 #include "hardware/profile_fit.h"
@@ -35,6 +34,7 @@
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
+#include "sim/calibration/profile.h"
 #include "sim/calibration/serving_fit.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
@@ -153,12 +153,14 @@ class CalibrateCommand : public Command {
     }
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     std::vector<std::string> degenerate;  // the serving fit's problems, if any
-    hardware::Calibration cal;
-    if (!base_.empty()) cal = hardware::load_calibration(base_);
+    calibration::Calibration cal;
+    if (!base_.empty()) cal = calibration::load_calibration(base_);
     cal.gpu = gpu.name;
     cal.description = description_;
     std::map<std::string, std::string> origin;
-    for (const auto& [k, v] : cal.parameters) origin[k] = "base " + base_;
+    for (const calibration::TermField& f : calibration::term_fields()) {
+      if (cal.terms.*f.member) origin[std::string(f.name)] = "base " + base_;
+    }
 
     if (!vidur_mlp_.empty() || !layer_files_.empty()) {
       std::vector<hardware::GemmSample> samples;
@@ -203,13 +205,14 @@ class CalibrateCommand : public Command {
         }
       }
       const hardware::GemmFit g = hardware::fit_gemm(samples, gpu.bf16_flops, gpu.hbm_bandwidth_bytes_per_s);
-      cal.parameters["compute_efficiency"] = {g.params.compute_efficiency, g.std_error.compute_efficiency};
-      cal.parameters["compute_ramp_tokens"] = {g.params.compute_ramp_tokens, g.std_error.compute_ramp_tokens};
-      cal.parameters["memory_efficiency"] = {g.params.memory_efficiency, g.std_error.memory_efficiency};
-      cal.parameters["op_latency_s"] = {g.params.op_latency_s, g.std_error.op_latency_s};
-      for (const char* k : {"compute_efficiency", "compute_ramp_tokens", "memory_efficiency",
-                            "op_latency_s"}) {
-        origin[k] = "GEMM profiles";
+      using T = calibration::CalibrationTerms;
+      cal.terms.compute_efficiency = {g.params.compute_efficiency, g.std_error.compute_efficiency};
+      cal.terms.compute_ramp_tokens = {g.params.compute_ramp_tokens, g.std_error.compute_ramp_tokens};
+      cal.terms.memory_efficiency = {g.params.memory_efficiency, g.std_error.memory_efficiency};
+      cal.terms.op_latency_s = {g.params.op_latency_s, g.std_error.op_latency_s};
+      for (auto member : {&T::compute_efficiency, &T::compute_ramp_tokens, &T::memory_efficiency,
+                          &T::op_latency_s}) {
+        origin[std::string(calibration::term_name(member))] = "GEMM profiles";
       }
       cal.fit_info["profile_fit"] = {
           {"method", "Levenberg-Marquardt on log time, hardware/profile_fit.h"},
@@ -254,8 +257,9 @@ class CalibrateCommand : public Command {
                         {"median_abs_relative_error", f.median_abs_rel_error}});
         widest = f;
       }
-      cal.parameters["link_bandwidth_bytes_per_s"] = {widest.bandwidth_bytes_per_s, 0};
-      origin["link_bandwidth_bytes_per_s"] =
+      cal.terms.link_bandwidth_bytes_per_s = {widest.bandwidth_bytes_per_s, 0};
+      origin[std::string(calibration::term_name(
+          &calibration::CalibrationTerms::link_bandwidth_bytes_per_s))] =
           "all-reduce profile (" + std::to_string(widest.num_workers) + " GPUs)";
       cal.fit_set.push_back(portable_source(vidur_allreduce_));
       cal.fit_info["collective_fit"] = {
@@ -308,7 +312,7 @@ class CalibrateCommand : public Command {
       const std::vector<std::string> profile_sources = cal.fit_set;
       const calibration::ServingFit fit = calibration::fit_serving(chosen, configs, cal, opts);
       const auto serving_info = fit.calibration.fit_info;
-      cal.parameters = fit.calibration.parameters;
+      cal.terms = fit.calibration.terms;
       cal.domain = fit.calibration.domain;
       cal.residuals = fit.calibration.residuals;
       for (auto& row : cal.residuals) row["run"] = portable_source(row["run"].get<std::string>());
@@ -325,14 +329,14 @@ class CalibrateCommand : public Command {
 
     out << "\n" << std::left << std::setw(30) << "parameter" << std::setw(16) << "value"
         << std::setw(14) << "std error" << "fitted on\n";
-    for (const std::string& name : hardware::Calibration::parameter_names()) {
-      auto it = cal.parameters.find(name);
-      if (it == cal.parameters.end()) continue;
+    for (const calibration::TermField& f : calibration::term_fields()) {
+      const std::optional<calibration::FittedValue>& term = cal.terms.*f.member;
+      if (!term) continue;
       std::ostringstream v, e;
-      v << std::setprecision(5) << it->second.value;
-      e << std::setprecision(3) << it->second.std_error;
-      out << std::setw(30) << name << std::setw(16) << v.str() << std::setw(14) << e.str()
-          << origin[name] << "\n";
+      v << std::setprecision(5) << term->value;
+      e << std::setprecision(3) << term->std_error;
+      out << std::setw(30) << f.name << std::setw(16) << v.str() << std::setw(14) << e.str()
+          << origin[std::string(f.name)] << "\n";
     }
     // A source listed twice (e.g. in --base and again here) is recorded once.
     std::vector<std::string> unique;
@@ -348,7 +352,7 @@ class CalibrateCommand : public Command {
         return 1;
       }
     }
-    metrics::write_json_atomically(out_, hardware::to_json(cal));
+    metrics::write_json_atomically(out_, calibration::to_json(cal));
     out << "\nCalibration written to " << out_ << "\n";
     err << "";
     return 0;
@@ -357,7 +361,7 @@ class CalibrateCommand : public Command {
  private:
   // --kernels: every file's rows (kernel table CSV, or a Vidur mlp.csv's four GEMMs per row)
   // become one KernelProfile for the GPU.
-  void read_kernel_tables(const hardware::GpuSpec& gpu, hardware::Calibration& cal,
+  void read_kernel_tables(const hardware::GpuSpec& gpu, calibration::Calibration& cal,
                           std::ostream& out) const {
     std::vector<hardware::KernelRow> rows;
     for (const std::string& f : kernel_files_) {

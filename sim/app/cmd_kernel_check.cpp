@@ -12,7 +12,6 @@
 #include <set>
 #include <sstream>
 
-#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/profiles.h"
 #include "models/calibrated_model.h"
@@ -22,6 +21,7 @@
 #include "sim/app/run_options.h"
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
+#include "sim/calibration/profile.h"
 #include "sim/metrics/result_writer.h"
 
 namespace servesim::app {
@@ -86,9 +86,9 @@ class KernelCheckCommand : public Command {
     std::string cal_path;
     if (calibration_ != "none") {
       cal_path = calibration_.empty()
-                     ? hardware::default_calibration_path(gpu.name).value_or("")
+                     ? calibration::default_calibration_path(gpu.name).value_or("")
                      : calibration_;
-      if (!cal_path.empty()) d.calibration = hardware::load_calibration(cal_path);
+      if (!cal_path.empty()) d.calibration = calibration::load_calibration(cal_path);
       // Shown from "hardware/" on for the shipped profile, so that reports do not depend on
       // where the tree lives.
       const auto at = cal_path.rfind("hardware/calibration/");

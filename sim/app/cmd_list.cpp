@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "models/kernel_timer.h"
 #include "models/model_name.h"
@@ -15,6 +14,7 @@
 #include "sim/app/command.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/calibration/profile.h"
 
 namespace servesim::app {
 namespace {
@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 // The profiles shipped for `gpu`: hardware/calibration/<gpu>.json and every
 // hardware/calibration/<dir>/<gpu>.json, each as "PATH (the host lines it was fitted on)", sorted
 // by path. A profile in a folder that is not its host line's vllm-<line> is not applied by default
-// (hardware::default_calibration_path): it is marked opt-in.
+// (calibration::default_calibration_path): it is marked opt-in.
 std::vector<std::string> shipped_profiles(const std::string& gpu) {
   const fs::path root = data_dir() / "hardware" / "calibration";
   std::vector<fs::path> paths;
@@ -41,9 +41,9 @@ std::vector<std::string> shipped_profiles(const std::string& gpu) {
   for (const fs::path& p : paths) {
     std::string lines;
     bool by_default = p.parent_path() == root;
-    for (const std::string& l : hardware::load_calibration(p.string()).domain.host_lines) {
+    for (const std::string& l : calibration::load_calibration(p.string()).domain.host_lines) {
       lines += (lines.empty() ? "" : ", ") + l;
-      by_default = by_default || p.parent_path().filename() == hardware::host_line_dir(l);
+      by_default = by_default || p.parent_path().filename() == calibration::host_line_dir(l);
     }
     if (!by_default) lines += std::string(lines.empty() ? "" : "; ") + "opt-in: --calibration";
     out.push_back(relative_to_data_dir(p.string()) +
@@ -109,11 +109,11 @@ class ListCommand : public Command {
     char line[160];
     for (const std::string& n : hardware::gpu_catalog_names()) {
       // As a simulation picks it without --kernel-table: the GPU profile's own tables, if any.
-      const std::optional<std::string> profile = hardware::default_calibration_path(n);
+      const std::optional<std::string> profile = calibration::default_calibration_path(n);
       const std::string kernels =
           models::resolve_kernel_source(
               "", hardware::load_gpu(n),
-              profile ? hardware::load_calibration(*profile).kernels : nullptr,
+              profile ? calibration::load_calibration(*profile).kernels : nullptr,
               profile.value_or(""))
               .label();
       std::string profiles;

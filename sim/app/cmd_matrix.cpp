@@ -14,6 +14,7 @@
 #include "sim/app/run_options.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/calibration/prediction_basis.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
 
@@ -106,7 +107,7 @@ class MatrixCommand : public Command {
     std::snprintf(line, sizeof line, "%-19s %9s %8s %15s %15s %9s %6s %8s\n", "Row", "sat_req/s",
                   "req/s", "TTFT p50/p99", "TPOT p50/p99", "out_tok/s", "hit%", "preempt");
     out << line;
-    std::vector<std::pair<std::string, hardware::PredictionBasis>> bases;  // row name, basis
+    std::vector<std::pair<std::string, calibration::PredictionBasis>> bases;  // row name, basis
     for (const Row& row : rows()) {
       sim::SimulationConfig c = base;
       row.apply(c.workload);
@@ -128,7 +129,7 @@ class MatrixCommand : public Command {
       // At this row's load and workload: the basis can differ between rows (a profile's fitted
       // load range).
       const sim::SimulationConfig& at = row.saturate ? sat : c;
-      const hardware::PredictionBasis basis =
+      const calibration::PredictionBasis basis =
           sim::prediction_basis(prepared, sim::prediction_query(at, prepared));
       bases.emplace_back(row.name, basis);
       const double hit = summary["prefix_cache_hit_rate"].get<double>();

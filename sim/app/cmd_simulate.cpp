@@ -10,6 +10,7 @@
 #include "sim/app/run_options.h"
 #include "sim/app/vllm_flags.h"
 #include "sim/base/error.h"
+#include "sim/calibration/prediction_basis.h"
 #include "sim/cluster/saturation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
@@ -74,7 +75,7 @@ void print_extras(std::ostream& out, const json& s) {
   row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));
   row("Kernel times:", s.value("kernel_source", std::string("roofline")));
   if (s.contains("prediction")) {
-    // calibrated / transferred / datasheet-only, and why (hardware::classify_prediction).
+    // calibrated / transferred / datasheet-only, and why (calibration::classify_prediction).
     row("Prediction basis:", s["prediction"]["basis"].get<std::string>());
     out << "  " << s["prediction"]["reason"].get<std::string>() << "\n";
   }

@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "models/kernel_timer.h"
 #include "sim/app/command.h"
@@ -24,6 +23,7 @@
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/calibration/cross_validation.h"
+#include "sim/calibration/profile.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 #include "sim/measured/validation.h"
@@ -162,7 +162,7 @@ class ValidateCommand : public Command {
       std::set<std::string> shipped;
       for (const auto& c : configs) {
         try {
-          if (auto p = hardware::default_calibration_path(hardware::load_gpu(c.gpu).name,
+          if (auto p = calibration::default_calibration_path(hardware::load_gpu(c.gpu).name,
                                                           sim::host_line(c.engine))) {
             shipped.insert(*p);
           }
@@ -173,7 +173,7 @@ class ValidateCommand : public Command {
       for (const std::string& p : shipped) {
         calibration.source += (calibration.source.empty() ? "" : ", ") +
                               fs::path(p).filename().string();
-        for (const auto& id : hardware::load_calibration(p).fit_set) {
+        for (const auto& id : calibration::load_calibration(p).fit_set) {
           calibration.fitted_on.push_back(id);
         }
       }
@@ -235,17 +235,17 @@ class ValidateCommand : public Command {
       if (o.base_by_gpu.count(gpu)) continue;
       try {
         const std::string name = hardware::load_gpu(gpu).name;
-        if (auto p = hardware::default_calibration_path(name)) {
-          o.base_by_gpu[gpu] = calibration::kernel_terms(hardware::load_calibration(*p));
+        if (auto p = calibration::default_calibration_path(name)) {
+          o.base_by_gpu[gpu] = calibration::kernel_terms(calibration::load_calibration(*p));
         } else {
-          o.base_by_gpu[gpu] = hardware::Calibration{};
+          o.base_by_gpu[gpu] = calibration::Calibration{};
         }
         const models::KernelSource table = models::find_kernel_source(hardware::load_gpu(gpu));
-        if (!o.base_by_gpu[gpu].parameters.empty() || (table.profile && !table.transferred)) {
+        if (!o.base_by_gpu[gpu].terms.empty() || (table.profile && !table.transferred)) {
           o.measured_kernel_gpus.insert(gpu);
         }
       } catch (const ConfigError&) {
-        o.base_by_gpu[gpu] = hardware::Calibration{};  // reported per run by the scoring
+        o.base_by_gpu[gpu] = calibration::Calibration{};  // reported per run by the scoring
       }
     }
     if (!logo_fit_.empty()) o.fit.parameters.clear();
@@ -274,12 +274,12 @@ class ValidateCommand : public Command {
     }
     if (!line_profiles_dir_.empty()) {
       for (const calibration::LineProfile& lp : calibration::line_profiles(runs, configs, o)) {
-        const fs::path dir = fs::path(line_profiles_dir_) / hardware::host_line_dir(lp.host_line);
+        const fs::path dir = fs::path(line_profiles_dir_) / calibration::host_line_dir(lp.host_line);
         const fs::path file = dir / (lp.gpu + ".json");
         fs::create_directories(file.parent_path());
-        hardware::Calibration c = lp.profile;
+        calibration::Calibration c = lp.profile;
         c.fit_info["serving_fit"]["dropped_unidentified_parameters"] = lp.dropped_parameters;
-        metrics::write_json_atomically(file.string(), hardware::to_json(c));
+        metrics::write_json_atomically(file.string(), calibration::to_json(c));
         out << "Host terms of vLLM " << lp.host_line << " on " << lp.gpu << " ("
             << c.fit_set.size() << " runs) written to " << file.string()
             << (lp.problems.empty() ? std::string() : " (degenerate fit: see fit_info)") << "\n";

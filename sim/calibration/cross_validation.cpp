@@ -120,15 +120,14 @@ double transfer_score(const std::map<std::string, double>& m) {
   return n ? sum / n : std::numeric_limits<double>::quiet_NaN();
 }
 
-hardware::Calibration kernel_terms(const hardware::Calibration& profile) {
-  hardware::Calibration k;
+calibration::Calibration kernel_terms(const calibration::Calibration& profile) {
+  calibration::Calibration k;
   k.gpu = profile.gpu;
   k.description = "kernel terms of " + (profile.description.empty() ? profile.gpu : profile.description);
-  for (const char* name : {"compute_efficiency", "compute_ramp_tokens", "memory_efficiency",
-                           "op_latency_s", "link_bandwidth_bytes_per_s"}) {
-    if (auto it = profile.parameters.find(name); it != profile.parameters.end()) {
-      k.parameters[name] = it->second;
-    }
+  using T = CalibrationTerms;
+  for (auto member : {&T::compute_efficiency, &T::compute_ramp_tokens, &T::memory_efficiency,
+                      &T::op_latency_s, &T::link_bandwidth_bytes_per_s}) {
+    k.terms.*member = profile.terms.*member;
   }
   // Only the kernel-table sources of the fit set (serving runs are not part of these terms).
   for (const std::string& f : profile.fit_set) {
@@ -144,7 +143,7 @@ hardware::Calibration kernel_terms(const hardware::Calibration& profile) {
 
 ServingFit fit_identified(const std::vector<measured::MeasuredRun>& runs,
                           const std::vector<sim::SimulationConfig>& configs,
-                          const hardware::Calibration& base, ServingFitOptions& options,
+                          const calibration::Calibration& base, ServingFitOptions& options,
                           double min_t_stat, std::vector<std::string>& dropped) {
   // While a term is not identified by the runs (below min_t_stat standard errors from 0, or a
   // singular Jacobian), drop the least identified one (it keeps its base / catalog value) and
@@ -154,7 +153,7 @@ ServingFit fit_identified(const std::vector<measured::MeasuredRun>& runs,
     double worst = 0;
     size_t worst_k = 0;
     for (size_t k = 0; k < options.parameters.size(); ++k) {
-      const auto& v = fit.calibration.parameters.at(options.parameters[k]);
+      const FittedValue& v = *term_by_name(fit.calibration.terms, options.parameters[k]);
       if (!(v.value > 0)) continue;  // at its lower bound 0: adds nothing
       const double ratio = std::isfinite(v.std_error) ? v.std_error / v.value
                                                       : std::numeric_limits<double>::infinity();
@@ -190,7 +189,7 @@ std::vector<LineProfile> line_profiles(const std::vector<measured::MeasuredRun>&
       train.push_back(runs[i]);
       train_cfg.push_back(configs[i]);
     }
-    hardware::Calibration base;
+    calibration::Calibration base;
     if (auto it = options.base_by_gpu.find(key.first); it != options.base_by_gpu.end()) {
       base = it->second;
     }
@@ -305,7 +304,7 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
       gpus.insert(gpu_of(runs[i]));
     }
     g.fitted_groups.assign(fitted.begin(), fitted.end());
-    hardware::Calibration base;
+    calibration::Calibration base;
     if (auto it = options.base_by_gpu.find(g.gpu); it != options.base_by_gpu.end()) base = it->second;
     base.gpu = g.gpu;
     // Runs the simulator sends into preemption at the starting parameters are left out of the
@@ -328,7 +327,7 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
       // g's profile: its own GPU's kernel terms + the host terms fitted on the training runs.
       g.profile = base;
       for (const std::string& name : fit_options.parameters) {
-        g.profile.parameters[name] = fit.calibration.parameters.at(name);
+        term_by_name(g.profile.terms, name) = term_by_name(fit.calibration.terms, name);
       }
       g.profile.fit_set = fit.calibration.fit_set;
       g.profile.domain = fit.calibration.domain;
@@ -343,12 +342,12 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
         g.basis = "transferred from vLLM " + other_line + ": " + g.basis + " (no other group on vLLM " +
                   line + ")";
       }
-    } else if (measured_gpu && !base.parameters.empty()) {
+    } else if (measured_gpu && !base.terms.empty()) {
       g.profile = base;  // rule 4: the measured kernel terms, the catalog's host terms
       g.basis = "kernel terms only (no other group on vLLM " + line + ")";
       g.fitted_groups.clear();
     } else {
-      g.profile = hardware::Calibration{};
+      g.profile = calibration::Calibration{};
       g.basis = options.measured_kernel_gpus.count(g.gpu)
                     ? "datasheet-only (no other group on vLLM " + line + ")"
                     : "datasheet-only (no other group of this GPU on vLLM " + line +
@@ -431,11 +430,14 @@ nlohmann::ordered_json to_json(const LogoTable& table) {
     e["basis"] = g.basis;
     e["host_line"] = g.host_line;
     e["fitted_groups"] = g.fitted_groups;
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
-    nlohmann::ordered_json errors = nlohmann::ordered_json::object();
-    for (const auto& [name, v] : g.profile.parameters) {
-      params[name] = v.value;
-      errors[name] = v.std_error;
+    // Keys sorted by name (nlohmann::json's order), as the table has always been written.
+    nlohmann::json params = nlohmann::json::object();
+    nlohmann::json errors = nlohmann::json::object();
+    for (const TermField& f : term_fields()) {
+      if (const auto& v = g.profile.terms.*f.member) {
+        params[std::string(f.name)] = v->value;
+        errors[std::string(f.name)] = v->std_error;
+      }
     }
     e["profile_parameters"] = params;
     e["profile_std_errors"] = errors;

@@ -33,7 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware/calibration.h"
+#include "sim/calibration/profile.h"
 #include "sim/calibration/serving_fit.h"
 #include "sim/measured/validation.h"
 
@@ -59,11 +59,11 @@ double transfer_score(const std::map<std::string, double>& median_abs_error_pct)
 
 // The kernel terms of a profile: the parameters fitted on kernel or collective tables
 // (compute/memory efficiency, ramp, op latency, link bandwidth), without the serving terms.
-hardware::Calibration kernel_terms(const hardware::Calibration& profile);
+calibration::Calibration kernel_terms(const calibration::Calibration& profile);
 
 struct LogoOptions {
   ServingFitOptions fit;                                  // parameters, metrics, prior, replay
-  std::map<std::string, hardware::Calibration> base_by_gpu;  // kernel terms per GPU (may be empty)
+  std::map<std::string, calibration::Calibration> base_by_gpu;  // kernel terms per GPU (may be empty)
   // GPUs whose kernels are measured (a shipped profile with kernel terms, or a kernel table of
   // their own): the only ones a joint fit across GPUs uses or serves.
   std::set<std::string> measured_kernel_gpus;
@@ -84,7 +84,7 @@ struct LogoGroup {
   std::string basis;  // "fitted on N other group(s) of this GPU", "... of M other GPU(s) (joint)",
                       // "transferred from vLLM <line>: fitted on ...", "kernel terms only (...)",
                       // "datasheet-only (...)"
-  hardware::Calibration profile;           // what g was scored with
+  calibration::Calibration profile;           // what g was scored with
   measured::ValidationTable calibrated;    // g scored with `profile`
   measured::ValidationTable uncalibrated;  // g scored with --calibration none
   double calibrated_score = 0;             // transfer_score of each
@@ -111,7 +111,7 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
 // one is not identified, appends it to `dropped`, removes it from `options.parameters` and refits.
 ServingFit fit_identified(const std::vector<measured::MeasuredRun>& runs,
                           const std::vector<sim::SimulationConfig>& configs,
-                          const hardware::Calibration& base, ServingFitOptions& options,
+                          const calibration::Calibration& base, ServingFitOptions& options,
                           double min_t_stat, std::vector<std::string>& dropped);
 
 // The host terms of one host line on one GPU, fitted on every run of that GPU on that line (none
@@ -119,7 +119,7 @@ ServingFit fit_identified(const std::vector<measured::MeasuredRun>& runs,
 struct LineProfile {
   std::string gpu;
   std::string host_line;                        // "0.11 async"
-  hardware::Calibration profile;                // kernel terms + host terms, fit_set, domain
+  calibration::Calibration profile;                // kernel terms + host terms, fit_set, domain
   std::vector<std::string> dropped_parameters;  // not identified (min_t_stat)
   std::vector<std::string> problems;            // ServingFit::problems (degenerate fit)
 };

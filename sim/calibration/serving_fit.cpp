@@ -13,36 +13,9 @@
 namespace servesim::calibration {
 namespace {
 
-struct ParamSpec {
-  double scale;   // fitted value = x · scale
-  double lo, hi;  // bounds, in real units
-  double start;   // when the base has no value
-};
-
-const std::map<std::string, ParamSpec>& param_specs() {
-  static const std::map<std::string, ParamSpec> s = {
-      {"step_overhead_s", {1e-3, 0, 0.05, 1e-3}},
-      {"per_seq_overhead_s", {1e-3, 0, 1e-3, 1e-5}},
-      {"per_prefill_token_overhead_s", {1e-6, 0, 1e-4, 1e-6}},
-      {"tp_broadcast_overhead_s", {1e-3, 0, 0.02, 1e-4}},
-      {"client_ttft_overhead_s", {1e-3, 0, 2.0, 5e-3}},
-      {"op_latency_s", {1e-3, 0, 1e-4, 6e-6}},
-      {"link_latency_s", {1e-3, 0, 1e-4, 5e-6}},
-      {"compute_efficiency", {1, 0.05, 1.0, 0.7}},
-      {"memory_efficiency", {1, 0.05, 1.0, 0.8}},
-      {"compute_ramp_tokens", {100, 0, 4096, 128}},
-      // Host terms (overlapped under async scheduling) and the API-server front end. Scales put
-      // a typical value near 1: ms per step, µs per sequence or token.
-      {"host_step_s", {1e-3, 0, 0.05, 1e-3}},
-      {"host_per_seq_s", {1e-6, 0, 1e-3, 1e-5}},
-      {"host_per_prefill_token_s", {1e-6, 0, 1e-4, 1e-7}},
-      {"host_per_sampled_token_s", {1e-6, 0, 1e-3, 1e-5}},
-      {"frontend_per_request_s", {1e-3, 0, 0.5, 1e-3}},
-      {"frontend_per_prompt_token_s", {1e-6, 0, 1e-4, 1e-6}},
-      {"frontend_per_output_token_s", {1e-6, 0, 1e-4, 1e-6}},
-  };
-  return s;
-}
+// The fit's scale, bounds and start of a term the serving fit can move (calibration_terms.h).
+// REQUIRES: check_fit_parameters accepted `name`.
+const FitSpec& fit_spec(const std::string& name) { return *find_term(name)->fit; }
 
 template <typename T>
 void add_unique(std::vector<T>& v, const T& x) {
@@ -60,8 +33,8 @@ std::string dtype_of(const measured::MeasuredRun& run) {
   return "bf16";
 }
 
-hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs) {
-  hardware::CalibrationDomain d;
+calibration::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs) {
+  calibration::CalibrationDomain d;
   d.offline_only = !runs.empty();
   for (const auto& r : runs) {
     d.offline_only = d.offline_only && r.offline;
@@ -75,7 +48,7 @@ hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& 
                                       : r.deployment.engine_version);
     add_unique(d.dtypes, dtype_of(r));
     add_unique(d.deployments,
-               hardware::deployment_key(c.value("model", std::string("?")),
+               calibration::deployment_key(c.value("model", std::string("?")),
                                         c.value("tensor_parallel_size", 1),
                                         c.value("pipeline_parallel_size", 1), dtype_of(r)));
     if (r.max_concurrency > 0) {
@@ -96,13 +69,13 @@ hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& 
   return d;
 }
 
-measured::Calibration replay_calibration(const hardware::Calibration& c, const std::string& source) {
+measured::Calibration replay_calibration(const calibration::Calibration& c, const std::string& source) {
   measured::Calibration m;
   m.source = source;
   m.fitted_on = c.fit_set;
   m.profile = c;
   m.applies_to_other_gpus = true;
-  m.ttft_offset_s = c.get("client_ttft_overhead_s").value_or(0.0);
+  m.ttft_offset_s = value_or(c.terms.client_ttft_overhead_s, 0.0);
   m.frontend = sim::FrontEndCosts::from_calibration(c);
   m.make_cost = [c, source](const models::Deployment& d) {
     models::Deployment dd = d;
@@ -116,9 +89,16 @@ measured::Calibration replay_calibration(const hardware::Calibration& c, const s
 void check_fit_parameters(const std::vector<std::string>& names, const std::string& flag) {
   if (names.empty()) throw ConfigError(flag + ": no parameter to fit");
   for (size_t i = 0; i < names.size(); ++i) {
-    if (!param_specs().count(names[i])) {
+    const TermField* field = find_term(names[i]);
+    if (field == nullptr || !field->fit) {
+      // The fittable terms, sorted by name.
+      std::vector<std::string> fittable;
+      for (const TermField& f : term_fields()) {
+        if (f.fit) fittable.emplace_back(f.name);
+      }
+      std::sort(fittable.begin(), fittable.end());
       std::string known;
-      for (const auto& [name, spec] : param_specs()) known += (known.empty() ? "" : ", ") + name;
+      for (const std::string& name : fittable) known += (known.empty() ? "" : ", ") + name;
       throw ConfigError(flag + ": '" + names[i] + "' cannot be fitted to serving runs; expected " +
                         "some of " + known);
     }
@@ -131,7 +111,7 @@ void check_fit_parameters(const std::vector<std::string>& names, const std::stri
 
 ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
                        const std::vector<sim::SimulationConfig>& configs,
-                       const hardware::Calibration& base, const ServingFitOptions& options) {
+                       const calibration::Calibration& base, const ServingFitOptions& options) {
   SERVESIM_CHECK(runs.size() == configs.size(), "fit_serving: runs and configs differ in size");
   check_fit_parameters(options.parameters, "--fit");
   // Prepare every deployment once; the fit only changes the cost model.
@@ -148,9 +128,10 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   }
   if (options.skip_preempting_runs) {
     // One replay per run at the starting parameters (the base's values, else the specs' starts).
-    hardware::Calibration start = base;
+    calibration::Calibration start = base;
     for (const std::string& name : options.parameters) {
-      if (!start.get(name)) start.parameters[name] = {param_specs().at(name).start, 0};
+      auto& term = term_by_name(start.terms, name);
+      if (!term) term = FittedValue{fit_spec(name).start, 0};
     }
     std::vector<int64_t> preempted(runs.size(), 0);
     JobLoop loop;
@@ -158,14 +139,12 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
     loop.skip = [&](int64_t i) { return !usable[static_cast<size_t>(i)]; };
     loop.compute = [&](int64_t i) {
       const auto k = static_cast<size_t>(i);
-      hardware::Calibration c = start;
+      calibration::Calibration c = start;
       const std::string gpu = runs[k].deployment.config.value("gpu", std::string());
       if (auto it = options.base_by_gpu.find(gpu); it != options.base_by_gpu.end()) {
         c = it->second;
-        for (const auto& [name, v] : start.parameters) {
-          if (std::count(options.parameters.begin(), options.parameters.end(), name)) {
-            c.parameters[name] = v;
-          }
+        for (const std::string& name : options.parameters) {
+          term_by_name(c.terms, name) = term_by_name(start.terms, name);
         }
       }
       const auto pred = measured::simulate_measured_run(runs[k], configs[k], prepared[k],
@@ -217,16 +196,17 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
                       std::to_string(slots.size()) +
                       " parameter(s), add runs or metrics, or set --prior-weight");
   }
-  auto with_parameters = [&](hardware::Calibration c, const Eigen::VectorXd& x) {
+  auto with_parameters = [&](calibration::Calibration c, const Eigen::VectorXd& x) {
     for (size_t k = 0; k < p; ++k) {
-      const auto& spec = param_specs().at(options.parameters[k]);
-      c.parameters[options.parameters[k]] = {x[static_cast<Eigen::Index>(k)] * spec.scale, 0};
+      const FitSpec& spec = fit_spec(options.parameters[k]);
+      term_by_name(c.terms, options.parameters[k]) =
+          FittedValue{x[static_cast<Eigen::Index>(k)] * spec.scale, 0};
     }
     return c;
   };
   auto calibration_for = [&](const Eigen::VectorXd& x) { return with_parameters(base, x); };
   // The starting profile of each run: its GPU's kernel terms in a joint fit, else `base`.
-  std::vector<const hardware::Calibration*> run_base(runs.size(), &base);
+  std::vector<const calibration::Calibration*> run_base(runs.size(), &base);
   for (size_t i = 0; i < runs.size(); ++i) {
     const std::string gpu = runs[i].deployment.config.value("gpu", std::string());
     if (auto it = options.base_by_gpu.find(gpu); it != options.base_by_gpu.end()) {
@@ -236,8 +216,8 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   std::vector<std::map<std::string, double>> last(runs.size());
   auto predict = [&](const Eigen::VectorXd& x) {
     // One replay hook per distinct starting profile (one per GPU in a joint fit).
-    std::map<const hardware::Calibration*, measured::Calibration> hooks;
-    for (const hardware::Calibration* b : run_base) {
+    std::map<const calibration::Calibration*, measured::Calibration> hooks;
+    for (const calibration::Calibration* b : run_base) {
       if (!hooks.count(b)) hooks.emplace(b, replay_calibration(with_parameters(*b, x), "fit"));
     }
     std::vector<std::map<std::string, double>> out(runs.size());
@@ -263,9 +243,9 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   Eigen::VectorXd prior(static_cast<Eigen::Index>(p));
   for (size_t k = 0; k < p; ++k) {
     const std::string& name = options.parameters[k];
-    const auto& spec = param_specs().at(name);
-    auto it = options.prior.find(name);
-    const double v = it != options.prior.end() ? it->second : base.get(name).value_or(spec.start);
+    const FitSpec& spec = fit_spec(name);
+    const double v = value_or(term_by_name(options.prior, name),
+                              value_or(term_by_name(base.terms, name), spec.start));
     prior[static_cast<Eigen::Index>(k)] = v / spec.scale;
   }
   auto residuals = [&](const Eigen::VectorXd& x) {
@@ -288,8 +268,8 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
 
   Eigen::VectorXd x0(static_cast<Eigen::Index>(p)), lo(x0.size()), hi(x0.size());
   for (size_t k = 0; k < p; ++k) {
-    const auto& spec = param_specs().at(options.parameters[k]);
-    const double start = base.get(options.parameters[k]).value_or(spec.start);
+    const FitSpec& spec = fit_spec(options.parameters[k]);
+    const double start = value_or(term_by_name(base.terms, options.parameters[k]), spec.start);
     const auto i = static_cast<Eigen::Index>(k);
     x0[i] = std::clamp(start, spec.lo, spec.hi) / spec.scale;
     lo[i] = spec.lo / spec.scale;
@@ -314,8 +294,8 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
   ServingFit out;
   out.calibration = calibration_for(fit.x);
   for (size_t k = 0; k < p; ++k) {
-    const auto& spec = param_specs().at(options.parameters[k]);
-    out.calibration.parameters[options.parameters[k]].std_error =
+    const FitSpec& spec = fit_spec(options.parameters[k]);
+    term_by_name(out.calibration.terms, options.parameters[k])->std_error =
         fit.std_error[static_cast<Eigen::Index>(k)] * spec.scale;
   }
   const auto m = static_cast<Eigen::Index>(slots.size());
@@ -327,11 +307,12 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
     const auto i = static_cast<Eigen::Index>(k);
     const double span = hi[i] - lo[i];
     const std::string& name = options.parameters[k];
-    const double value = fit.x[i] * param_specs().at(name).scale;
+    const double scale = fit_spec(name).scale;
+    const double value = fit.x[i] * scale;
     if (fit.x[i] - lo[i] <= 1e-6 * span || hi[i] - fit.x[i] <= 1e-6 * span) {
       std::ostringstream os;
       os << name << " = " << value << " ended on a bound of its range ["
-         << lo[i] * param_specs().at(name).scale << ", " << hi[i] * param_specs().at(name).scale
+         << lo[i] * scale << ", " << hi[i] * scale
          << "]";
       out.problems.push_back(os.str());
     } else if (!std::isfinite(fit.std_error[i])) {

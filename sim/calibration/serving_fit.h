@@ -14,15 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "hardware/calibration.h"
 #include "sim/base/executor.h"
+#include "sim/calibration/profile.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 
 namespace servesim::calibration {
 
 struct ServingFitOptions {
-  // Calibration parameter names to fit (hardware::Calibration::parameter_names()).
+  // Names of the terms to fit (calibration_terms.h; those with a FitSpec).
   std::vector<std::string> parameters = {"step_overhead_s", "client_ttft_overhead_s"};
   // Metric keys (vLLM result names) whose relative errors are the residuals.
   // (p100_e2el_ms: static batches measure only their latency, the last request's E2E.)
@@ -37,11 +37,11 @@ struct ServingFitOptions {
   // base profile's value) and prior_scale the parameter's unit (1 ms for times). 0 = off. It keeps
   // a term that the runs cannot identify at its datasheet value instead of letting it wander.
   double prior_weight = 0;
-  std::map<std::string, double> prior;  // θ_prior per parameter (absent: the starting value)
+  CalibrationTerms prior;  // θ_prior per term (absent: the starting value)
   // A joint fit over several GPUs: kernel terms per GPU (the run deployment's "gpu" key). A run on
   // a GPU listed here is simulated from that profile, with the fitted parameters (shared by every
   // run: host terms of one engine release) on top, instead of from `base`. Empty = `base` for all.
-  std::map<std::string, hardware::Calibration> base_by_gpu;
+  std::map<std::string, calibration::Calibration> base_by_gpu;
   // Leave out of the fit every run whose replay at the starting parameters preempts (the
   // simulated KV cache overflows): there the prediction is set by the preemption dynamics, not by
   // the per-step and per-request terms being fitted, and a run the simulator gets several times
@@ -50,7 +50,7 @@ struct ServingFitOptions {
 };
 
 struct ServingFit {
-  hardware::Calibration calibration;  // base + fitted parameters, fit_set = run ids, residuals
+  calibration::Calibration calibration;  // base + fitted parameters, fit_set = run ids, residuals
   double initial_rms = 0;             // rms relative error before the fit
   double final_rms = 0;               // and after
   int iterations = 0;
@@ -75,17 +75,17 @@ void check_fit_parameters(const std::vector<std::string>& names, const std::stri
 // for an unknown parameter or metric name.
 ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
                        const std::vector<sim::SimulationConfig>& configs,
-                       const hardware::Calibration& base, const ServingFitOptions& options);
+                       const calibration::Calibration& base, const ServingFitOptions& options);
 
-// The deployments and loads of `runs` (hardware::CalibrationDomain): model, TP, PP, vLLM
+// The deployments and loads of `runs` (calibration::CalibrationDomain): model, TP, PP, vLLM
 // version, weight format, highest open-loop rate and closed-loop concurrency.
-hardware::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs);
+calibration::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun>& runs);
 
 // The weight format of a run's deployment: its --quantization ("fp8", "mxfp4"), else "bf16".
 std::string dtype_of(const measured::MeasuredRun& run);
 
 // A measured::Calibration (the replay hook) that simulates with `c` applied to the deployment.
-measured::Calibration replay_calibration(const hardware::Calibration& c, const std::string& source);
+measured::Calibration replay_calibration(const calibration::Calibration& c, const std::string& source);
 
 }  // namespace servesim::calibration
 

@@ -2,11 +2,11 @@
 
 namespace servesim::sim {
 
-FrontEndCosts FrontEndCosts::from_calibration(const hardware::Calibration& c) {
+FrontEndCosts FrontEndCosts::from_calibration(const calibration::Calibration& c) {
   FrontEndCosts f;
-  f.per_request_s = c.get("frontend_per_request_s").value_or(0.0);
-  f.per_prompt_token_s = c.get("frontend_per_prompt_token_s").value_or(0.0);
-  f.per_output_token_s = c.get("frontend_per_output_token_s").value_or(0.0);
+  f.per_request_s = calibration::value_or(c.terms.frontend_per_request_s, 0.0);
+  f.per_prompt_token_s = calibration::value_or(c.terms.frontend_per_prompt_token_s, 0.0);
+  f.per_output_token_s = calibration::value_or(c.terms.frontend_per_output_token_s, 0.0);
   return f;
 }
 

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <deque>
 
-#include "hardware/calibration.h"
+#include "sim/calibration/profile.h"
 #include "sim/engine/simulator.h"
 #include "sim/replica/replica.h"
 #include "workloads/request_spec.h"
@@ -45,7 +45,7 @@ struct FrontEndCosts {
   }
   // frontend_per_request_s, frontend_per_prompt_token_s, frontend_per_output_token_s of a
   // calibration profile (absent = 0).
-  static FrontEndCosts from_calibration(const hardware::Calibration& c);
+  static FrontEndCosts from_calibration(const calibration::Calibration& c);
 };
 
 class FrontEnd : public engine::EventHandler {

@@ -6,7 +6,6 @@
 #include <limits>
 #include <sstream>
 
-#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/topology.h"
 #include "models/model_spec.h"
@@ -14,6 +13,8 @@
 #include "sim/base/huge_pages.h"
 #include "sim/base/resource_limits.h"
 #include "sim/base/json_file.h"
+#include "sim/calibration/prediction_basis.h"
+#include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
 #include "sim/cluster/router.h"
 #include "sim/metrics/benchmark_metrics.h"
@@ -224,12 +225,13 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   if (config.calibration != "none") {
     std::string path = config.calibration;
     if (path.empty()) {
-      path = hardware::default_calibration_path(d.gpu.name, host_line(config.engine)).value_or("");
+      path = calibration::default_calibration_path(d.gpu.name, host_line(config.engine)).value_or("");
     }
     if (!path.empty()) {
-      d.calibration = hardware::load_calibration(path);
+      d.calibration = calibration::load_calibration(path);
       p.calibration_source = path;
-      p.client_ttft_overhead_s = d.calibration.get("client_ttft_overhead_s").value_or(0.0);
+      p.client_ttft_overhead_s =
+          calibration::value_or(d.calibration.terms.client_ttft_overhead_s, 0.0);
       p.frontend = FrontEndCosts::from_calibration(d.calibration);
     }
   }
@@ -461,10 +463,10 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   return result;
 }
 
-hardware::PredictionQuery prediction_query(const SimulationConfig& config,
+calibration::PredictionQuery prediction_query(const SimulationConfig& config,
                                            const PreparedDeployment& prepared) {
   const models::Deployment& d = prepared.deployment;
-  hardware::PredictionQuery q;
+  calibration::PredictionQuery q;
   q.gpu = d.gpu.name;
   q.model = d.model.name;  // the catalog name of an HF id, as profiles' domains record models
   q.tensor_parallel_size = d.tensor_parallel_size;
@@ -488,11 +490,11 @@ hardware::PredictionQuery prediction_query(const SimulationConfig& config,
   return q;
 }
 
-hardware::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
-                                           const hardware::PredictionQuery& q) {
+calibration::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
+                                           const calibration::PredictionQuery& q) {
   // Shipped profiles are named from the repository root, so result files do not depend on
   // where the repository lives.
-  hardware::PredictionBasis b = hardware::classify_prediction(
+  calibration::PredictionBasis b = calibration::classify_prediction(
       prepared.calibration_source.empty() ? nullptr : &prepared.deployment.calibration,
       relative_to_data_dir(prepared.calibration_source), q);
   // Nothing fitted on serving runs, but the kernels may still be measured: say so, rather than

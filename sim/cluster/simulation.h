@@ -23,6 +23,7 @@
 #include "models/deployment.h"
 #include "models/memory_planner.h"
 #include "models/model_name.h"
+#include "sim/calibration/prediction_basis.h"
 #include "sim/cluster/front_end.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/request_record.h"
@@ -50,7 +51,7 @@ struct SimulationConfig {
   bool enforce_eager = false;          // --enforce-eager
   EngineConfig engine;                 // scheduler and cache flags
   bool ideal = false;                  // --ideal: 100% efficiency, zero overhead (lower bound)
-  // --calibration: a calibration profile (hardware/calibration.h) applied to the cost model.
+  // --calibration: a calibration profile (sim/calibration/profile.h) applied to the cost model.
   // "" = the profile shipped for the GPU (hardware/calibration/<gpu>.json) when there is one,
   // "none" = datasheet + catalog defaults only, else a path.
   std::string calibration;
@@ -95,8 +96,8 @@ struct PreparedDeployment {
   double client_ttft_overhead_s = 0;  // from the calibration: added to every TTFT
   FrontEndCosts frontend;             // from the calibration: each replica's API-server queue
   // Whether this prediction is calibrated, transferred or datasheet-only, and why
-  // (hardware::classify_prediction on the deployment and the config's load).
-  hardware::PredictionBasis basis;
+  // (calibration::classify_prediction on the deployment and the config's load).
+  calibration::PredictionBasis basis;
 };
 
 // Loads, resolves and checks everything about the deployment. Throws ConfigError with a one-line
@@ -106,14 +107,14 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config);
 
 // The deployment and load of a prediction made with `prepared` for `config` (the load: its
 // request rate and max concurrency), as classify_prediction takes them.
-hardware::PredictionQuery prediction_query(const SimulationConfig& config,
+calibration::PredictionQuery prediction_query(const SimulationConfig& config,
                                            const PreparedDeployment& prepared);
 
 // Whether a prediction made with `prepared` for `q` is calibrated, transferred or datasheet-only
-// (hardware::classify_prediction on its profile); when nothing was fitted on serving runs, the
+// (calibration::classify_prediction on its profile); when nothing was fitted on serving runs, the
 // reason says whether the step's kernels are still timed from a measured or transferred table.
-hardware::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
-                                           const hardware::PredictionQuery& q);
+calibration::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
+                                           const calibration::PredictionQuery& q);
 
 struct SimulationResult {
   std::vector<metrics::RequestRecord> records;  // indexed by request id; .replica says where
@@ -141,7 +142,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
 // The engine's host line: its vLLM release line, then "V0" for a V0 release, else async scheduling
 // "async" / "sync" (the flag, else the release's default): "0.11 async", "0.8 V0"; "" when the
 // version is not X.Y. Host terms are fitted per host line (sim/calibration/cross_validation.h),
-// and a profile shipped for one (hardware::default_calibration_path) applies to it.
+// and a profile shipped for one (calibration::default_calibration_path) applies to it.
 std::string host_line(const EngineConfig& engine);
 
 // config.workload with the benchmark-client rules of config.engine.vllm_version filled where the

@@ -4,11 +4,12 @@
 #include <limits>
 #include <sstream>
 
-#include "hardware/calibration.h"
 #include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
 #include "sim/base/resource_limits.h"
 #include "sim/base/json_file.h"
+#include "sim/calibration/prediction_basis.h"
+#include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
@@ -92,12 +93,12 @@ std::string Calibration::describe() const {
 }
 
 Calibration load_calibration_file(const std::string& path) {
-  const hardware::Calibration h = hardware::load_calibration(path);
+  const calibration::Calibration h = calibration::load_calibration(path);
   Calibration c;
   c.source = path;
   c.fitted_on = h.fit_set;
   c.profile = h;
-  c.ttft_offset_s = h.get("client_ttft_overhead_s").value_or(0.0);
+  c.ttft_offset_s = calibration::value_or(h.terms.client_ttft_overhead_s, 0.0);
   c.frontend = sim::FrontEndCosts::from_calibration(h);
   c.make_cost = [h, path](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
     if (!h.gpu.empty() && h.gpu != deployment.gpu.name) return models::make_cost_model(deployment);
@@ -229,7 +230,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
   p.kv_tokens = prepared.memory.kv_tokens;
   {
     // The deployment as simulated; the load, version and host line as the run states them.
-    hardware::PredictionQuery q = sim::prediction_query(config, prepared);
+    calibration::PredictionQuery q = sim::prediction_query(config, prepared);
     q.engine_version = run.deployment.engine_version.empty() ? std::string("unrecorded")
                                                              : run.deployment.engine_version;
     q.request_rate = run.request_rate;
@@ -239,7 +240,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
     if (calibration.profile) {
       const bool applies = calibration.applies_to_other_gpus || calibration.profile->gpu.empty() ||
                            calibration.profile->gpu == q.gpu;
-      p.basis = hardware::classify_prediction(applies ? &*calibration.profile : nullptr,
+      p.basis = calibration::classify_prediction(applies ? &*calibration.profile : nullptr,
                                               calibration.source, q);
     } else if (calibration.calibrated() && !calibration.shipped_per_gpu) {
       p.basis = {"transferred", "a calibration without a recorded profile"};

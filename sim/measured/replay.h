@@ -33,9 +33,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware/calibration.h"
 #include "models/cost_model.h"
 #include "models/deployment.h"
+#include "sim/calibration/prediction_basis.h"
+#include "sim/calibration/profile.h"
 #include "sim/cluster/simulation.h"
 #include "sim/measured/measured_run.h"
 #include "workloads/request_spec.h"
@@ -58,7 +59,7 @@ struct Calibration {
   // The profile behind make_cost, when it is one (for the prediction's calibrated / transferred
   // label), and whether it applies to deployments on other GPUs than profile->gpu (a fit's trial
   // profile does; a profile file leaves other GPUs at their defaults).
-  std::optional<hardware::Calibration> profile;
+  std::optional<calibration::Calibration> profile;
   bool applies_to_other_gpus = false;
   // `source` only names the profiles shipped for the runs' GPUs (validate without --calibration):
   // each run's prepared deployment carries its own GPU's profile, or none, and is labelled by it.
@@ -69,7 +70,7 @@ struct Calibration {
   std::string describe() const;
 };
 
-// Reads a calibration profile (hardware/calibration.h: {"gpu", "parameters": {name: {value,
+// Reads a calibration profile (sim/calibration/profile.h: {"gpu", "parameters": {name: {value,
 // std_error}}, "fit_set": [...]}) into a Calibration: fitted_on = fit_set, ttft_offset_s =
 // client_ttft_overhead_s, and a cost model built by models::make_cost_model with the profile as
 // the deployment's calibration, for deployments on the profile's GPU (any GPU when it names
@@ -92,7 +93,7 @@ sim::SimulationConfig simulation_config(const MeasuredRun& run, const ConfigAppl
 // The engine whose host path the run exercised: "0.11 sync", "0.19 async", "0.8 V0" (the vLLM
 // release line it is simulated with, from `config` — set from the run's version by the readers
 // and sidecars —, then V0 engine, else async scheduling on or off); "?" when no version is known.
-// Host terms belong to it (sim/calibration/cross_validation.h, hardware::CalibrationDomain).
+// Host terms belong to it (sim/calibration/cross_validation.h, calibration::CalibrationDomain).
 std::string host_line_of(const MeasuredRun& run, const sim::SimulationConfig& config);
 
 struct ReplayOptions {
@@ -106,7 +107,7 @@ struct Prediction {
   int64_t kv_tokens = 0;                  // KV capacity of the replica
   int64_t preemptions = 0;                // summed over seeds
   double simulated_s = 0;                 // simulated time (mean over seeds)
-  hardware::PredictionBasis basis;        // calibrated / transferred / datasheet-only, and why
+  calibration::PredictionBasis basis;        // calibrated / transferred / datasheet-only, and why
 };
 
 // The requests of one replay: the run's lengths (or mean lengths) in send order with arrivals per

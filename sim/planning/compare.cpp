@@ -8,6 +8,7 @@
 #include "sim/base/error.h"
 #include "sim/base/executor.h"
 #include "sim/base/parallel.h"
+#include "sim/calibration/prediction_basis.h"
 #include "sim/planning/knee.h"
 
 namespace servesim::planning {
@@ -257,8 +258,8 @@ ordered_json compare_to_json(const CompareResult& result, const CompareSide& a,
 void print_compare_table(std::ostream& out, const CompareResult& result, const CompareSide& a,
                          const CompareSide& b, const CompareOptions& options) {
   out << "A: " << a.label << "\nB: " << b.label << "\n";
-  const hardware::PredictionBasis& ab = result.a_basis;
-  const hardware::PredictionBasis& bb = result.b_basis;
+  const calibration::PredictionBasis& ab = result.a_basis;
+  const calibration::PredictionBasis& bb = result.b_basis;
   if (ab.label == bb.label && ab.reason == bb.reason) {
     out << "Prediction basis (both): " << ab.label << " — " << ab.reason << "\n";
   } else {

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/executor.h"
+#include "sim/calibration/prediction_basis.h"
 #include "sim/cluster/simulation.h"
 #include "sim/planning/compare_stats.h"
 #include "sim/planning/progress.h"
@@ -61,7 +62,7 @@ struct CompareResult {
   int a_saturated = 0, b_saturated = 0;  // runs judged saturated, per side
   // What each side's prediction rests on (calibrated / transferred / datasheet-only): a
   // difference between a calibrated and a transferred side is partly the profiles' difference.
-  hardware::PredictionBasis a_basis, b_basis;
+  calibration::PredictionBasis a_basis, b_basis;
   // The catalog entry each side's --model named (sim::catalog_model_json).
   nlohmann::json a_catalog_model, b_catalog_model;
   bool interrupted = false;

@@ -3,78 +3,29 @@
 #include <cmath>
 #include <limits>
 
+#include <boost/math/distributions/students_t.hpp>
+
 #include "sim/base/error.h"
 
 namespace servesim::planning {
-namespace {
-
-// Continued fraction for I_x(a, b) (Numerical Recipes, betacf), modified Lentz.
-double beta_continued_fraction(double a, double b, double x) {
-  constexpr int kMaxIterations = 10000;
-  constexpr double kEps = 1e-15;
-  constexpr double kTiny = 1e-300;
-  const double qab = a + b, qap = a + 1, qam = a - 1;
-  double c = 1, d = 1 - qab * x / qap;
-  if (std::fabs(d) < kTiny) d = kTiny;
-  d = 1 / d;
-  double h = d;
-  for (int m = 1; m <= kMaxIterations; ++m) {
-    const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-    d = 1 + aa * d;
-    if (std::fabs(d) < kTiny) d = kTiny;
-    c = 1 + aa / c;
-    if (std::fabs(c) < kTiny) c = kTiny;
-    d = 1 / d;
-    const double del = d * c;
-    h *= del;
-    if (std::fabs(del - 1) < kEps) break;
-  }
-  return h;
-}
-
-}  // namespace
-
-double regularized_incomplete_beta(double a, double b, double x) {
-  SERVESIM_CHECK(a > 0 && b > 0 && x >= 0 && x <= 1, "incomplete beta: bad arguments");
-  if (x == 0 || x == 1) return x;
-  const double log_front =
-      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
-  const double front = std::exp(log_front);
-  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
-  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
-}
 
 double student_t_two_sided_p(double t, double df) {
   SERVESIM_CHECK(df > 0, "t distribution: df must be > 0");
   if (std::isinf(t)) return 0;
   if (std::isnan(t)) return 1;
-  return regularized_incomplete_beta(df / 2, 0.5, df / (df + t * t));
+  return 2 * boost::math::cdf(boost::math::complement(boost::math::students_t(df), std::fabs(t)));
 }
 
 double student_t_cdf(double t, double df) {
-  const double tail = 0.5 * student_t_two_sided_p(t, df);
-  return t >= 0 ? 1 - tail : tail;
+  SERVESIM_CHECK(df > 0, "t distribution: df must be > 0");
+  if (std::isinf(t)) return t > 0 ? 1 : 0;
+  return boost::math::cdf(boost::math::students_t(df), t);
 }
 
 double student_t_quantile(double p, double df) {
   SERVESIM_CHECK(p > 0 && p < 1, "t quantile: p must be in (0, 1)");
-  if (p == 0.5) return 0;
-  if (p < 0.5) return -student_t_quantile(1 - p, df);
-  double lo = 0, hi = 1;
-  while (student_t_cdf(hi, df) < p) hi *= 2;
-  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (student_t_cdf(mid, df) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
+  SERVESIM_CHECK(df > 0, "t distribution: df must be > 0");
+  return boost::math::quantile(boost::math::students_t(df), p);
 }
 
 double sign_test_p(int positive, int negative) {

@@ -1,13 +1,10 @@
-// Statistics for A/B comparisons: Student's t distribution (through the regularized incomplete
-// beta function), the paired t-test, and the two-sided sign test.
+// Statistics for A/B comparisons and seed intervals: Student's t distribution (Boost.Math's
+// students_t), the paired t-test, and the two-sided sign test.
 //
 // Contract (all pure functions, no global state):
-//  - regularized_incomplete_beta(a, b, x) = I_x(a, b), by the continued fraction of Numerical
-//    Recipes §6.4 (modified Lentz), using I_x(a,b) = 1 − I_{1−x}(b,a) when x > (a+1)/(a+b+2).
-//    Absolute error below 1e-12 for a, b in [0.5, 1e4] (checked in tests against closed forms).
-//    REQUIRES: a > 0, b > 0, 0 <= x <= 1.
-//  - student_t_two_sided_p(t, df) = P(|T| >= |t|) = I_{df/(df+t²)}(df/2, 1/2); 0 for |t| = inf.
-//  - student_t_quantile(p, df): the t with CDF(t) = p, by bisection to 1e-12 relative.
+//  - student_t_cdf(t, df) = P(T <= t); student_t_two_sided_p(t, df) = P(|T| >= |t|), 0 for
+//    |t| = inf, 1 for NaN; student_t_quantile(p, df): the t with CDF(t) = p. Boost.Math's
+//    students_t, accurate to a few ulp. REQUIRES: df > 0 (any real), 0 < p < 1.
 //  - paired_t_test(a, b): on d_i = b_i − a_i: mean d̄, sample sd s (n − 1), t = d̄ / (s/√n),
 //    df = n − 1, two-sided p, and the confidence interval d̄ ± t_{(1+c)/2, df} · s/√n. When s = 0
 //    the test is degenerate: t = 0 and p = 1 if d̄ = 0, else t = ±inf and p = 0 (every pair moved
@@ -21,7 +18,6 @@
 
 namespace servesim::planning {
 
-double regularized_incomplete_beta(double a, double b, double x);
 double student_t_cdf(double t, double df);
 double student_t_two_sided_p(double t, double df);
 double student_t_quantile(double p, double df);

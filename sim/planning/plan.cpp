@@ -14,6 +14,7 @@
 #include "sim/base/error.h"
 #include "sim/base/executor.h"
 #include "sim/base/parallel.h"
+#include "sim/planning/compare_stats.h"
 #include "sim/planning/csv_cell.h"
 #include "sim/planning/error_band.h"
 
@@ -25,18 +26,6 @@ using nlohmann::ordered_json;
 
 // Above this many replicas a candidate is not verified (the estimate alone is reported).
 constexpr int kMaxReplicas = 4096;
-
-// t(0.975, df): two-sided 95% Student-t quantiles.
-double t975(int df) {
-  static const double table[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-                                 2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-                                 2.120, 2.110,  2.101, 2.093, 2.086};
-  if (df <= 0) return 0;
-  if (df <= 20) return table[df];
-  if (df <= 30) return 2.042;
-  if (df <= 60) return 2.000;
-  return 1.960;
-}
 
 std::string fixed(double v, int prec) {
   std::ostringstream os;
@@ -278,7 +267,7 @@ SeedStat seed_stat(const std::vector<double>& values) {
     double ss = 0;
     for (double v : values) ss += (v - s.mean) * (v - s.mean);
     const double sd = std::sqrt(ss / (k - 1));
-    s.ci95 = t975(static_cast<int>(values.size()) - 1) * sd / std::sqrt(k);
+    s.ci95 = student_t_quantile(0.975, k - 1) * sd / std::sqrt(k);
   }
   return s;
 }

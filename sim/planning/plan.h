@@ -47,6 +47,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/executor.h"
+#include "sim/calibration/prediction_basis.h"
 #include "sim/cluster/simulation.h"
 #include "sim/planning/capacity.h"
 #include "sim/planning/progress.h"
@@ -98,7 +99,7 @@ struct CandidateResult {
   CandidateStatus status = CandidateStatus::kSkipped;
   std::string reason;  // why not ok
   // calibrated / transferred / datasheet-only, and why (sim::PreparedDeployment::basis).
-  hardware::PredictionBasis basis;
+  calibration::PredictionBasis basis;
   int gpus_per_replica = 1;
   CapacityResult capacity;
   int min_stable_replicas = 0;  // ceil(L / saturation throughput per replica)

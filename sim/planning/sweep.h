@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/executor.h"
+#include "sim/calibration/prediction_basis.h"
 #include "sim/cluster/simulation.h"
 #include "sim/planning/knee.h"
 #include "sim/planning/progress.h"
@@ -87,7 +88,7 @@ struct SweepPoint {
   std::vector<std::optional<double>> metrics; // aligned with SweepResult::columns
   // Calibrated, transferred or datasheet-only at this load (a rate above a profile's fitted range
   // is transferred): sim::prediction_basis of the point's config.
-  hardware::PredictionBasis basis;
+  calibration::PredictionBasis basis;
 };
 
 struct SweepCurve {

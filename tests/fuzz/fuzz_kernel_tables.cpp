@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "hardware/calibration.h"
 #include "hardware/kernel_profile.h"
 #include "hardware/profiles.h"
+#include "sim/calibration/profile.h"
 #include "tests/fuzz/fuzz_common.h"
 
 namespace {
@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
        [](const std::string& p) { exercise(KernelProfile::from_rows(read_kernel_csv(p), "h100")); }},
       {'j', "kernels.json",
        [](const std::string& p) {
-         const Calibration c = load_calibration(p);
+         const servesim::calibration::Calibration c = servesim::calibration::load_calibration(p);
          if (c.kernels) exercise(*c.kernels);
        }},
   };

@@ -22,10 +22,11 @@
 #include <fstream>
 #include <limits>
 
-#include "hardware/calibration.h"
 #include "sim/app/run_config.h"
 #include "sim/base/json_file.h"
 #include "sim/calibration/cross_validation.h"
+#include "sim/calibration/prediction_basis.h"
+#include "sim/calibration/profile.h"
 #include "sim/cluster/simulation.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
@@ -42,12 +43,12 @@ TEST_CASE("leave-one-group-out: a profile fitted on the other group predicts the
   const fs::path dir = fs::temp_directory_path() / ("servesim_logo_" + std::to_string(getpid()));
   fs::create_directories(dir);
   for (const char* gpu : {"h100-sxm", "h200"}) {
-    hardware::Calibration truth;
+    calibration::Calibration truth;
     truth.gpu = gpu;
-    truth.parameters["step_overhead_s"] = {1.2e-3, 0};
-    truth.parameters["client_ttft_overhead_s"] = {25e-3, 0};
+    truth.terms.step_overhead_s = calibration::FittedValue{1.2e-3, 0};
+    truth.terms.client_ttft_overhead_s = calibration::FittedValue{25e-3, 0};
     metrics::write_json_atomically((dir / (std::string(gpu) + ".json")).string(),
-                                   hardware::to_json(truth));
+                                   calibration::to_json(truth));
   }
 
   std::vector<measured::MeasuredRun> runs;
@@ -116,8 +117,8 @@ TEST_CASE("leave-one-group-out: a profile fitted on the other group predicts the
     // Scored with its own GPU's profile (kernel terms) and the host terms of the other GPU's runs.
     CHECK(g.profile.gpu == g.gpu);
     // The other group's runs identify both overheads: recovered within 5 %.
-    CHECK(g.profile.get("step_overhead_s").value() == Approx(1.2e-3).epsilon(0.05));
-    CHECK(g.profile.get("client_ttft_overhead_s").value() == Approx(25e-3).epsilon(0.05));
+    CHECK(g.profile.terms.step_overhead_s->value == Approx(1.2e-3).epsilon(0.05));
+    CHECK(g.profile.terms.client_ttft_overhead_s->value == Approx(25e-3).epsilon(0.05));
     // The profile records where it was fitted: the other TP degree only.
     REQUIRE(g.profile.domain.tensor_parallel_sizes.size() == 1);
     CHECK(g.profile.domain.tensor_parallel_sizes[0] != (g.group.find("TP1") != std::string::npos ? 1 : 2));
@@ -138,16 +139,16 @@ TEST_CASE("leave-one-group-out: a profile fitted on the other group predicts the
   }
   // Rule 4: a GPU with measured kernel terms and nothing to fit host terms on is scored with those
   // kernel terms (the catalog's host terms), not the datasheet.
-  hardware::Calibration kernels;
+  calibration::Calibration kernels;
   kernels.gpu = "h100-sxm";
-  kernels.parameters["memory_efficiency"] = {0.9, 0};
+  kernels.terms.memory_efficiency = calibration::FittedValue{0.9, 0};
   o.base_by_gpu = {{"h100-sxm", kernels}};
   const LogoTable kernel_only = leave_one_group_out(runs, configs, o);
   REQUIRE(kernel_only.groups.size() == 2);
   CHECK(kernel_only.groups[0].gpu == "h100-sxm");
   CHECK(kernel_only.groups[0].basis == "kernel terms only (no other group on vLLM 0.11 sync)");
-  CHECK(kernel_only.groups[0].profile.get("memory_efficiency").value() == 0.9);
-  CHECK(!kernel_only.groups[0].profile.get("step_overhead_s"));
+  CHECK(kernel_only.groups[0].profile.terms.memory_efficiency->value == 0.9);
+  CHECK(!kernel_only.groups[0].profile.terms.step_overhead_s.has_value());
   CHECK(kernel_only.groups[1].basis.rfind("datasheet-only", 0) == 0);
   fs::remove_all(dir);
 }
@@ -165,12 +166,12 @@ TEST_CASE("leave-one-group-out: no group on the host line, host terms from the n
   for (int tp : {1, 2}) {
     const std::string gpu = tp == 1 ? "h100-sxm" : "h200";
     const std::string version = tp == 1 ? "0.11.0" : "0.10.0";
-    hardware::Calibration truth;
+    calibration::Calibration truth;
     truth.gpu = gpu;
-    truth.parameters["step_overhead_s"] = {1.2e-3, 0};
-    truth.parameters["client_ttft_overhead_s"] = {25e-3, 0};
+    truth.terms.step_overhead_s = calibration::FittedValue{1.2e-3, 0};
+    truth.terms.client_ttft_overhead_s = calibration::FittedValue{25e-3, 0};
     const std::string profile = (dir / (gpu + ".json")).string();
-    metrics::write_json_atomically(profile, hardware::to_json(truth));
+    metrics::write_json_atomically(profile, calibration::to_json(truth));
     for (double rate : {4.0, 12.0}) {
       sim::SimulationConfig c;
       c.model = "llama-3.1-8b";
@@ -228,8 +229,8 @@ TEST_CASE("leave-one-group-out: no group on the host line, host terms from the n
         "(no other group on vLLM 0.10 sync)");
   for (const LogoGroup& g : table.groups) {
     INFO(g.group);
-    CHECK(g.profile.get("step_overhead_s").value() == Approx(1.2e-3).epsilon(0.05));
-    CHECK(g.profile.get("client_ttft_overhead_s").value() == Approx(25e-3).epsilon(0.05));
+    CHECK(g.profile.terms.step_overhead_s->value == Approx(1.2e-3).epsilon(0.05));
+    CHECK(g.profile.terms.client_ttft_overhead_s->value == Approx(25e-3).epsilon(0.05));
     CHECK(g.calibrated_score < g.uncalibrated_score);
   }
   // A V0 group is on another engine path: it neither gives nor takes host terms across releases.
@@ -375,20 +376,22 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
   // The shipped files are what --write-line-profiles makes: host terms each >= 2 standard errors
   // above 0 (or at 0), fitted on the InferenceX rows of that GPU only.
   for (const char* gpu : {"h100-sxm", "h200"}) {
-    const auto path = hardware::default_calibration_path(gpu, "0.11 async");
+    const auto path = calibration::default_calibration_path(gpu, "0.11 async");
     REQUIRE(path);
-    const hardware::Calibration c = hardware::load_calibration(*path);
+    const calibration::Calibration c = calibration::load_calibration(*path);
     CHECK(c.gpu == gpu);
     // Both GPUs' runs identify the per-sequence and client terms; the step and per-prefill-token
     // terms are in the file only where identified (since the measured elementwise kernels, the
     // H100's runs no longer identify a per-prefill-token term: docs/validation.md §6).
-    REQUIRE(c.get("per_seq_overhead_s"));
-    REQUIRE(c.get("client_ttft_overhead_s"));
-    for (const char* name : {"step_overhead_s", "per_seq_overhead_s",
-                             "per_prefill_token_overhead_s", "client_ttft_overhead_s"}) {
-      INFO(gpu << " " << name);
-      if (!c.get(name)) continue;
-      CHECK(c.parameters.at(name).value >= 2 * c.parameters.at(name).std_error);
+    REQUIRE(c.terms.per_seq_overhead_s.has_value());
+    REQUIRE(c.terms.client_ttft_overhead_s.has_value());
+    using T = calibration::CalibrationTerms;
+    for (auto member : {&T::step_overhead_s, &T::per_seq_overhead_s,
+                        &T::per_prefill_token_overhead_s, &T::client_ttft_overhead_s}) {
+      INFO(gpu << " " << calibration::term_name(member));
+      const auto& v = c.terms.*member;
+      if (!v) continue;
+      CHECK(v->value >= 2 * v->std_error);
     }
     CHECK(c.fit_set.size() >= 20);
     for (const std::string& id : c.fit_set) CHECK(id.find("inferencex") != std::string::npos);
@@ -419,38 +422,39 @@ TEST_CASE("profiles per host line: the vLLM 0.6 V0 host terms of the Argonne sta
   // An offline batch (what validate replays for the Argonne rows) is inside; TP 8 or a model it
   // has not seen are not.
   auto offline = [](const std::string& model, const std::string& gpu, int tp) {
-    const auto path = hardware::default_calibration_path(gpu, "0.6 V0");
+    const auto path = calibration::default_calibration_path(gpu, "0.6 V0");
     REQUIRE(path);
-    const hardware::Calibration c = hardware::load_calibration(*path);
-    hardware::PredictionQuery q;
+    const calibration::Calibration c = calibration::load_calibration(*path);
+    calibration::PredictionQuery q;
     q.gpu = gpu;
     q.model = model;
     q.tensor_parallel_size = tp;
     q.engine_version = "0.6";
     q.request_rate = std::numeric_limits<double>::infinity();
     q.offline = true;
-    return hardware::classify_prediction(&c, *path, q).label;
+    return calibration::classify_prediction(&c, *path, q).label;
   };
   CHECK(offline("llama-3.1-8b", "h100-sxm", 2) == "calibrated");
   CHECK(offline("llama-2-70b", "a100-40gb", 4) == "calibrated");
   CHECK(offline("llama-3.1-70b", "h100-sxm", 8) == "transferred");
   CHECK(offline("qwen3-32b", "h100-sxm", 2) == "transferred");
   for (const char* gpu : {"a100-40gb", "h100-sxm"}) {
-    const auto path = hardware::default_calibration_path(gpu, "0.6 V0");
+    const auto path = calibration::default_calibration_path(gpu, "0.6 V0");
     REQUIRE(path);
-    const hardware::Calibration c = hardware::load_calibration(*path);
+    const calibration::Calibration c = calibration::load_calibration(*path);
     INFO(gpu);
     // A static batch has no TTFT to see a client overhead in, and its prompt and output lengths
     // are equal, so a per-prompt-token cost cannot be told from the per-sequence one: neither is
     // fitted (docs/validation.md §6, "Identifiability").
-    CHECK_FALSE(c.get("client_ttft_overhead_s"));
-    CHECK_FALSE(c.get("per_prefill_token_overhead_s"));
-    REQUIRE(c.get("per_seq_overhead_s"));
-    REQUIRE(c.get("step_overhead_s"));
-    for (const auto& [name, v] : c.parameters) {
-      if (name.find("overhead_s") == std::string::npos) continue;
-      INFO(name);
-      CHECK(v.value >= 2 * v.std_error);
+    CHECK_FALSE(c.terms.client_ttft_overhead_s.has_value());
+    CHECK_FALSE(c.terms.per_prefill_token_overhead_s.has_value());
+    REQUIRE(c.terms.per_seq_overhead_s.has_value());
+    REQUIRE(c.terms.step_overhead_s.has_value());
+    for (const calibration::TermField& f : calibration::term_fields()) {
+      const auto& v = c.terms.*f.member;
+      if (!v || f.name.find("overhead_s") == std::string::npos) continue;
+      INFO(f.name);
+      CHECK(v->value >= 2 * v->std_error);
     }
     CHECK(c.domain.offline_only);
     CHECK(c.fit_set.size() >= 200);

@@ -11,11 +11,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "hardware/calibration.h"
 #include "models/roofline_cost_model.h"
 #include "sim/app/cli.h"
 #include "sim/app/run_config.h"
 #include "sim/base/error.h"
+#include "sim/calibration/prediction_basis.h"
+#include "sim/calibration/profile.h"
 #include "sim/cluster/simulation.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/readers.h"
@@ -247,13 +248,13 @@ TEST_CASE("validate with the shipped profiles labels each run by its own GPU's p
   rtx.deployment.set("gpu", "rtx-4090", "test");
   rtx.deployment.set("max_model_len", int64_t{4096}, "test");  // the default needs 16 GiB of KV
   const sim::SimulationConfig rtx_cfg = simulation_config(rtx, app::apply_config_json);
-  REQUIRE_FALSE(hardware::default_calibration_path("rtx-4090", sim::host_line(rtx_cfg.engine)));
+  REQUIRE_FALSE(calibration::default_calibration_path("rtx-4090", sim::host_line(rtx_cfg.engine)));
   CHECK(simulate_measured_run(rtx, rtx_cfg, shipped, ReplayOptions{}).basis.label ==
         "datasheet-only");
 
   const MeasuredRun h100 = synthetic_run();
   const sim::SimulationConfig h100_cfg = simulation_config(h100, app::apply_config_json);
-  const hardware::PredictionBasis own = sim::prepare_deployment(h100_cfg).basis;
+  const calibration::PredictionBasis own = sim::prepare_deployment(h100_cfg).basis;
   REQUIRE(own.label != "datasheet-only");  // the shipped H100 profile applies
   const Prediction p = simulate_measured_run(h100, h100_cfg, shipped, ReplayOptions{});
   CHECK(p.basis.label == own.label);

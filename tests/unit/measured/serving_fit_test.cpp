@@ -11,8 +11,8 @@
 #include <limits>
 #include <cmath>
 
-#include "hardware/calibration.h"
 #include "sim/app/run_config.h"
+#include "sim/calibration/profile.h"
 #include "sim/calibration/serving_fit.h"
 #include "sim/cluster/simulation.h"
 #include "sim/measured/measured_run.h"
@@ -31,11 +31,11 @@ TEST_CASE("the serving fit recovers a known step overhead and client overhead", 
   // uses the recorded send times, so prediction and "measurement" differ only by the parameters).
   const fs::path dir = fs::temp_directory_path() / ("servesim_fit_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  hardware::Calibration truth;
+  calibration::Calibration truth;
   truth.gpu = "h100-sxm";
-  truth.parameters["step_overhead_s"] = {1.2e-3, 0};
-  truth.parameters["client_ttft_overhead_s"] = {25e-3, 0};
-  metrics::write_json_atomically((dir / "truth.json").string(), hardware::to_json(truth));
+  truth.terms.step_overhead_s = calibration::FittedValue{1.2e-3, 0};
+  truth.terms.client_ttft_overhead_s = calibration::FittedValue{25e-3, 0};
+  metrics::write_json_atomically((dir / "truth.json").string(), calibration::to_json(truth));
 
   std::vector<measured::MeasuredRun> runs;
   std::vector<sim::SimulationConfig> configs;
@@ -74,20 +74,20 @@ TEST_CASE("the serving fit recovers a known step overhead and client overhead", 
   }
   REQUIRE(runs.size() == 3);
 
-  hardware::Calibration start;
+  calibration::Calibration start;
   start.gpu = "h100-sxm";
-  start.parameters["step_overhead_s"] = {0.3e-3, 0};
-  start.parameters["client_ttft_overhead_s"] = {5e-3, 0};
+  start.terms.step_overhead_s = calibration::FittedValue{0.3e-3, 0};
+  start.terms.client_ttft_overhead_s = calibration::FittedValue{5e-3, 0};
   ServingFitOptions opts;
   opts.replay.seeds = 1;
   opts.jobs = 2;
   const ServingFit fit = fit_serving(runs, configs, start, opts);
   INFO("rms before " << fit.initial_rms << " after " << fit.final_rms);
-  REQUIRE(fit.calibration.get("step_overhead_s").value() == Approx(1.2e-3).epsilon(0.03));
-  REQUIRE(fit.calibration.get("client_ttft_overhead_s").value() == Approx(25e-3).epsilon(0.03));
+  REQUIRE(fit.calibration.terms.step_overhead_s->value == Approx(1.2e-3).epsilon(0.03));
+  REQUIRE(fit.calibration.terms.client_ttft_overhead_s->value == Approx(25e-3).epsilon(0.03));
   REQUIRE(fit.final_rms < fit.initial_rms);
   REQUIRE(fit.calibration.fit_set.size() == 3);
-  // The domain records the fitted deployment and host line (hardware::CalibrationDomain).
+  // The domain records the fitted deployment and host line (calibration::CalibrationDomain).
   CHECK(fit.calibration.domain.deployments ==
         std::vector<std::string>{"llama-3.1-8b TP 1 PP 1 bf16"});
   CHECK(fit.calibration.domain.host_lines == std::vector<std::string>{"0.19 async"});
@@ -105,12 +105,12 @@ TEST_CASE("the serving fit recovers host terms and the API-server cost", "[calib
   // parameters; the per-sequence term is the weakest), and each gets a standard error.
   const fs::path dir = fs::temp_directory_path() / ("servesim_fit_host_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  hardware::Calibration truth;
+  calibration::Calibration truth;
   truth.gpu = "h100-sxm";
-  truth.parameters["host_step_s"] = {1.5e-3, 0};
-  truth.parameters["host_per_seq_s"] = {30e-6, 0};
-  truth.parameters["frontend_per_request_s"] = {3e-3, 0};
-  metrics::write_json_atomically((dir / "truth.json").string(), hardware::to_json(truth));
+  truth.terms.host_step_s = calibration::FittedValue{1.5e-3, 0};
+  truth.terms.host_per_seq_s = calibration::FittedValue{30e-6, 0};
+  truth.terms.frontend_per_request_s = calibration::FittedValue{3e-3, 0};
+  metrics::write_json_atomically((dir / "truth.json").string(), calibration::to_json(truth));
 
   std::vector<measured::MeasuredRun> runs;
   std::vector<sim::SimulationConfig> configs;
@@ -151,26 +151,26 @@ TEST_CASE("the serving fit recovers host terms and the API-server cost", "[calib
   }
   REQUIRE(runs.size() == 3);
 
-  hardware::Calibration start;
+  calibration::Calibration start;
   start.gpu = "h100-sxm";
-  start.parameters["host_step_s"] = {0.5e-3, 0};
-  start.parameters["host_per_seq_s"] = {5e-6, 0};
-  start.parameters["frontend_per_request_s"] = {1e-3, 0};
+  start.terms.host_step_s = calibration::FittedValue{0.5e-3, 0};
+  start.terms.host_per_seq_s = calibration::FittedValue{5e-6, 0};
+  start.terms.frontend_per_request_s = calibration::FittedValue{1e-3, 0};
   ServingFitOptions opts;
   opts.parameters = {"host_step_s", "host_per_seq_s", "frontend_per_request_s"};
   opts.replay.seeds = 1;
   opts.jobs = 2;
   const ServingFit fit = fit_serving(runs, configs, start, opts);
   INFO("rms before " << fit.initial_rms << " after " << fit.final_rms);
-  REQUIRE(fit.calibration.get("host_step_s").value() == Approx(1.5e-3).epsilon(0.05));
-  REQUIRE(fit.calibration.get("host_per_seq_s").value() == Approx(30e-6).epsilon(0.05));
+  REQUIRE(fit.calibration.terms.host_step_s->value == Approx(1.5e-3).epsilon(0.05));
+  REQUIRE(fit.calibration.terms.host_per_seq_s->value == Approx(30e-6).epsilon(0.05));
   // Recovered within 5% before the measured kernel tables landed; with them the fit ends at
   // 2.70 ms for a true 3 ms (10%), deterministically (more replay seeds give the same value).
   // Not yet explained: issue 7's notes. The bound states what is shown today.
-  REQUIRE(fit.calibration.get("frontend_per_request_s").value() == Approx(3e-3).epsilon(0.12));
-  for (const char* p : {"host_step_s", "host_per_seq_s", "frontend_per_request_s"}) {
-    REQUIRE(fit.calibration.parameters.at(p).std_error >= 0);
-  }
+  REQUIRE(fit.calibration.terms.frontend_per_request_s->value == Approx(3e-3).epsilon(0.12));
+  REQUIRE(fit.calibration.terms.host_step_s->std_error >= 0);
+  REQUIRE(fit.calibration.terms.host_per_seq_s->std_error >= 0);
+  REQUIRE(fit.calibration.terms.frontend_per_request_s->std_error >= 0);
   REQUIRE(fit.final_rms < fit.initial_rms);
   fs::remove_all(dir);
 }
@@ -197,7 +197,7 @@ TEST_CASE("the serving fit refuses more parameters than measured values, naming 
   const std::vector<measured::MeasuredRun> runs = {run};
   const std::vector<sim::SimulationConfig> configs = {
       measured::simulation_config(run, app::apply_config_json)};
-  hardware::Calibration start;
+  calibration::Calibration start;
   start.gpu = "h100-sxm";
   ServingFitOptions opts;
   opts.parameters = {"step_overhead_s", "per_seq_overhead_s"};

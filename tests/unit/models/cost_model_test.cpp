@@ -431,7 +431,7 @@ TEST_CASE("overheads: per step plus per scheduled sequence", "[models][cost]") {
   // A calibrated per-prefill-token term adds 100 prompt tokens x 6 us = 0.6 ms, serially, and
   // leaves a decode-only step as it was.
   d.ideal = false;
-  d.calibration.parameters["per_prefill_token_overhead_s"] = {6e-6, 0};
+  d.calibration.terms.per_prefill_token_overhead_s = calibration::FittedValue{6e-6, 0};
   const StepCost p = make_cost_model(d)->estimate(s);
   CHECK_THAT(p.overhead_s, WithinRel(3e-3 + 12 * 1e-5 + 100 * 6e-6, 1e-12));
   CHECK_THAT(p.total_s - c.total_s, WithinRel(100 * 6e-6, 1e-9));
@@ -439,14 +439,14 @@ TEST_CASE("overheads: per step plus per scheduled sequence", "[models][cost]") {
   CHECK_THAT(make_cost_model(d)->estimate(decode_only).overhead_s,
              WithinRel(3e-3 + 10 * 1e-5, 1e-12));
   // The per-TP-worker broadcast term: (TP − 1) × 0.5 ms per step, nothing at TP 1.
-  d.calibration.parameters["tp_broadcast_overhead_s"] = {5e-4, 0};
+  d.calibration.terms.tp_broadcast_overhead_s = calibration::FittedValue{5e-4, 0};
   CHECK_THAT(make_cost_model(d)->estimate(decode_only).overhead_s,
              WithinRel(3e-3 + 10 * 1e-5, 1e-12));
   Deployment d4 = deploy(llama31_8b(), 4);
   d4.gpu.step_overhead_s = 3e-3;
   d4.gpu.per_seq_overhead_s = 1e-5;
   const double without = make_cost_model(d4)->estimate(decode_only).total_s;
-  d4.calibration.parameters["tp_broadcast_overhead_s"] = {5e-4, 0};
+  d4.calibration.terms.tp_broadcast_overhead_s = calibration::FittedValue{5e-4, 0};
   const StepCost b = make_cost_model(d4)->estimate(decode_only);
   CHECK_THAT(b.overhead_s, WithinRel(3e-3 + 10 * 1e-5 + 3 * 5e-4, 1e-12));
   CHECK_THAT(b.total_s - without, WithinRel(3 * 5e-4, 1e-9));

@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "hardware/calibration.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/profiles.h"
 #include "models/kernel_check.h"
 #include "models/roofline_cost_model.h"
+#include "sim/calibration/profile.h"
 #include "tests/unit/models/hand_specs.h"
 
 namespace servesim::models {

@@ -63,12 +63,13 @@ TEST_CASE("smallest passing replica count is found from any start", "[planning][
 }
 
 TEST_CASE("seed statistics: mean, range and a Student-t interval", "[planning][capacity]") {
-  // Values 10, 12, 14: mean 12, sample sd 2, t(0.975, 2) = 4.303 → half-width 4.303·2/√3 = 4.969.
+  // Values 10, 12, 14: mean 12, sample sd 2, t(0.975, 2) = 0.95/√(2·0.975·0.025) = 4.30265 (the
+  // df = 2 closed form) → half-width 4.30265·2/√3 = 4.968.
   const SeedStat s = seed_stat({10, 12, 14});
   REQUIRE(s.mean == Approx(12));
   REQUIRE(s.min == 10);
   REQUIRE(s.max == 14);
-  REQUIRE(s.ci95 == Approx(4.303 * 2 / std::sqrt(3.0)));
+  REQUIRE(s.ci95 == Approx(0.95 / std::sqrt(2 * 0.975 * 0.025) * 2 / std::sqrt(3.0)).epsilon(1e-12));
   REQUIRE(seed_stat({5}).ci95 == 0);
 }
 

@@ -1,4 +1,4 @@
-// The statistics behind `servesim compare`: incomplete beta, Student's t, the paired t-test and the
+// The statistics behind `servesim compare` and plan's seed intervals: Student's t, the paired t-test and the
 // sign test, checked against closed forms, a t-table and a hand-computed example.
 #include <catch2/catch.hpp>
 
@@ -12,17 +12,6 @@ namespace {
 
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
-
-TEST_CASE("regularized incomplete beta matches its closed forms", "[planning][stats]") {
-  // I_x(1,1) = x;  I_x(a,1) = x^a;  I_x(1,b) = 1 − (1−x)^b;  I_x(a,b) = 1 − I_{1−x}(b,a).
-  for (double x : {0.0, 0.01, 0.3, 0.5, 0.77, 0.999, 1.0}) {
-    CHECK_THAT(regularized_incomplete_beta(1, 1, x), WithinAbs(x, 1e-13));
-    CHECK_THAT(regularized_incomplete_beta(3.5, 1, x), WithinAbs(std::pow(x, 3.5), 1e-13));
-    CHECK_THAT(regularized_incomplete_beta(1, 7, x), WithinAbs(1 - std::pow(1 - x, 7), 1e-13));
-    CHECK_THAT(regularized_incomplete_beta(2.5, 0.5, x) + regularized_incomplete_beta(0.5, 2.5, 1 - x),
-               WithinAbs(1.0, 1e-12));
-  }
-}
 
 TEST_CASE("two-sided t p-values match the closed forms for df = 1, 2, 4", "[planning][stats]") {
   // df = 1 (Cauchy): p = 1 − (2/π)·atan|t|.   df = 2: p = 1 − |t|/√(2 + t²).
@@ -51,6 +40,22 @@ TEST_CASE("t quantiles reproduce a printed t-table to its 3 decimals", "[plannin
     CHECK_THAT(student_t_quantile(row.p, row.df), WithinAbs(row.t, 6e-4));
     CHECK_THAT(student_t_quantile(1 - row.p, row.df), WithinAbs(-row.t, 6e-4));
   }
+}
+
+TEST_CASE("t quantiles: exact values and the df = 1, 2 closed forms", "[planning][stats]") {
+  // Reference values to 6 decimals (R: qt(0.975, 10) = 2.228139, qt(0.975, 1) = 12.706205,
+  // qt(0.975, 30) = 2.042272, qt(0.995, 4) = 4.604095): tolerance 5e-7 is their rounding.
+  CHECK_THAT(student_t_quantile(0.975, 10), WithinAbs(2.228139, 5e-7));
+  CHECK_THAT(student_t_quantile(0.975, 1), WithinAbs(12.706205, 5e-7));
+  CHECK_THAT(student_t_quantile(0.975, 30), WithinAbs(2.042272, 5e-7));
+  CHECK_THAT(student_t_quantile(0.995, 4), WithinAbs(4.604095, 5e-7));
+  // df = 1 (Cauchy): t_p = tan(π(p − ½)).  df = 2: t_p = (2p − 1)/√(2p(1 − p)).
+  for (double p : {0.51, 0.6, 0.9, 0.975, 0.999}) {
+    CHECK_THAT(student_t_quantile(p, 1), WithinRel(std::tan(M_PI * (p - 0.5)), 1e-12));
+    CHECK_THAT(student_t_quantile(p, 2), WithinRel((2 * p - 1) / std::sqrt(2 * p * (1 - p)), 1e-12));
+    CHECK_THAT(student_t_cdf(student_t_quantile(p, 7.5), 7.5), WithinAbs(p, 1e-14));
+  }
+  CHECK(student_t_quantile(0.5, 3) == 0);
 }
 
 TEST_CASE("paired t-test on a hand-computed example", "[planning][stats]") {
