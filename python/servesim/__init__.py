@@ -153,7 +153,9 @@ def _run_json(command, kwargs, output_flag, result_cls, extra=()):
             _raise_on_failure(code, err)
         with open(path) as f:
             data = json.load(f)
-    return result_cls(data, text, partial=partial)
+    result = result_cls(data, text)
+    result.partial = partial
+    return result
 
 
 def simulate(**kwargs):

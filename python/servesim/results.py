@@ -31,10 +31,10 @@ class Result(dict):
     when a study (sweep, plan, compare) was stopped by SIGINT (Ctrl-C) or SIGTERM: the finished
     work is kept, the rest is marked as in the CLI's output (``"interrupted": true``)."""
 
-    def __init__(self, data, text="", partial=False):
+    def __init__(self, data, text=""):
         super().__init__(data)
         self.text = text
-        self.partial = partial
+        self.partial = False
 
     def rows(self):
         """The list of flat dicts that ``to_dataframe`` turns into rows."""

@@ -213,10 +213,6 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
       throw ConfigError(p.path + ": a part of a different study ('" + joined(p.command) +
                         "'; " + first.path + " has '" + joined(first.command) + "')");
     }
-    if (p.inputs != first.inputs) {
-      throw ConfigError(p.path + ": a part of a different study (its input files or their "
-                        "contents differ from those of " + first.path + ")");
-    }
     if (p.shard.count != first.shard.count || p.jobs_total != first.jobs_total) {
       throw ConfigError(p.path + ": part " + shard_text(p.shard) + " of " +
                         std::to_string(p.jobs_total) + " jobs, but " + first.path + " is part " +
@@ -224,9 +220,22 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
                         " jobs; every part must come from the same --shard I/N split");
     }
   }
+  // The inputs every part recorded (a process that ran several studies may have read a catalog
+  // file once, so the lists need not be equal): one content per path across the parts.
+  std::map<std::string, std::pair<uint64_t, const PartFile*>> inputs;
+  for (const PartFile& p : parts) {
+    for (const auto& [input, hash] : p.inputs) {
+      const auto [it, added] = inputs.emplace(input, std::make_pair(hash, &p));
+      if (!added && it->second.first != hash) {
+        throw ConfigError(p.path + ": a part of a different study ('" + input + "' had other "
+                          "content when " + it->second.second->path + " was made)");
+      }
+    }
+  }
   // merge runs the study's command again to write its outputs: its inputs must be what the
   // shards read.
-  for (const auto& [input, hash] : first.inputs) {
+  for (const auto& [input, recorded] : inputs) {
+    const uint64_t hash = recorded.first;
     const auto now = input_content_hash(input);
     if (!now) {
       throw ConfigError("merge: '" + input + "', an input of the study, cannot be read; merge "

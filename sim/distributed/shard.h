@@ -14,7 +14,8 @@
 //    every input file the study read (InputRegistry: --config, --model files, workloads, traces),
 //    the (index, bytes) of every job this shard ran, and a checksum (64-bit FNV-1a) of all of it.
 //  - read_parts() checks each file's checksum (a damaged part is refused by name), that the files
-//    are parts of one study (same command, version, inputs, N, job count), that I = 0..N−1 each
+//    are parts of one study (same command, version, N, job count; an input file two parts both
+//    recorded has the same content in both), that I = 0..N−1 each
 //    appear exactly once, and that every input file still has the content the shards read (merge
 //    runs the command again to write its outputs: an input edited between the shards and the merge
 //    would label old numbers with a new config); otherwise a ConfigError names the file or the
