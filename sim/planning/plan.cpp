@@ -668,7 +668,8 @@ std::string plan_answer(const PlanResult& result, const PlanOptions& options) {
   }
   s += " meets " + slos_text(options.slos) + " at " + load;
   if (c.price_per_gpu_hour > 0) s += "; $" + fixed(c.cost_per_hour, 2) + "/h";
-  s += "; " + gpu_range(c) + " GPUs over " + std::to_string(options.seeds) +
+  s += "; " + gpu_range(c) + (c.max_gpus == 1 ? " GPU" : " GPUs") + " over " +
+       std::to_string(options.seeds) +
        (options.seeds == 1 ? " seed" : " seeds");
   s += "; band " + band_text(c.basis.label);
   for (const PlanTie& t : result.ties) {
