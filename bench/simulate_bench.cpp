@@ -69,7 +69,6 @@ double current_rss_bytes() {
   return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
-
 // Fills `c` (default-constructed) with the scenario `name`; false for an unknown name.
 bool make_scenario(const std::string& name, int64_t n, SimulationConfig& c) {
   c.model = "llama-3.1-8b";
@@ -203,9 +202,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "servesim_bench: --requests and --repeats must be >= 1\n");
     return 2;
   }
-  std::printf("%-9s %9s %8s %9s %10s %10s %8s %10s %9s %10s  %s\n", "scenario", "requests",
-              "rate", "wall_s", "req_per_s", "steps_per_s", "cpu_s", "req_per_cpu", "steps",
-              "bytes/req", "check");
+  std::printf("%-9s %9s %8s %9s %10s %10s %8s %10s %9s %10s  %s\n", "scenario", "requests", "rate",
+              "wall_s", "req_per_s", "steps_per_s", "cpu_s", "req_per_cpu", "steps", "bytes/req",
+              "check");
   std::fflush(stdout);
   int failures = 0;
   for (const std::string& s : scenarios) {

@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
   std::printf("trace %s (%s), model %s, gpu %s TP%d; median of %d runs\n\n",
               base.workload.trace.c_str(), base.workload.trace_format.c_str(), base.model.c_str(),
               base.gpu.c_str(), base.tensor_parallel_size, repeats);
-  std::printf("%10s %10s %10s %12s %10s %14s %14s %10s %10s %9s  %s\n", "rate", "requests", "wall_s",
-              "req_per_s", "cpu_s", "req_per_cpu_s", "sim_s_per_s", "steps", "p99_ttft",
+  std::printf("%10s %10s %10s %12s %10s %14s %14s %10s %10s %9s  %s\n", "rate", "requests",
+              "wall_s", "req_per_s", "cpu_s", "req_per_cpu_s", "sim_s_per_s", "steps", "p99_ttft",
               "rss_MiB", "check");
   for (double rate : rates) {
     SimulationConfig c = base;

@@ -45,8 +45,8 @@ double read_number(const json& j, const std::string& key, const std::string& whe
   const bool ok = std::isfinite(v) && (lo_inclusive ? v >= lo : v > lo) && v <= hi;
   if (!ok) {
     std::string range = (lo_inclusive ? ">= " : "> ") + number(lo);
-    if (std::isfinite(hi)) range = "in " + std::string(lo_inclusive ? "[" : "(") + number(lo) +
-                                   ", " + number(hi) + "]";
+    if (std::isfinite(hi))
+      range = "in " + std::string(lo_inclusive ? "[" : "(") + number(lo) + ", " + number(hi) + "]";
     throw ConfigError(where + ": field '" + key + "' must be a finite number " + range +
                       " (value " + number(v) + ")");
   }
@@ -56,20 +56,21 @@ double read_number(const json& j, const std::string& key, const std::string& whe
 // Plausible ranges. Far outside them a step time overflows the simulator's int64 nanosecond clock
 // or rounds to 1 ns (bf16_flops 1e-300 gave TTFT 1 ns): a unit slip, not a GPU. Every GPU made
 // so far sits well inside (e.g. 1e9 FLOP/s is a CPU core; 1e18 is 1000x a B200).
-constexpr double kMinMemory = 1e8, kMaxMemory = 1e14;   // bytes
-constexpr double kMinRate = 1e9, kMaxRate = 1e18;        // FLOP/s, bytes/s
-constexpr double kMinLinkRate = 1e6;                     // bytes/s (1 MB/s)
-constexpr double kMaxOverhead = 1.0;                     // seconds per step or per sequence
-constexpr double kMinEfficiency = 1e-3;                  // of peak
+constexpr double kMinMemory = 1e8, kMaxMemory = 1e14;  // bytes
+constexpr double kMinRate = 1e9, kMaxRate = 1e18;      // FLOP/s, bytes/s
+constexpr double kMinLinkRate = 1e6;                   // bytes/s (1 MB/s)
+constexpr double kMaxOverhead = 1.0;                   // seconds per step or per sequence
+constexpr double kMinEfficiency = 1e-3;                // of peak
 
 GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object");
-  reject_unknown_keys(j,
-                      {"name", "display_name", "architecture", "memory_bytes", "hbm_bandwidth_bytes_per_s",
-                       "bf16_flops", "fp8_flops", "scale_up", "compute_efficiency",
-                       "memory_efficiency", "step_overhead_s", "per_seq_overhead_s",
-                       "non_torch_memory_bytes", "price_per_hour_usd", "sources"},
-                      where);
+  reject_unknown_keys(
+      j,
+      {"name", "display_name", "architecture", "memory_bytes", "hbm_bandwidth_bytes_per_s",
+       "bf16_flops", "fp8_flops", "scale_up", "compute_efficiency", "memory_efficiency",
+       "step_overhead_s", "per_seq_overhead_s", "non_torch_memory_bytes", "price_per_hour_usd",
+       "sources"},
+      where);
   GpuSpec g;
   g.name = optional_field<std::string>(j, "name", where, default_name);
   if (g.name.empty()) throw ConfigError(where + ": field 'name' must not be empty");
@@ -102,8 +103,8 @@ GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::str
   g.step_overhead_s = read_number(j, "step_overhead_s", where, false, 0, 0, true, kMaxOverhead);
   g.per_seq_overhead_s =
       read_number(j, "per_seq_overhead_s", where, false, 0, 0, true, kMaxOverhead);
-  g.non_torch_memory_bytes = read_number(j, "non_torch_memory_bytes", where, false, 0, 0, true,
-                                         g.memory_bytes);
+  g.non_torch_memory_bytes =
+      read_number(j, "non_torch_memory_bytes", where, false, 0, 0, true, g.memory_bytes);
   g.price_per_hour_usd = read_number(j, "price_per_hour_usd", where, false, 0, 0, true);
   g.sources = optional_field<json>(j, "sources", where, json::object());
   if (!g.sources.is_object()) throw ConfigError(where + ": field 'sources' must be an object");
@@ -119,8 +120,8 @@ GpuSpec load_gpu(const std::string& name_or_path) {
   }
   const fs::path file = catalog_dir() / (name_or_path + ".json");
   if (!fs::is_regular_file(file)) {
-    throw ConfigError("unknown GPU '" + name_or_path + "'; known: " + join_names(gpu_catalog_names()) +
-                      " (or give a path to a GPU JSON file)");
+    throw ConfigError("unknown GPU '" + name_or_path + "'; known: " +
+                      join_names(gpu_catalog_names()) + " (or give a path to a GPU JSON file)");
   }
   return parse_gpu(read_json_file(file), name_or_path, file.string());
 }

@@ -15,14 +15,14 @@ namespace servesim::hardware {
 
 // A point-to-point or switched link, α–β model: time(bytes) = latency_s + bytes / bandwidth.
 struct LinkSpec {
-  std::string kind;                 // "nvlink", "pcie", "infinity-fabric", "infiniband", ...
+  std::string kind;                  // "nvlink", "pcie", "infinity-fabric", "infiniband", ...
   double bandwidth_bytes_per_s = 0;  // per GPU, one direction
-  double latency_s = 0;             // per message (α)
+  double latency_s = 0;              // per message (α)
 };
 
 struct GpuSpec {
-  std::string name;                      // catalog name, e.g. "h100-sxm"
-  std::string display_name;              // e.g. "NVIDIA H100 80GB HBM3 (SXM)"
+  std::string name;          // catalog name, e.g. "h100-sxm"
+  std::string display_name;  // e.g. "NVIDIA H100 80GB HBM3 (SXM)"
   // Chip generation ("hopper", "ampere", "ada", "blackwell", "cdna3"; "" = unknown). A GPU with
   // no measured kernel table borrows the nearest table of the same architecture (docs/cost_model.md
   // §2.1); GPUs of different architectures never share one.
@@ -38,7 +38,8 @@ struct GpuSpec {
   double memory_efficiency = 1.0;   // fraction of peak bandwidth a large stream reaches
   double step_overhead_s = 0;       // per engine step: scheduler, launch, sampling
   double per_seq_overhead_s = 0;    // per scheduled sequence per step (input prep, sampling)
-  double non_torch_memory_bytes = 0;  // CUDA context, NCCL buffers, cuda graphs (not KV, not weights)
+  double non_torch_memory_bytes =
+      0;  // CUDA context, NCCL buffers, cuda graphs (not KV, not weights)
 
   double price_per_hour_usd = 0;  // on-demand price of one GPU, for cost views
   nlohmann::json sources;         // field -> where the number comes from

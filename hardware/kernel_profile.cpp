@@ -114,7 +114,7 @@ KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const
       // m_tokens = tokens per rank with about m·top-k rows on it) share the key: both map tokens
       // to rows as m·top-k over `batch` experts.
       moe[{r.dtype, r.batch, r.q_len, r.n, r.k}].emplace_back(static_cast<double>(r.m_tokens),
-                                                             r.time_s);
+                                                              r.time_s);
     }
   }
   KernelProfile p;
@@ -317,10 +317,10 @@ KernelProfile KernelProfile::from_json(const nlohmann::json& j, const std::strin
   auto list = [&](const char* key) {
     auto v = optional_field<nlohmann::json>(j, key, where, nlohmann::json::array());
     if (!v.is_array()) {
-      throw ConfigError(where + ": kernels." + key + " has value " +
-                        v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                            .substr(0, 60) +
-                        "; expected a list of shapes");
+      throw ConfigError(
+          where + ": kernels." + key + " has value " +
+          v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).substr(0, 60) +
+          "; expected a list of shapes");
     }
     return v;
   };
@@ -328,7 +328,8 @@ KernelProfile KernelProfile::from_json(const nlohmann::json& j, const std::strin
   for (size_t i = 0; i < lin.size(); ++i) {
     const std::string w = where + ": kernels.linear[" + std::to_string(i) + "]";
     LinearShape s{require_field<std::string>(lin[i], "dtype", w),
-                  require_field<long long>(lin[i], "n", w), require_field<long long>(lin[i], "k", w)};
+                  require_field<long long>(lin[i], "n", w),
+                  require_field<long long>(lin[i], "k", w)};
     if (s.dtype != "bf16" && s.dtype != "fp8") {
       throw ConfigError(w + ": field 'dtype' has '" + s.dtype + "'; expected bf16 or fp8");
     }

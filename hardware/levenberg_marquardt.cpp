@@ -14,8 +14,7 @@ Eigen::VectorXd project(Eigen::VectorXd x, const Eigen::VectorXd& lo, const Eige
 }
 
 Eigen::MatrixXd jacobian(const ResidualFn& r, const Eigen::VectorXd& x, const Eigen::VectorXd& rx,
-                         const Eigen::VectorXd& lo, const Eigen::VectorXd& hi,
-                         const LmOptions& o) {
+                         const Eigen::VectorXd& lo, const Eigen::VectorXd& hi, const LmOptions& o) {
   Eigen::MatrixXd J(rx.size(), x.size());
   for (Eigen::Index k = 0; k < x.size(); ++k) {
     double h = std::max(o.relative_step * std::fabs(x[k]), o.absolute_step);

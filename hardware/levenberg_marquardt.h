@@ -15,9 +15,9 @@ namespace servesim::hardware {
 
 struct LmOptions {
   int max_iterations = 100;
-  double relative_step = 1e-4;   // finite-difference step, relative to |x| (absolute floor below)
+  double relative_step = 1e-4;  // finite-difference step, relative to |x| (absolute floor below)
   double absolute_step = 1e-9;
-  double tolerance = 1e-10;      // stop when the relative cost decrease is below this
+  double tolerance = 1e-10;  // stop when the relative cost decrease is below this
   double initial_lambda = 1e-3;
 };
 
@@ -26,7 +26,7 @@ struct LmResult {
   Eigen::VectorXd std_error;  // standard_errors() at the optimum; 0 where a parameter sits on a
                               // bound
   Eigen::VectorXd residuals;
-  double cost = 0;            // ½·Σr²
+  double cost = 0;  // ½·Σr²
   int iterations = 0;
   bool converged = false;
 };

@@ -87,8 +87,7 @@ LinkFit fit_collective(const std::vector<CollectiveSample>& samples, const std::
     throw ConfigError("fit_collective: fewer than 3 " + collective + " samples with " +
                       std::to_string(num_workers) + " workers");
   }
-  const double factor =
-      collective == "all_reduce" ? 2.0 * (num_workers - 1) / num_workers : 1.0;
+  const double factor = collective == "all_reduce" ? 2.0 * (num_workers - 1) / num_workers : 1.0;
   // Weighted least squares on relative error: rows divided by the measured time.
   Eigen::MatrixXd A(static_cast<Eigen::Index>(sel.size()), 2);
   Eigen::VectorXd b(static_cast<Eigen::Index>(sel.size()));

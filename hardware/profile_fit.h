@@ -40,7 +40,7 @@ GemmFit fit_gemm(const std::vector<GemmSample>& samples, double peak_flops, doub
 
 struct LinkFit {
   int num_workers = 0;
-  double latency_s = 0;            // α
+  double latency_s = 0;              // α
   double bandwidth_bytes_per_s = 0;  // 1/β (bus bandwidth for all-reduce)
   double latency_std_error = 0;
   int samples = 0;

@@ -1,14 +1,14 @@
 #include "hardware/profiles.h"
 
 #include <algorithm>
-#include <fstream>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "sim/base/error.h"
-#include "sim/base/number_text.h"
 #include "sim/base/input_files.h"
+#include "sim/base/number_text.h"
 
 namespace servesim::hardware {
 namespace {
@@ -255,9 +255,10 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
                           "'; expected bf16 or fp8");
       }
     } else if (r.kind == "attn_prefill" || r.kind == "attn_decode") {
-      if (r.q_heads <= 0 || r.kv_heads <= 0 || r.head_dim <= 0 || r.kv_len <= 0 ||
-          r.q_len <= 0 || r.batch <= 0) {
-        throw ConfigError(t.where(i) + ": an attention row needs batch, q_len, kv_len, q_heads, "
+      if (r.q_heads <= 0 || r.kv_heads <= 0 || r.head_dim <= 0 || r.kv_len <= 0 || r.q_len <= 0 ||
+          r.batch <= 0) {
+        throw ConfigError(t.where(i) +
+                          ": an attention row needs batch, q_len, kv_len, q_heads, "
                           "kv_heads and head_dim > 0");
       }
     } else if (r.kind == "elementwise") {
@@ -265,7 +266,8 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
       // SwiGLU width per token per rank, heads per rank.
       if (r.m_tokens <= 0 || r.n <= 0 || r.k <= 0 || r.q_heads <= 0 || r.kv_heads <= 0 ||
           r.head_dim <= 0) {
-        throw ConfigError(t.where(i) + ": an elementwise row needs m_tokens, n, k, q_heads, "
+        throw ConfigError(t.where(i) +
+                          ": an elementwise row needs m_tokens, n, k, q_heads, "
                           "kv_heads and head_dim > 0");
       }
       if (r.dtype != "bf16" && r.dtype != "fp8") {
@@ -277,7 +279,8 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
       // moe): n, k per rank, batch = experts, q_len = top-k.
       if (r.m_tokens <= 0 || r.n <= 0 || r.k <= 0 || r.batch <= 0 || r.q_len <= 0 ||
           r.q_len > r.batch) {
-        throw ConfigError(t.where(i) + ": an moe row needs m_tokens, n, k, batch (experts) > 0 "
+        throw ConfigError(t.where(i) +
+                          ": an moe row needs m_tokens, n, k, batch (experts) > 0 "
                           "and 0 < q_len (top-k) <= batch");
       }
       if (r.dtype != "bf16" && r.dtype != "fp8") {

@@ -17,7 +17,7 @@ namespace servesim::hardware {
 
 // One GEMM of a transformer layer on one TP rank: [tokens × in_dim] · [in_dim × out_dim].
 struct GemmSample {
-  std::string op;      // qkv, o, gate_up, down
+  std::string op;  // qkv, o, gate_up, down
   int64_t tokens = 0;
   int tp = 1;
   double in_dim = 0;   // per rank
@@ -33,11 +33,11 @@ struct GemmSample {
 std::vector<GemmSample> read_vidur_mlp(const std::string& path);
 
 struct CollectiveSample {
-  std::string collective;    // all_reduce, send_recv
+  std::string collective;  // all_reduce, send_recv
   int num_workers = 0;
   int devices_per_node = 0;  // 1 in send_recv = the transfer crosses nodes
   double bytes = 0;
-  double time_s = 0;         // median
+  double time_s = 0;  // median
 };
 std::vector<CollectiveSample> read_vidur_collective(const std::string& path);
 

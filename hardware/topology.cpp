@@ -50,9 +50,9 @@ double positive(const json& j, const std::string& key, const std::string& where,
 NetworkLinkSpec parse_link(const json& j, const std::string& default_name,
                            const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object");
-  static const std::set<std::string> known = {"name",      "display_name",    "kind",
-                                              "bandwidth_bytes_per_s", "latency_s",
-                                              "shared_per_node", "sources"};
+  static const std::set<std::string> known = {
+      "name",      "display_name",    "kind",   "bandwidth_bytes_per_s",
+      "latency_s", "shared_per_node", "sources"};
   for (const auto& [key, value] : j.items()) {
     if (!key.empty() && key[0] == '_') continue;
     if (known.count(key) == 0) throw ConfigError(where + ": unknown field '" + key + "'");
@@ -150,8 +150,7 @@ Placement place_replica(int tp, int pp, int gpus_per_node) {
 
 Topology::Topology(int num_nodes, int gpus_per_node, const LinkSpec& scale_up,
                    const NetworkLinkSpec& network)
-    : num_nodes_(num_nodes), gpus_per_node_(gpus_per_node), scale_up_(scale_up),
-      network_(network) {
+    : num_nodes_(num_nodes), gpus_per_node_(gpus_per_node), scale_up_(scale_up), network_(network) {
   if (num_nodes < 1 || gpus_per_node < 1) {
     throw ConfigError("topology: needs >= 1 node of >= 1 GPU");
   }
@@ -251,8 +250,8 @@ std::vector<Topology::DirectedEdge> Topology::route(int src_gpu, int dst_gpu) co
     const int64_t id = pred[v];
     if (id < 0) throw ConfigError("topology: no path between GPUs");  // cannot happen: connected
     const auto e = edge_list_[static_cast<size_t>(id)];
-    const size_t from = boost::source(e, graph_) == v ? boost::target(e, graph_)
-                                                     : boost::source(e, graph_);
+    const size_t from =
+        boost::source(e, graph_) == v ? boost::target(e, graph_) : boost::source(e, graph_);
     // Traversed from `from` to v: forward when from is the edge's source.
     edges.push_back(DirectedEdge{static_cast<size_t>(id), boost::source(e, graph_) == from});
     v = from;
@@ -274,8 +273,7 @@ PathInfo Topology::path(int src_gpu, int dst_gpu) const {
   return p;
 }
 
-std::pair<double, double> Topology::flow_load(
-    const std::vector<std::pair<int, int>>& flows) const {
+std::pair<double, double> Topology::flow_load(const std::vector<std::pair<int, int>>& flows) const {
   double latency = 0;
   std::map<std::pair<size_t, bool>, int> load;  // (edge, direction) -> flows crossing it
   for (const auto& [src, dst] : flows) {

@@ -50,11 +50,11 @@ inline constexpr int kDefaultGpusPerNode = 8;
 // the same fields: name, display_name, kind, bandwidth_bytes_per_s (per NIC, one direction),
 // latency_s (α of one send/recv across nodes), shared_per_node, sources.
 struct NetworkLinkSpec {
-  std::string name;               // catalog name, e.g. "infiniband-ndr"
+  std::string name;  // catalog name, e.g. "infiniband-ndr"
   std::string display_name;
-  LinkSpec link;                  // kind, bandwidth per NIC and direction, α
-  bool shared_per_node = false;   // one NIC for the whole node (VM Ethernet) vs one per GPU (IB)
-  nlohmann::json sources;         // field -> where the number comes from
+  LinkSpec link;                 // kind, bandwidth per NIC and direction, α
+  bool shared_per_node = false;  // one NIC for the whole node (VM Ethernet) vs one per GPU (IB)
+  nlohmann::json sources;        // field -> where the number comes from
 };
 
 // By catalog name or path (a '/' or a .json suffix). Throws ConfigError naming the file and field,
@@ -94,15 +94,15 @@ class Topology {
   enum class VertexKind { kGpu, kFabric, kNic, kNetworkSwitch };
   struct Vertex {
     VertexKind kind = VertexKind::kGpu;
-    int node = -1;   // -1 for the network switch
-    int index = -1;  // GPU index for gpus and per-GPU NICs, else -1
+    int node = -1;      // -1 for the network switch
+    int index = -1;     // GPU index for gpus and per-GPU NICs, else -1
     std::string label;  // e.g. "gpu3", "nvswitch@node0", "nic@node1", "network-switch"
   };
   struct Edge {
     double bandwidth_bytes_per_s = 0;  // per direction; +infinity = not a bottleneck
     double latency_s = 0;
-    std::string kind;                  // the LinkSpec kind of the link it models
-    size_t id = 0;                     // insertion index (deterministic edge order)
+    std::string kind;  // the LinkSpec kind of the link it models
+    size_t id = 0;     // insertion index (deterministic edge order)
   };
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, Vertex, Edge>;
 

@@ -28,9 +28,10 @@ inline double windowed_attn_work(double c, double q, double w) {
 struct BatchShape {
   // Prefill part: requests computing prompt tokens this step (first prefill, a chunk of it, or the
   // recompute of a preempted request's prompt + generated tokens).
-  int64_t prefill_seqs = 0;      // number of prefill chunks in the step
-  int64_t prefill_tokens = 0;    // Σ q: new tokens computed by those chunks
-  double prefill_attn_work = 0;  // Σ q·(c + q/2), tokens²: causal attention work (c = cached context)
+  int64_t prefill_seqs = 0;    // number of prefill chunks in the step
+  int64_t prefill_tokens = 0;  // Σ q: new tokens computed by those chunks
+  double prefill_attn_work =
+      0;  // Σ q·(c + q/2), tokens²: causal attention work (c = cached context)
   int64_t prefill_context_tokens = 0;  // Σ c: cached KV tokens the chunks read
   // The same two sums for the sliding-window layers of a model that has them (window W =
   // ModelSpec::sliding_window, CostModel::sliding_window()); 0, and unused, for a model without.
@@ -47,7 +48,8 @@ struct BatchShape {
   int64_t decode_context_tokens = 0;  // Σ tokens already in KV that each decode attends to
   // No windowed decode sum: a sliding layer is charged min(decode_context_tokens, decode_seqs·W),
   // which is Σ min(c_i, W) exactly when every decoding sequence has >= W tokens of context and an
-  // upper bound of it otherwise (a decode step's shape stays two numbers; DecodeSeries relies on it).
+  // upper bound of it otherwise (a decode step's shape stays two numbers; DecodeSeries relies on
+  // it).
 
   // Sequences that sample a token at the end of the step (all decodes + prefills that finish
   // their prompt this step): the LM head runs on these rows only.

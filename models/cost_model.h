@@ -49,7 +49,8 @@ class CostMemo {
 //                      (kv_bytes · (x + rows) + qo_bytes · rows) / memory_div) + latency
 //   attention(C) = layers · layer(C)                                  without sliding layers
 //                  layers · layer(C) + sliding_layers · layer(min(C, window_tokens))   with them
-//   total(C)     = linear + attention(C) + lm_head + comm + overhead + host   (summed left to right)
+//   total(C)     = linear + attention(C) + lm_head + comm + overhead + host   (summed left to
+//   right)
 // fills one (CostModel::decode_series), and total_s(C) is then estimate(shape).total_s bit for bit:
 // the same operations on the same values in the same order, the C-independent parts taken from an
 // estimate of the same shape. host_s is the step's host part (StepCost::host_s), independent of C.

@@ -34,7 +34,7 @@ struct Deployment {
   // MXFP4, the rest in the model dtype; what vLLM auto-detects for gpt-oss).
   std::string quantization;
   std::string kv_cache_dtype = "auto";  // --kv-cache-dtype: auto (= model dtype) | fp8
-  bool enforce_eager = false;      // --enforce-eager: no CUDA graphs (no padding)
+  bool enforce_eager = false;           // --enforce-eager: no CUDA graphs (no padding)
   // Decode batch sizes with a captured CUDA graph (ascending). Empty = vLLM's default for
   // max_num_seqs (see default_cuda_graph_sizes).
   std::vector<int> cuda_graph_sizes;
@@ -68,7 +68,7 @@ struct Deployment {
   // else "bf16" (MXFP4 experts and integer weights run as w4a16 / w8a16 on Hopper: dequantized to
   // bf16 in the kernel).
   std::string linear_compute_dtype() const;
-  int kv_dtype_bytes() const;          // 1 for fp8, else model dtype bytes
+  int kv_dtype_bytes() const;  // 1 for fp8, else model dtype bytes
   int num_gpus() const { return tensor_parallel_size * pipeline_parallel_size; }  // one DP rank
   // GPUs the routed experts are spread over: TP x DP for an MoE model (1 for a dense one).
   int moe_group_size() const {
@@ -80,11 +80,12 @@ struct Deployment {
 
 // How a vLLM release picks its CUDA-graph capture sizes (sim/replica/vllm_version.h says which).
 enum class CudaGraphSizesRule {
-  kV0,         // [1,2,4] + [8·i for i in 1..32], up to the first size >= max_num_seqs
-               //   (V0 _BATCH_SIZES_TO_CAPTURE, vllm/worker/model_runner.py)
-  kV1Dense512, // [1,2,4] + range(8, 513, 8)                       (v0.8, v0.9: cuda_graph_sizes [512])
-  kV1Dense2x,  // [1,2,4] + range(8, max+1, 8), max = min(2·max_num_seqs, 512)   (v0.10)
-  kV1Sparse,   // [1,2,4] + range(8,256,8) + range(256, max+1, 16), same max      (v0.11+)
+  kV0,          // [1,2,4] + [8·i for i in 1..32], up to the first size >= max_num_seqs
+                //   (V0 _BATCH_SIZES_TO_CAPTURE, vllm/worker/model_runner.py)
+  kV1Dense512,  // [1,2,4] + range(8, 513, 8)                       (v0.8, v0.9: cuda_graph_sizes
+                // [512])
+  kV1Dense2x,   // [1,2,4] + range(8, max+1, 8), max = min(2·max_num_seqs, 512)   (v0.10)
+  kV1Sparse,    // [1,2,4] + range(8,256,8) + range(256, max+1, 16), same max      (v0.11+)
 };
 
 // The capture sizes of `rule`, ascending, with sizes above max_num_batched_tokens dropped.

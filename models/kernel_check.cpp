@@ -48,8 +48,8 @@ double roofline_moe_s(const RooflineOptions& o, const hardware::GpuSpec& gpu,
                       const hardware::KernelRow& r) {
   const double n = static_cast<double>(r.n), k = static_cast<double>(r.k);
   const double tokens = static_cast<double>(r.m_tokens);
-  const double touched = expected_experts_touched(static_cast<double>(r.batch),
-                                                  static_cast<double>(r.q_len), tokens);
+  const double touched =
+      expected_experts_touched(static_cast<double>(r.batch), static_cast<double>(r.q_len), tokens);
   const bool fp8 = r.dtype == "fp8";
   const double peak = fp8 && gpu.fp8_flops > 0 ? gpu.fp8_flops : gpu.bf16_flops;
   return roofline_op_s(o, 2.0 * n * k, touched * n * k * (fp8 ? 1.0 : 2.0), (n + k) * 2.0,
@@ -62,9 +62,9 @@ std::vector<KernelCheckRow> check_kernels(const std::vector<hardware::KernelRow>
                                           const hardware::GpuSpec& gpu,
                                           const KernelCheckOptions& options) {
   const KernelTimer timer(gpu, options.kernels);
-  const std::string table_label =
-      options.kernels.transferred ? "transferred from " + options.kernels.measured_on.name
-                                  : std::string("table");
+  const std::string table_label = options.kernels.transferred
+                                      ? "transferred from " + options.kernels.measured_on.name
+                                      : std::string("table");
   // Leave-one-shape-out: one timer per left-out shape, built on first use.
   std::map<hardware::LinearShape, KernelSource> left_out;
   std::vector<KernelCheckRow> out;
@@ -84,15 +84,15 @@ std::vector<KernelCheckRow> check_kernels(const std::vector<hardware::KernelRow>
           s.profile = std::make_shared<hardware::KernelProfile>(s.profile->without(shape));
           it = left_out.emplace(shape, std::move(s)).first;
         }
-        t = KernelTimer(gpu, it->second).linear_s(r.dtype, static_cast<double>(r.n),
-                                                   static_cast<double>(r.k), m);
+        t = KernelTimer(gpu, it->second)
+                .linear_s(r.dtype, static_cast<double>(r.n), static_cast<double>(r.k), m);
         c.source = table_label + " (nearest shape)";
       } else {
         t = timer.linear_s(r.dtype, static_cast<double>(r.n), static_cast<double>(r.k), m);
-        c.source = timer.has_exact_shape(r.dtype, static_cast<double>(r.n),
-                                         static_cast<double>(r.k))
-                       ? table_label
-                       : table_label + " (nearest shape)";
+        c.source =
+            timer.has_exact_shape(r.dtype, static_cast<double>(r.n), static_cast<double>(r.k))
+                ? table_label
+                : table_label + " (nearest shape)";
       }
     } else if (r.kind == "attn_prefill" && options.kernels.profile && r.batch == 1) {
       t = timer.prefill_attention_s(static_cast<double>(r.q_heads), static_cast<double>(r.kv_heads),

@@ -10,7 +10,8 @@
 //   attn_prefill  KernelTimer::prefill_attention_s, else the roofline attention (§3.3)
 //   attn_decode   always the roofline attention: the table's decode rows are SDPA over contiguous
 //                 K/V, not vLLM's paged kernel, so the cost model does not use them
-//   elementwise   (op layer_compiled; layer_eager rows are skipped) KernelTimer::elementwise_layer_s
+//   elementwise   (op layer_compiled; layer_eager rows are skipped)
+//   KernelTimer::elementwise_layer_s
 //                 when the table has an elementwise curve of the dtype, else the allowance the
 //                 step charges without one: 4 · t0 per layer
 // (The step's per-layer elementwise allowance and CUDA-graph padding are not part of a kernel.)

@@ -27,7 +27,8 @@ std::shared_ptr<const hardware::KernelProfile> cached_table(const std::string& p
   static std::map<std::string, std::shared_ptr<const hardware::KernelProfile>> cache;
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(path);
-  if (it == cache.end()) it = cache.emplace(path, calibration::load_calibration(path).kernels).first;
+  if (it == cache.end())
+    it = cache.emplace(path, calibration::load_calibration(path).kernels).first;
   return it->second;
 }
 
@@ -76,9 +77,10 @@ KernelSource find_kernel_source(const hardware::GpuSpec& gpu) {
   return src;
 }
 
-KernelSource resolve_kernel_source(const std::string& flag, const hardware::GpuSpec& gpu,
-                                   std::shared_ptr<const hardware::KernelProfile> calibration_kernels,
-                                   const std::string& calibration_path) {
+KernelSource resolve_kernel_source(
+    const std::string& flag, const hardware::GpuSpec& gpu,
+    std::shared_ptr<const hardware::KernelProfile> calibration_kernels,
+    const std::string& calibration_path) {
   if (flag == "none") return {};
   auto from_profile = [&](std::shared_ptr<const hardware::KernelProfile> profile,
                           const std::string& path) {
@@ -208,8 +210,9 @@ std::optional<double> KernelTimer::prefill_attention_s(double q_heads, double kv
   // Below the shortest measured sequence the time scales with the work (∝ L²) rather than
   // staying at the shortest one's: inside a step the prefill rows share one kernel with the
   // decodes, whose fixed latency the cost model charges once.
-  double t = seq_len >= c.x.front() ? c.at(seq_len)
-                                    : c.y.front() * (seq_len / c.x.front()) * (seq_len / c.x.front());
+  double t = seq_len >= c.x.front()
+                 ? c.at(seq_len)
+                 : c.y.front() * (seq_len / c.x.front()) * (seq_len / c.x.front());
   // FLOPs ∝ q heads · head_dim; compute-bound, so the bf16 peak ratio carries it across GPUs.
   t *= (q_heads * head_dim) / static_cast<double>(near->q_heads * near->head_dim);
   t *= source_.measured_on.bf16_flops / target_.bf16_flops;

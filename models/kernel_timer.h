@@ -7,7 +7,8 @@
 // itself when measured — and transfers its efficiency against the ideal roofline:
 //
 //   t_G(M; N, K) = λ + (t_S(M; N', K') − λ) · ideal_G(M; N, K) / ideal_S(M; N', K')
-//   ideal(M; N, K) = max(2·M·N·K / peak_dtype, bytes(M, N, K) / HBM bandwidth),  λ = min(t_S, t_min)
+//   ideal(M; N, K) = max(2·M·N·K / peak_dtype, bytes(M, N, K) / HBM bandwidth),  λ = min(t_S,
+//   t_min)
 // with t_min the fastest GEMM in the table (a latency no ratio shortens); so a measured shape on
 // its own GPU is exact, memory-bound GEMMs scale with bandwidth, compute-bound ones with peak.
 // (bytes: weights N·K·w + input M·K·w + output
@@ -30,9 +31,9 @@ namespace servesim::models {
 // Where a step's linear-layer times come from (StepCost callers and result files report it).
 struct KernelSource {
   std::shared_ptr<const hardware::KernelProfile> profile;  // null = the roofline
-  hardware::GpuSpec measured_on;  // the GPU the table was measured on
-  std::string path;               // the file it was read from
-  bool transferred = false;       // measured_on is not the deployment's GPU
+  hardware::GpuSpec measured_on;                           // the GPU the table was measured on
+  std::string path;                                        // the file it was read from
+  bool transferred = false;  // measured_on is not the deployment's GPU
   // "measured (PATH)", "transferred from GPU (PATH)" or "roofline".
   std::string label() const;
 };
@@ -47,9 +48,10 @@ KernelSource find_kernel_source(const hardware::GpuSpec& gpu);
 // kernels (ConfigError when it has none); "" → the calibration profile's kernels when it has
 // some, else find_kernel_source(gpu). A table measured on another GPU (its "gpu" field) is
 // transferred.
-KernelSource resolve_kernel_source(const std::string& flag, const hardware::GpuSpec& gpu,
-                                   std::shared_ptr<const hardware::KernelProfile> calibration_kernels,
-                                   const std::string& calibration_path);
+KernelSource resolve_kernel_source(
+    const std::string& flag, const hardware::GpuSpec& gpu,
+    std::shared_ptr<const hardware::KernelProfile> calibration_kernels,
+    const std::string& calibration_path);
 
 class KernelTimer {
  public:

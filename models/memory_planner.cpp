@@ -80,11 +80,12 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   const double attn = m.attention_params_per_rank(tp);
   double mlp = 0;
   double expert_params = 0;  // the routed experts' share of mlp (MXFP4 stores them in 4.25 bits)
-  double i_eff = 0;  // MLP width per token for the activation peak
+  double i_eff = 0;          // MLP width per token for the activation peak
   if (m.is_moe()) {
-    const double moe_share = static_cast<double>(m.num_moe_layers()) / static_cast<double>(m.num_layers);
-    const double moe_i = static_cast<double>(
-        m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size);
+    const double moe_share =
+        static_cast<double>(m.num_moe_layers()) / static_cast<double>(m.num_layers);
+    const double moe_i = static_cast<double>(m.moe_intermediate_size > 0 ? m.moe_intermediate_size
+                                                                         : m.intermediate_size);
     const double shared_i = static_cast<double>(m.shared_expert_intermediate_size);
     // The routed experts spread over the MoE group (TP, or TP x DP: sliced, or whole under
     // --enable-expert-parallel; the bytes per GPU are the same), the shared experts TP-sharded,
@@ -130,8 +131,8 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
 
   s.other = d.gpu.non_torch_memory_bytes + (tp * pp > 1 ? kNcclBytesPerRank : 0.0);
   s.budget = d.gpu.memory_bytes * opts.gpu_memory_utilization;
-  s.kv_bytes_per_token = m.kv_bytes_per_token_per_rank(d.kv_dtype_bytes(), tp) /
-                         m.num_layers * layers_stage;
+  s.kv_bytes_per_token =
+      m.kv_bytes_per_token_per_rank(d.kv_dtype_bytes(), tp) / m.num_layers * layers_stage;
   return s;
 }
 
@@ -183,8 +184,9 @@ MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts) {
   const int64_t layers_stage = ceil_div(m.num_layers, d.pipeline_parallel_size);
   if (opts.kv_layers_per_block > 0 && opts.kv_layers_per_block < layers_stage) {
     // A hybrid block holds kv_layers_per_block layers (kv_bytes_per_token covers every layer).
-    block_bytes = static_cast<double>(opts.block_size) *
-                  static_cast<double>(s.kv_bytes_per_token / layers_stage * opts.kv_layers_per_block);
+    block_bytes =
+        static_cast<double>(opts.block_size) *
+        static_cast<double>(s.kv_bytes_per_token / layers_stage * opts.kv_layers_per_block);
   }
   if (plan.kv_bytes < block_bytes) {
     // vLLM: "No available memory for the cache blocks". We also refuse a cache that cannot hold

@@ -13,15 +13,15 @@
 namespace servesim::models {
 
 struct MemoryPlan {
-  double device_bytes = 0;        // GPU memory
-  double budget_bytes = 0;        // device_bytes * gpu_memory_utilization
-  double weight_bytes = 0;        // per rank
-  double activation_bytes = 0;    // profiling-run activation peak, per rank
-  double non_torch_bytes = 0;     // per rank
-  double kv_bytes = 0;            // per rank, what is left for the KV cache
-  int64_t kv_bytes_per_token = 0; // per rank
+  double device_bytes = 0;         // GPU memory
+  double budget_bytes = 0;         // device_bytes * gpu_memory_utilization
+  double weight_bytes = 0;         // per rank
+  double activation_bytes = 0;     // profiling-run activation peak, per rank
+  double non_torch_bytes = 0;      // per rank
+  double kv_bytes = 0;             // per rank, what is left for the KV cache
+  int64_t kv_bytes_per_token = 0;  // per rank
   int64_t num_blocks = 0;
-  int64_t kv_tokens = 0;          // num_blocks / kv_cache_groups * block_size
+  int64_t kv_tokens = 0;  // num_blocks / kv_cache_groups * block_size
 };
 
 struct MemoryPlanOptions {

@@ -152,8 +152,7 @@ std::vector<std::string> catalog_matches(const std::vector<CatalogModelIds>& cat
 
 std::vector<std::string> nearest_catalog_models(const std::vector<CatalogModelIds>& catalog,
                                                 const std::string& id, size_t count) {
-  const std::string key =
-      without_fine_tune_suffix(lower(name_part(without_trailing_slashes(id))));
+  const std::string key = without_fine_tune_suffix(lower(name_part(without_trailing_slashes(id))));
   std::vector<std::pair<long, const CatalogModelIds*>> ranked;
   for (const CatalogModelIds& e : catalog) {
     long d = nearness(key, lower(e.name));
@@ -172,16 +171,18 @@ std::vector<std::string> nearest_catalog_models(const std::vector<CatalogModelId
 
 ModelSource resolve_model(const std::string& value) {
   if (value.empty()) {
-    throw ConfigError("model name is empty; expected a catalog name (servesim list), a Hugging "
-                      "Face id ORG/NAME, or the path of a config.json or of a folder holding one");
+    throw ConfigError(
+        "model name is empty; expected a catalog name (servesim list), a Hugging "
+        "Face id ORG/NAME, or the path of a config.json or of a folder holding one");
   }
   std::error_code ec;
   const fs::file_status status = fs::status(value, ec);
   if (fs::is_directory(status)) {
     const fs::path config = fs::path(value) / "config.json";
     if (!fs::is_regular_file(config)) {
-      throw ConfigError(value + ": a folder without config.json; expected a model snapshot "
-                                "folder holding config.json, or the path of a config.json");
+      throw ConfigError(value +
+                        ": a folder without config.json; expected a model snapshot "
+                        "folder holding config.json, or the path of a config.json");
     }
     return {value, "", config.string()};
   }
@@ -208,12 +209,14 @@ ModelSource resolve_model(const std::string& value) {
                       "; pass one of these catalog names");
   }
   if (!has_hf_id_shape(value)) {
-    throw ConfigError(value + ": cannot open file; expected a catalog name (servesim list), a "
-                              "Hugging Face id ORG/NAME, or the path of a config.json or of a "
-                              "folder holding one");
+    throw ConfigError(value +
+                      ": cannot open file; expected a catalog name (servesim list), a "
+                      "Hugging Face id ORG/NAME, or the path of a config.json or of a "
+                      "folder holding one");
   }
-  throw ConfigError(value + ": not in the catalog (models are not downloaded); pass the path of "
-                            "its config.json. Nearest catalog entries: " +
+  throw ConfigError(value +
+                    ": not in the catalog (models are not downloaded); pass the path of "
+                    "its config.json. Nearest catalog entries: " +
                     join_names(nearest_catalog_models(catalog, value)) +
                     " (servesim list shows them all)");
 }

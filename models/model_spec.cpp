@@ -92,10 +92,9 @@ void parse_sliding_layers(const json& j, const std::string& where, ModelSpec& m)
 // The architectures servesim models (config.json "architectures"[0]); docs/models.md.
 const std::vector<std::string>& modelled_architectures() {
   static const std::vector<std::string> names = {
-      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",
-      "Qwen2ForCausalLM",      "Qwen3ForCausalLM",      "Qwen2MoeForCausalLM",
-      "Qwen3MoeForCausalLM",   "GptOssForCausalLM",     "DeepseekV2ForCausalLM",
-      "DeepseekV3ForCausalLM", "Glm4MoeForCausalLM"};
+      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",  "Qwen2ForCausalLM",
+      "Qwen3ForCausalLM",      "Qwen2MoeForCausalLM",   "Qwen3MoeForCausalLM", "GptOssForCausalLM",
+      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeForCausalLM"};
   return names;
 }
 
@@ -123,16 +122,17 @@ void refuse_unmodelled(const json& j, const std::string& where, ModelSpec& m) {
     m.architecture = a[0].get<std::string>();
     const auto& known = modelled_architectures();
     if (std::find(known.begin(), known.end(), m.architecture) == known.end()) {
-      throw ConfigError(where + ": architecture '" + m.architecture +
-                        "' is not modelled; servesim models " + join_names(known) +
-                        " (docs/models.md), and does not approximate another family by one of them");
+      throw ConfigError(
+          where + ": architecture '" + m.architecture + "' is not modelled; servesim models " +
+          join_names(known) +
+          " (docs/models.md), and does not approximate another family by one of them");
     }
   }
   for (const auto& [field, what] : unmodelled_fields()) {
     if (j.contains(field) && !j[field].is_null()) {
       throw ConfigError(where + ": field '" + field + "' (" + what +
-                        ") is not modelled; servesim models " + join_names(modelled_architectures()) +
-                        " (docs/models.md)");
+                        ") is not modelled; servesim models " +
+                        join_names(modelled_architectures()) + " (docs/models.md)");
     }
   }
 }
@@ -158,7 +158,8 @@ int64_t optional_count(const json& j, const std::string& key, const std::string&
   if (!j.contains(key) || j[key].is_null()) return fallback;
   const auto v = require_field<int64_t>(j, key, where);
   if (v < 0) {
-    throw ConfigError(where + ": field '" + key + "' must be >= 0 (value " + std::to_string(v) + ")");
+    throw ConfigError(where + ": field '" + key + "' must be >= 0 (value " + std::to_string(v) +
+                      ")");
   }
   return v;
 }
@@ -183,7 +184,8 @@ int64_t count_dense_layers(const json& j, const std::string& where, const ModelS
     if (!moe) ++dense;
   }
   if (dense == m.num_layers) {
-    throw ConfigError(where + ": every layer is dense by first_k_dense_replace / moe_layer_freq / "
+    throw ConfigError(where +
+                      ": every layer is dense by first_k_dense_replace / moe_layer_freq / "
                       "decoder_sparse_step / mlp_only_layers, yet the model declares experts");
   }
   return dense;
@@ -229,7 +231,8 @@ bool read_int_weights(const json& q, const std::string& method, const std::strin
   }
   if (bits != 4 && bits != 8) {
     throw ConfigError(where + ": quantization_config (quant_method '" + method + "') has " +
-                      std::to_string(bits) + "-bit weights; servesim models 4- and 8-bit integer "
+                      std::to_string(bits) +
+                      "-bit weights; servesim models 4- and 8-bit integer "
                       "weights");
   }
   m.checkpoint_quantization = bits == 4 ? "w4a16" : "w8a16";
@@ -283,8 +286,8 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
   if (!j.contains("head_dim") || j["head_dim"].is_null()) {
     if (m.hidden_size % m.num_heads != 0) {
       throw ConfigError(where + ": hidden_size " + std::to_string(m.hidden_size) +
-                        " is not divisible by num_attention_heads " +
-                        std::to_string(m.num_heads) + " and no head_dim is given");
+                        " is not divisible by num_attention_heads " + std::to_string(m.num_heads) +
+                        " and no head_dim is given");
     }
   }
   m.head_dim = optional_positive(j, "head_dim", where, m.hidden_size / m.num_heads);
@@ -310,8 +313,8 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
 
   // QKV bias: explicit attention_bias, or Qwen2-family models, which always carry it.
   const auto model_type = optional_field<std::string>(j, "model_type", where, "");
-  m.qkv_bias = optional_field<bool>(j, "attention_bias", where, false) ||
-               model_type == "qwen2" || model_type == "qwen2_moe";
+  m.qkv_bias = optional_field<bool>(j, "attention_bias", where, false) || model_type == "qwen2" ||
+               model_type == "qwen2_moe";
 
   // MoE. Mixtral: num_local_experts, experts as wide as intermediate_size.
   // Qwen-MoE: num_experts, moe_intermediate_size, optional shared expert.
@@ -388,8 +391,8 @@ double ModelSpec::attention_params_per_rank(int tp) const {
   }
   const double q = static_cast<double>(num_heads * head_dim) / t;
   // ceil(n_kv / tp), at least 1: with tp > n_kv each KV head is replicated on tp / n_kv ranks.
-  const double kv = static_cast<double>(std::max<int64_t>(1, (num_kv_heads + tp - 1) / tp) *
-                                        head_dim);
+  const double kv =
+      static_cast<double>(std::max<int64_t>(1, (num_kv_heads + tp - 1) / tp) * head_dim);
   double p = h * q + 2 * h * kv + q * h;
   if (qkv_bias) p += q + 2 * kv;
   return p;

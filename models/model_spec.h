@@ -74,9 +74,10 @@ struct ModelSpec {
   // MoE (0 experts = dense).
   int64_t num_experts = 0;
   int64_t experts_per_token = 0;
-  int64_t moe_intermediate_size = 0;     // per routed expert (Qwen-MoE); = intermediate for Mixtral
+  int64_t moe_intermediate_size = 0;  // per routed expert (Qwen-MoE); = intermediate for Mixtral
   int64_t shared_expert_intermediate_size = 0;  // all shared experts together (n_shared × width)
-  bool shared_expert_gate = false;  // Qwen2/Qwen3-Next: a sigmoid gate [hidden, 1] on the shared expert
+  bool shared_expert_gate =
+      false;  // Qwen2/Qwen3-Next: a sigmoid gate [hidden, 1] on the shared expert
   // Layers of an MoE model whose MLP is dense (intermediate_size wide): DeepSeek/GLM's
   // first_k_dense_replace and moe_layer_freq, Qwen-MoE's decoder_sparse_step and mlp_only_layers.
   int64_t num_dense_layers = 0;

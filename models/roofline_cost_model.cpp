@@ -142,11 +142,11 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
           "compute_efficiency must be in (0, 1], got " + std::to_string(opts_.compute_efficiency));
   require(opts_.memory_efficiency > 0 && opts_.memory_efficiency <= 1,
           "memory_efficiency must be in (0, 1], got " + std::to_string(opts_.memory_efficiency));
-  require(opts_.compute_ramp_tokens >= 0 && opts_.op_latency_s >= 0 &&
-              opts_.step_overhead_s >= 0 && opts_.per_seq_overhead_s >= 0 &&
-                  opts_.per_prefill_token_overhead_s >= 0 && opts_.tp_broadcast_overhead_s >= 0 &&
-              opts_.host_step_s >= 0 && opts_.host_per_seq_s >= 0 &&
-              opts_.host_per_prefill_token_s >= 0 && opts_.host_per_sampled_token_s >= 0,
+  require(opts_.compute_ramp_tokens >= 0 && opts_.op_latency_s >= 0 && opts_.step_overhead_s >= 0 &&
+              opts_.per_seq_overhead_s >= 0 && opts_.per_prefill_token_overhead_s >= 0 &&
+              opts_.tp_broadcast_overhead_s >= 0 && opts_.host_step_s >= 0 &&
+              opts_.host_per_seq_s >= 0 && opts_.host_per_prefill_token_s >= 0 &&
+              opts_.host_per_sampled_token_s >= 0,
           "ramp, latency and overheads must be >= 0");
   require(g.bf16_flops > 0 && g.hbm_bandwidth_bytes_per_s > 0,
           "GPU " + g.name + " needs bf16_flops and hbm_bandwidth_bytes_per_s > 0");
@@ -180,8 +180,9 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
       if (s + 1 < pp_) {
         std::vector<std::pair<int, int>> flows;
         for (int r = 0; r < tp_; ++r) {
-          flows.emplace_back(placement_.stage_gpus[static_cast<size_t>(s)][static_cast<size_t>(r)],
-                             placement_.stage_gpus[static_cast<size_t>(s + 1)][static_cast<size_t>(r)]);
+          flows.emplace_back(
+              placement_.stage_gpus[static_cast<size_t>(s)][static_cast<size_t>(r)],
+              placement_.stage_gpus[static_cast<size_t>(s + 1)][static_cast<size_t>(r)]);
         }
         hop_link_.push_back(topo.flows_link(flows));
       }
@@ -191,8 +192,8 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
   // CUDA graphs: explicit sizes, else vLLM's default for max_num_seqs = 256 (the deployment does
   // not know max_num_seqs; the replica fills cuda_graph_sizes explicitly). No token cap here.
   if (opts_.cuda_graph_padding && !d.enforce_eager) {
-    graph_sizes_ = d.cuda_graph_sizes.empty() ? default_cuda_graph_sizes(256, INT_MAX)
-                                              : d.cuda_graph_sizes;
+    graph_sizes_ =
+        d.cuda_graph_sizes.empty() ? default_cuda_graph_sizes(256, INT_MAX) : d.cuda_graph_sizes;
     std::sort(graph_sizes_.begin(), graph_sizes_.end());
     max_graph_size_ = graph_sizes_.empty() ? 0 : graph_sizes_.back();
   }
@@ -241,8 +242,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
   }
   if (m.is_moe()) {
     moe_ = true;
-    moe_layer_share_ =
-        static_cast<double>(m.num_moe_layers()) / static_cast<double>(m.num_layers);
+    moe_layer_share_ = static_cast<double>(m.num_moe_layers()) / static_cast<double>(m.num_layers);
     num_experts_ = static_cast<double>(m.num_experts);
     top_k_ = static_cast<double>(std::max<int64_t>(1, m.experts_per_token));
     require(d.data_parallel_size >= 1, "data-parallel size must be >= 1");
@@ -268,10 +268,9 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     }
     // One routed expert: gate_up [h, 2·I_e/g] and down [I_e/g, h], sliced over the MoE group g
     // (TP, or TP·DP with data parallelism), or whole under expert parallelism.
-    const double moe_i =
-        static_cast<double>(m.moe_intermediate_size > 0 ? m.moe_intermediate_size
-                                                        : m.intermediate_size) /
-        (expert_parallel_ ? 1.0 : static_cast<double>(moe_group_));
+    const double moe_i = static_cast<double>(m.moe_intermediate_size > 0 ? m.moe_intermediate_size
+                                                                         : m.intermediate_size) /
+                         (expert_parallel_ ? 1.0 : static_cast<double>(moe_group_));
     expert_inter_rank_ = moe_i;
     expert_op_.flops_per_token = 2.0 * 3.0 * h * moe_i;
     expert_op_.weight_bytes = 3.0 * h * moe_i * d.expert_weight_bytes_per_param();
@@ -299,8 +298,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
       dense_ops_.push_back(gemm(ii, h));
       dense_ops_[dense_ops_.size() - 2].layer_share = 1.0 - moe_layer_share_;
       dense_ops_.back().layer_share = 1.0 - moe_layer_share_;
-      swiglu_width_rank_ =
-          moe_layer_share_ * swiglu_width_rank_ + (1.0 - moe_layer_share_) * ii;
+      swiglu_width_rank_ = moe_layer_share_ * swiglu_width_rank_ + (1.0 - moe_layer_share_) * ii;
     }
   } else {
     const double ii = static_cast<double>(m.intermediate_size) / t;
@@ -318,7 +316,8 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     const double lat = static_cast<double>(a.latent_width());
     const double lora = static_cast<double>(a.kv_lora_rank);
     attn_flops_per_work_ =
-        2.0 * heads_rank * static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim);
+        2.0 * heads_rank *
+        static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim);
     attn_decode_flops_per_ctx_ = 2.0 * heads_rank * (lat + lora);
     kv_bytes_per_token_ = lat * d.kv_dtype_bytes();
     qo_bytes_per_token_ = heads_rank * (lat + lora) * ab;
@@ -399,10 +398,12 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
   // The elementwise chain measured per layer (kernels between the GEMMs; their traffic grows
   // with the tokens, which one t0 per GEMM could not follow: docs/cost_model.md §2.1). It
   // replaces the t0 allowance; the GEMMs' dtype decides whether the chain quantises to fp8.
-  const hardware::ElementwiseShape elem{
-      dtype, std::llround(static_cast<double>(d.model.hidden_size)),
-      std::llround(swiglu_width_rank_), std::llround(heads_rank), std::llround(kv_heads_rank),
-      std::llround(head_dim)};
+  const hardware::ElementwiseShape elem{dtype,
+                                        std::llround(static_cast<double>(d.model.hidden_size)),
+                                        std::llround(swiglu_width_rank_),
+                                        std::llround(heads_rank),
+                                        std::llround(kv_heads_rank),
+                                        std::llround(head_dim)};
   // MLA's chain (two latent RMSNorms, RoPE on the rope part) is not the measured GQA chain: the
   // t0 allowance stays.
   if (table_linear_ && elem.q_heads > 0 && !d.model.is_mla()) {
@@ -433,9 +434,8 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
   }
   if (d.model.is_mla()) {
     // The shipped prefill-attention tables are GQA shapes; MLA's prefill keeps the roofline.
-  } else if (auto near = prof.nearest_attention_shape({std::llround(heads_rank),
-                                                std::llround(kv_heads_rank),
-                                                std::llround(head_dim)})) {
+  } else if (auto near = prof.nearest_attention_shape(
+                 {std::llround(heads_rank), std::llround(kv_heads_rank), std::llround(head_dim)})) {
     std::vector<std::pair<double, double>> samples;
     for (double x : prof.prefill_attention().at(*near).x) {
       samples.emplace_back(x, *timer.prefill_attention_s(heads_rank, kv_heads_rank, head_dim, x));
@@ -457,8 +457,8 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
     if (auto near = prof.nearest_moe_shape(gate_up)) {
       std::vector<std::pair<double, double>> samples;
       for (double x : prof.moe().at(*near).x) {
-        samples.emplace_back(x, *timer.moe_gemm_s(gate_up, w, dtype, x) +
-                                    *timer.moe_gemm_s(down, w, dtype, x));
+        samples.emplace_back(
+            x, *timer.moe_gemm_s(gate_up, w, dtype, x) + *timer.moe_gemm_s(down, w, dtype, x));
       }
       table_moe_ = hardware::MonotoneCurve::fit(std::move(samples));
       table_moe_on_ = true;
@@ -513,7 +513,8 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
     if (table_elementwise_on_) s += table_elementwise_.at(tokens);
   }
   for (const LinearOp& op : dense_ops_) {
-    if (!op.tabled) s += op.layer_share * linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
+    if (!op.tabled)
+      s += op.layer_share * linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
   }
   if (moe_ && tokens > 0 && !dp_coupled_) s += moe_layer_share_ * routed_experts_s(tokens);
   return s;
@@ -528,11 +529,12 @@ double RooflineCostModel::routed_experts_s(double tokens) const {
                        : tokens;
   // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
   // over the experts hit, weights of the expected distinct experts.
-  return table_moe_on_ ? table_moe_.at(equivalent)
-                       : linear_op_s(expert_op_, equivalent * top_k_,
-                                     expected_experts_touched(experts_per_gpu_, top_k_, equivalent) *
-                                         expert_op_.weight_bytes,
-                                     linear_peak_flops_);
+  return table_moe_on_
+             ? table_moe_.at(equivalent)
+             : linear_op_s(expert_op_, equivalent * top_k_,
+                           expected_experts_touched(experts_per_gpu_, top_k_, equivalent) *
+                               expert_op_.weight_bytes,
+                           linear_peak_flops_);
 }
 
 double RooflineCostModel::dp_group_moe_s(double group_tokens) const {
@@ -573,7 +575,8 @@ double RooflineCostModel::hop_s(int boundary, double tokens) const {
   // Each TP rank sends its 1/TP slice to its peer in the next stage (all at once, sharing any
   // common edge: Topology::flows_link), then the next stage all-gathers it over its TP group.
   const double send = link.latency_s + bytes / tp_ / link.bandwidth_bytes_per_s;
-  const double gather = ring_all_gather_s(bytes, tp_, stage_link_[static_cast<size_t>(boundary) + 1]);
+  const double gather =
+      ring_all_gather_s(bytes, tp_, stage_link_[static_cast<size_t>(boundary) + 1]);
   return kPipelineTensors * (send + gather);
 }
 
@@ -621,9 +624,10 @@ double RooflineCostModel::layer_attention_s(double prefill_work, int64_t kv_read
                                             int64_t decode_ctx, double tokens) const {
   // One varlen kernel per layer for prefill chunks and decodes together.
   const double ctx = static_cast<double>(decode_ctx);
-  const double attn_flops = attn_decode_flops_per_ctx_ == attn_flops_per_work_
-                                ? attn_flops_per_work_ * (prefill_work + ctx)
-                                : attn_flops_per_work_ * prefill_work + attn_decode_flops_per_ctx_ * ctx;
+  const double attn_flops =
+      attn_decode_flops_per_ctx_ == attn_flops_per_work_
+          ? attn_flops_per_work_ * (prefill_work + ctx)
+          : attn_flops_per_work_ * prefill_work + attn_decode_flops_per_ctx_ * ctx;
   const double attn_bytes =
       kv_bytes_per_token_ * (static_cast<double>(kv_read) + tokens) + qo_bytes_per_token_ * tokens;
   double attn_compute_s;
@@ -651,26 +655,26 @@ double RooflineCostModel::attention_s(const BatchShape& shape, double tokens) co
   // The KV write and the Q/O traffic are those of the full layers.
   const int64_t decode_window =
       std::min(shape.decode_context_tokens, shape.decode_seqs * sliding_window_);
-  const double windowed = layer_attention_s(
-      shape.prefill_window_attn_work,
-      shape.prefill_window_context_tokens + shape.prefill_tokens + decode_window, decode_window,
-      tokens);
+  const double windowed =
+      layer_attention_s(shape.prefill_window_attn_work,
+                        shape.prefill_window_context_tokens + shape.prefill_tokens + decode_window,
+                        decode_window, tokens);
   return full_attention_layers_ * full + sliding_layers_ * windowed;
 }
 
 double RooflineCostModel::lm_head_s(double rows) const {
   // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
-  return table_lm_head_on_ ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
-                           : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes,
-                                         bf16_peak_flops_);
+  return table_lm_head_on_
+             ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
+             : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes, bf16_peak_flops_);
 }
 
 void RooflineCostModel::add_overheads(const BatchShape& shape, StepCost& c) const {
-  c.overhead_s = opts_.step_overhead_s +
-                 opts_.per_seq_overhead_s *
-                     static_cast<double>(shape.prefill_seqs + shape.decode_seqs) +
-                 opts_.per_prefill_token_overhead_s * static_cast<double>(shape.prefill_tokens) +
-                 opts_.tp_broadcast_overhead_s * static_cast<double>(tp_ - 1);
+  c.overhead_s =
+      opts_.step_overhead_s +
+      opts_.per_seq_overhead_s * static_cast<double>(shape.prefill_seqs + shape.decode_seqs) +
+      opts_.per_prefill_token_overhead_s * static_cast<double>(shape.prefill_tokens) +
+      opts_.tp_broadcast_overhead_s * static_cast<double>(tp_ - 1);
   c.host_s = opts_.host_step_s +
              opts_.host_per_seq_s * static_cast<double>(shape.prefill_seqs + shape.decode_seqs) +
              opts_.host_per_prefill_token_s * static_cast<double>(shape.prefill_tokens) +

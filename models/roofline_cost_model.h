@@ -52,12 +52,12 @@ inline constexpr double kDefaultOpLatencyS = 6e-6;
 // Free parameters of the roofline. from_gpu() takes efficiencies and overheads from the GPU spec
 // (the "uncalibrated" model); ideal() is the physical lower bound; calibration may set any field.
 struct RooflineOptions {
-  double compute_efficiency = 1.0;   // η_c: fraction of peak FLOP/s a large GEMM reaches, (0, 1]
-  double memory_efficiency = 1.0;    // η_m: fraction of peak HBM bandwidth, (0, 1]
+  double compute_efficiency = 1.0;  // η_c: fraction of peak FLOP/s a large GEMM reaches, (0, 1]
+  double memory_efficiency = 1.0;   // η_m: fraction of peak HBM bandwidth, (0, 1]
   // Serial overheads (the single constant of profiles before host terms existed): added to every
   // step whatever the scheduling mode, so an old profile keeps its meaning.
-  double step_overhead_s = 0;        // per step (scheduler, launch, sampling), s
-  double per_seq_overhead_s = 0;     // per scheduled sequence per step, s
+  double step_overhead_s = 0;     // per step (scheduler, launch, sampling), s
+  double per_seq_overhead_s = 0;  // per scheduled sequence per step, s
   // per prompt token computed in the step, s: the prefill work no kernel table times (RMSNorm,
   // RoPE, SiLU·mul, residual adds, activation quantisation, KV-cache writes scale with tokens and
   // are charged only op_latency_s each; docs/validation.md §4a). 0 unless calibrated.
@@ -68,14 +68,14 @@ struct RooflineOptions {
   double tp_broadcast_overhead_s = 0;
   // Host terms (StepCost::host_s), each with a cause; overlapped with the GPU under async
   // scheduling:
-  double host_step_s = 0;              // per step: schedule(), update_from_output(), launch
-  double host_per_seq_s = 0;           // per scheduled sequence: request state, block tables
-  double host_per_prefill_token_s = 0; // per prefill token: input ids, positions, slot mapping
-  double host_per_sampled_token_s = 0; // per sampled token: sampler bookkeeping, output handling
-  double compute_ramp_tokens = 0;    // a in η_c(T) = η_c·T/(T+a), tokens; 0 = no ramp
-  double op_latency_s = 0;           // fixed time added to every modelled kernel, s
-  bool cuda_graph_padding = false;   // pad small batches to the CUDA-graph capture sizes
-  bool kernel_tables = false;        // time ops from Deployment::kernels when it has a table
+  double host_step_s = 0;               // per step: schedule(), update_from_output(), launch
+  double host_per_seq_s = 0;            // per scheduled sequence: request state, block tables
+  double host_per_prefill_token_s = 0;  // per prefill token: input ids, positions, slot mapping
+  double host_per_sampled_token_s = 0;  // per sampled token: sampler bookkeeping, output handling
+  double compute_ramp_tokens = 0;       // a in η_c(T) = η_c·T/(T+a), tokens; 0 = no ramp
+  double op_latency_s = 0;              // fixed time added to every modelled kernel, s
+  bool cuda_graph_padding = false;      // pad small batches to the CUDA-graph capture sizes
+  bool kernel_tables = false;           // time ops from Deployment::kernels when it has a table
 
   static RooflineOptions from_gpu(const hardware::GpuSpec& gpu);
   // η = 1, no ramp, no latency, no overheads, no padding. Link α–β are kept (a property of the
@@ -223,8 +223,7 @@ class RooflineCostModel : public CostModel {
     double layer_share = 1.0;        // the fraction of layers that run it (MoE vs dense layers)
   };
 
-  double linear_op_s(const LinearOp& op, double rows, double weight_bytes,
-                     double peak_flops) const;
+  double linear_op_s(const LinearOp& op, double rows, double weight_bytes, double peak_flops) const;
   // Precomputes the table curves above from d.kernels (constructor, when a table applies).
   void use_kernel_tables(const Deployment& d, double heads_rank, double kv_heads_rank,
                          double head_dim);
@@ -244,9 +243,9 @@ class RooflineCostModel : public CostModel {
   void add_overheads(const BatchShape& shape, StepCost& c) const;
   // Parts of a step shared by estimate() and estimate_pipeline().
   struct Parts {
-    StepCost cost;                  // linear/attention/lm_head/overhead filled; comm_s = TP + PP
-    std::vector<double> stage_comm; // per stage: TP all-reduces (+ logits gather on the last)
-    std::vector<double> hop;        // per boundary
+    StepCost cost;                   // linear/attention/lm_head/overhead filled; comm_s = TP + PP
+    std::vector<double> stage_comm;  // per stage: TP all-reduces (+ logits gather on the last)
+    std::vector<double> hop;         // per boundary
   };
   // Without `per_stage` the two vectors stay empty: estimate() allocates nothing per step.
   Parts parts(const BatchShape& shape, bool per_stage) const;
@@ -258,22 +257,23 @@ class RooflineCostModel : public CostModel {
   // Per-layer, per-rank constants (precomputed in the constructor).
   std::vector<LinearOp> dense_ops_;  // QKV, O, gate_up, down (or router + shared expert for MoE)
   bool moe_ = false;
-  LinearOp expert_op_;               // one routed expert: flops per routed token, bytes per expert
-  double expert_inter_rank_ = 0;     // I_e / t: one expert's intermediate width on one rank
+  LinearOp expert_op_;            // one routed expert: flops per routed token, bytes per expert
+  double expert_inter_rank_ = 0;  // I_e / t: one expert's intermediate width on one rank
   double num_experts_ = 0;
-  double experts_per_gpu_ = 0;       // E, or E / (TP·DP) under expert parallelism
-  int moe_group_ = 1;                // GPUs the experts are spread over (TP·DP)
+  double experts_per_gpu_ = 0;  // E, or E / (TP·DP) under expert parallelism
+  int moe_group_ = 1;           // GPUs the experts are spread over (TP·DP)
   bool expert_parallel_ = false;
   bool dp_coupled_ = false;
   int dp_ = 1;
-  hardware::LinkSpec dp_link_;       // the links among the DP group's GPUs
+  hardware::LinkSpec dp_link_;  // the links among the DP group's GPUs
   double top_k_ = 0;
-  double attn_flops_per_work_ = 0;   // prefill: 4 · heads_per_rank · head_dim (MLA: below)
+  double attn_flops_per_work_ = 0;        // prefill: 4 · heads_per_rank · head_dim (MLA: below)
   double attn_decode_flops_per_ctx_ = 0;  // decode; = attn_flops_per_work_ but under MLA
-  double moe_layer_share_ = 1.0;     // MoE layers / layers (DeepSeek's first dense layers)
-  double kv_bytes_per_token_ = 0;    // per layer per rank: 2 · kv_heads_per_rank · head_dim · kv dtype
-  double qo_bytes_per_token_ = 0;    // per layer per rank: Q read + O write
-  double num_layers_ = 0;            // all layers (Σ over PP stages)
+  double moe_layer_share_ = 1.0;          // MoE layers / layers (DeepSeek's first dense layers)
+  double kv_bytes_per_token_ =
+      0;  // per layer per rank: 2 · kv_heads_per_rank · head_dim · kv dtype
+  double qo_bytes_per_token_ = 0;  // per layer per rank: Q read + O write
+  double num_layers_ = 0;          // all layers (Σ over PP stages)
   // Sliding-window layers (ModelSpec::num_sliding_layers, window sliding_window_) and the others;
   // 0 / 0 / num_layers_ for a model without.
   double sliding_layers_ = 0;
@@ -288,10 +288,10 @@ class RooflineCostModel : public CostModel {
   int tp_ = 1;
   int pp_ = 1;
   hardware::Placement placement_;
-  std::vector<double> stage_layers_;           // per stage (vLLM's split)
-  std::vector<hardware::LinkSpec> stage_link_; // per stage: TP collectives
-  std::vector<hardware::LinkSpec> hop_link_;   // per boundary: the TP flows to the next stage
-  double hidden_act_bytes_ = 0;      // hidden_size · activation dtype bytes, per token
+  std::vector<double> stage_layers_;            // per stage (vLLM's split)
+  std::vector<hardware::LinkSpec> stage_link_;  // per stage: TP collectives
+  std::vector<hardware::LinkSpec> hop_link_;    // per boundary: the TP flows to the next stage
+  double hidden_act_bytes_ = 0;                 // hidden_size · activation dtype bytes, per token
 
   // Measured kernel tables (models/kernel_timer.h), precomputed for this deployment on the
   // table's token grid so that a step stays O(log grid): Σ of the tabled dense ops of one layer,
@@ -304,14 +304,14 @@ class RooflineCostModel : public CostModel {
   hardware::MonotoneCurve table_elementwise_;   // s per layer vs tokens: the elementwise chain
   double swiglu_width_rank_ = 0;                // SwiGLU outputs per token per rank (× top-k)
   bool table_lm_head_on_ = false;
-  hardware::MonotoneCurve table_lm_head_;       // s vs rows
+  hardware::MonotoneCurve table_lm_head_;  // s vs rows
   bool table_prefill_attn_on_ = false;
   hardware::MonotoneCurve table_prefill_attn_;  // s per layer vs equivalent sequence length
   bool table_moe_on_ = false;                   // replaces the routed experts' roofline op
   hardware::MonotoneCurve table_moe_;           // s per layer vs tokens: gate_up + down
 
   // Peaks.
-  double linear_peak_flops_ = 0;     // fp8 under fp8 quantization when the GPU has it, else bf16
+  double linear_peak_flops_ = 0;  // fp8 under fp8 quantization when the GPU has it, else bf16
   double bf16_peak_flops_ = 0;
   double bandwidth_ = 0;
 };

@@ -36,7 +36,7 @@ PYBIND11_MODULE(_core, m) {
         int code = 0;
         {
           py::gil_scoped_release release;  // no Python object is touched until it is re-acquired
-          static std::mutex studies;  // see the file comment
+          static std::mutex studies;       // see the file comment
           const bool study =
               !args.empty() && (args[0] == "sweep" || args[0] == "plan" || args[0] == "compare");
           std::unique_lock<std::mutex> lock(studies, std::defer_lock);

@@ -3,7 +3,7 @@
 #   scripts/check_format.sh [FILE ...]         lists the files whose formatting differs; exit 1 if any
 #   scripts/check_format.sh --fix [FILE ...]   rewrites them in place
 #   scripts/check_format.sh --diff [FILE ...]  shows the changes --fix would make
-# Without FILEs: every C++ file git tracks (*.cpp, *.h).
+# Without FILEs: every C++ file git tracks (*.cpp, *.h); outside git, every one but the build folders'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,7 +23,13 @@ fi
 if [ $# -gt 0 ]; then
   files=("$@")
 else
-  mapfile -t files < <(git ls-files '*.cpp' '*.h')
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    mapfile -t files < <(git ls-files '*.cpp' '*.h')
+  else  # a copy without .git (CI's fresh copy): the same files, build folders aside
+    mapfile -t files < <(find . \( -path './build*' -o -path './.git' -o -path './node_modules' \) \
+                           -prune -o -type f \( -name '*.cpp' -o -name '*.h' \) -print |
+                         sed 's|^\./||' | sort)
+  fi
 fi
 
 differ=0

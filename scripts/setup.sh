@@ -16,6 +16,8 @@ packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nloh
           # `servesim serve`: its HTTP server (header-only), and its tests' clients and
           # Prometheus text-format parser
           libcpp-httplib-dev curl wrk python3-prometheus-client
+          # The C++ formatting check (ctest format.clang_format, scripts/check_format.sh)
+          clang-format
           # A compiler cache: rebuilds in another checkout (CI's fresh copy, worktrees) reuse
           # objects, since no object but sim/base/data_dir.cpp's depends on the checkout's path
           ccache

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/error.h"
+#include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
 #include "sim/base/rng.h"
-#include "sim/base/input_files.h"
 #include "workloads/line_reader.h"
 
 namespace servesim::workloads {
@@ -169,8 +169,10 @@ std::vector<LengthPair> read_lengths_csv(const std::string& path, const std::str
       reader.fail(std::to_string(f.size()) + " fields; expected " + std::to_string(header.size()));
     }
     LengthPair pair;
-    pair.prompt = checked_tokens(reader, header[p].c_str(), parse_int_field(reader, header[p], f[p]), 1);
-    pair.output = checked_tokens(reader, header[o].c_str(), parse_int_field(reader, header[o], f[o]), 1);
+    pair.prompt =
+        checked_tokens(reader, header[p].c_str(), parse_int_field(reader, header[p], f[p]), 1);
+    pair.output =
+        checked_tokens(reader, header[o].c_str(), parse_int_field(reader, header[o], f[o]), 1);
     out.push_back(pair);
   }
   return out;
@@ -206,13 +208,15 @@ std::vector<LengthPair> read_custom_jsonl(const std::string& path, double chars_
       reader.fail("expected an object with a \"prompt\" string (vLLM's custom dataset)");
     }
     LengthPair pair;
-    pair.prompt = tokens_from_chars(utf8_code_points(j["prompt"].get<std::string>()), chars_per_token);
+    pair.prompt =
+        tokens_from_chars(utf8_code_points(j["prompt"].get<std::string>()), chars_per_token);
     if (output_len == -1) {
       auto it = j.find("output_tokens");
       if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < 1 ||
           it->get<int64_t>() > kMaxTokens) {
-        reader.fail("field 'output_tokens' is missing or not an integer >= 1 (needed with "
-                    "--custom-output-len -1)");
+        reader.fail(
+            "field 'output_tokens' is missing or not an integer >= 1 (needed with "
+            "--custom-output-len -1)");
       }
       pair.output = static_cast<int32_t>(it->get<int64_t>());
     } else {
@@ -252,23 +256,23 @@ std::vector<LengthPair> read_burstgpt_csv(const std::string& path) {
   return out;
 }
 
-SampledLengthDataset::SampledLengthDataset(std::vector<LengthPair> pairs,
-                                           const LengthSampling& s, uint64_t seed,
-                                           const std::string& source) {
+SampledLengthDataset::SampledLengthDataset(std::vector<LengthPair> pairs, const LengthSampling& s,
+                                           uint64_t seed, const std::string& source) {
   RngStream rng(seed, "dataset.sample");
   if (s.mode == LengthSampling::Mode::kDrawN) {
     if (pairs.empty()) throw ConfigError(source + ": no usable rows");
     // pandas DataFrame.sample(n): without replacement when n <= rows, else with replacement.
     if (s.num_prompts <= static_cast<int64_t>(pairs.size())) {
       for (int64_t i = 0; i < s.num_prompts; ++i) {  // partial Fisher-Yates from the front
-        const auto j = static_cast<size_t>(rng.uniform_int(i, static_cast<int64_t>(pairs.size()) - 1));
+        const auto j =
+            static_cast<size_t>(rng.uniform_int(i, static_cast<int64_t>(pairs.size()) - 1));
         std::swap(pairs[static_cast<size_t>(i)], pairs[j]);
         chosen_.push_back(pairs[static_cast<size_t>(i)]);
       }
     } else {
       for (int64_t i = 0; i < s.num_prompts; ++i) {
-        chosen_.push_back(pairs[static_cast<size_t>(
-            rng.uniform_int(0, static_cast<int64_t>(pairs.size()) - 1))]);
+        chosen_.push_back(
+            pairs[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(pairs.size()) - 1))]);
       }
     }
     return;

@@ -25,9 +25,10 @@
 //
 // Shipped length sets (no --dataset-path), each a lengths CSV with a README beside it:
 //   sharegpt            data/sharegpt_first_turn: the first-turn requests that measured vllm bench
-//                       serve --dataset-name sharegpt runs sent (Llama 3 tokenizer, mean 213 / 213).
-//                       vLLM's filter already ran on them (on the dataset's completion lengths), so
-//                       it is not applied again to these generated lengths (filtered_upstream).
+//                       serve --dataset-name sharegpt runs sent (Llama 3 tokenizer, mean 213 /
+//                       213). vLLM's filter already ran on them (on the dataset's completion
+//                       lengths), so it is not applied again to these generated lengths
+//                       (filtered_upstream).
 //   sharegpt-multiturn  data/realdata/sharegpt_lengths: Sarathi-Serve's multi-turn ShareGPT
 //                       (Llama 2 tokenizer), with vLLM's filter applied as to any ShareGPT file.
 #ifndef SERVESIM_WORKLOADS_LENGTH_DATASETS_H_
@@ -55,7 +56,8 @@ int32_t tokens_from_chars(int64_t chars, double chars_per_token);
 std::vector<LengthPair> read_lengths_csv(const std::string& path, const std::string& flag);
 
 // A ShareGPT JSON file: [{"conversations": [{"from": ..., "value": TEXT}, ...]}, ...]. Entries with
-// fewer than 2 turns are dropped (vLLM load_data); token counts from characters (UTF-8 code points).
+// fewer than 2 turns are dropped (vLLM load_data); token counts from characters (UTF-8 code
+// points).
 std::vector<LengthPair> read_sharegpt_json(const std::string& path, double chars_per_token);
 
 // A custom JSONL file: one object per line with a "prompt" string; "output_tokens" (integer >= 1)
@@ -72,9 +74,9 @@ struct LengthSampling {
   enum class Mode { kShareGpt, kFirstN, kDrawN };
   Mode mode = Mode::kFirstN;
   int64_t num_prompts = 1000;
-  bool shuffle = true;           // not --disable-shuffle (kShareGpt, kFirstN)
-  bool oversample = true;        // not --no-oversample (kShareGpt, kFirstN)
-  int32_t output_override = 0;   // kShareGpt: --sharegpt-output-len (0 = the recorded length)
+  bool shuffle = true;          // not --disable-shuffle (kShareGpt, kFirstN)
+  bool oversample = true;       // not --no-oversample (kShareGpt, kFirstN)
+  int32_t output_override = 0;  // kShareGpt: --sharegpt-output-len (0 = the recorded length)
   // kShareGpt: the pairs are requests that vLLM's filter already kept, with generated (not
   // dataset) output lengths: is_valid_sequence runs only when output_override replaces them.
   bool filtered_upstream = false;

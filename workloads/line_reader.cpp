@@ -5,8 +5,8 @@
 #include <string>
 
 #include "sim/base/error.h"
-#include "sim/base/number_text.h"
 #include "sim/base/input_files.h"
+#include "sim/base/number_text.h"
 
 namespace servesim::workloads {
 namespace {
@@ -126,7 +126,8 @@ int64_t parse_seconds_ns_field(const LineReader& reader, std::string_view column
   // Exact path: [digits][.digits] with at most 9 fractional digits.
   const size_t dot = t.find('.');
   const std::string_view whole = t.substr(0, dot);
-  const std::string_view frac = dot == std::string_view::npos ? std::string_view() : t.substr(dot + 1);
+  const std::string_view frac =
+      dot == std::string_view::npos ? std::string_view() : t.substr(dot + 1);
   auto all_digits = [](std::string_view s) {
     for (char c : s) {
       if (c < '0' || c > '9') return false;

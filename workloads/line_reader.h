@@ -42,8 +42,7 @@ int find_column(const std::vector<std::string>& header, std::string_view name);
 // Strict parsers: the whole field must be the number. On failure they call reader.fail naming
 // the column, the value and what was expected.
 int64_t parse_int_field(const LineReader& reader, std::string_view column, std::string_view text);
-double parse_double_field(const LineReader& reader, std::string_view column,
-                          std::string_view text);
+double parse_double_field(const LineReader& reader, std::string_view column, std::string_view text);
 // Decimal seconds ("4.314579", "12", "1e3") to integer nanoseconds. Plain decimals with at most
 // nine fractional digits convert exactly (no binary rounding); anything else through double.
 int64_t parse_seconds_ns_field(const LineReader& reader, std::string_view column,

@@ -11,8 +11,8 @@
 namespace servesim::workloads {
 
 struct RequestSpec {
-  int64_t id = 0;          // 0, 1, 2, ... in arrival order
-  SimTime arrival;         // when the client would send it (before any --max-concurrency wait)
+  int64_t id = 0;   // 0, 1, 2, ... in arrival order
+  SimTime arrival;  // when the client would send it (before any --max-concurrency wait)
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;  // generated exactly (ignore_eos), as vLLM's random dataset asks
   // Prefix identity for prefix caching: the first `prefix_tokens` tokens of the prompt are

@@ -23,10 +23,10 @@ SessionWorkload::SessionWorkload(std::unique_ptr<Dataset> bodies, ArrivalSequenc
       think_rng_(options.seed, "think-time") {
   SERVESIM_CHECK(options_.num_sessions >= 1 && options_.num_turns >= 1, "bad session options");
   SERVESIM_CHECK(starts_.size() == options_.num_sessions, "one start per conversation");
-  SERVESIM_CHECK(bodies_->size() == (class_mix_ != nullptr
-                                         ? options_.num_sessions
-                                         : options_.num_sessions * options_.num_turns),
-                 "one body per turn");
+  SERVESIM_CHECK(
+      bodies_->size() == (class_mix_ != nullptr ? options_.num_sessions
+                                                : options_.num_sessions * options_.num_turns),
+      "one body per turn");
   sessions_.resize(static_cast<size_t>(options_.num_sessions));
   session_of_id_.assign(static_cast<size_t>(size()), -1);
 }
@@ -90,9 +90,8 @@ std::optional<RequestSpec> SessionWorkload::on_done(int64_t id, SimTime /*sent*/
     return std::nullopt;
   }
   ++session.next_turn;
-  const double think_s = options_.exponential_think
-                             ? think_rng_.exponential(options_.think_time_s)
-                             : options_.think_time_s;
+  const double think_s = options_.exponential_think ? think_rng_.exponential(options_.think_time_s)
+                                                    : options_.think_time_s;
   return make_turn(s, now + SimTime::from_seconds_ceil(think_s));
 }
 

@@ -45,9 +45,9 @@
 namespace servesim::workloads {
 
 struct SessionOptions {
-  int64_t num_sessions = 1;   // --num-prompts
-  int32_t num_turns = 1;      // --num-turns, >= 1
-  double think_time_s = 0;    // --think-time, >= 0
+  int64_t num_sessions = 1;        // --num-prompts
+  int32_t num_turns = 1;           // --num-turns, >= 1
+  double think_time_s = 0;         // --think-time, >= 0
   bool exponential_think = false;  // --think-time-dist exponential
   uint64_t seed = 0;
 };
@@ -77,8 +77,8 @@ class SessionWorkload final : public Workload {
   struct Session {
     std::vector<RequestSpec> turns;  // bodies: prompt_tokens = u_k, output_tokens = o_k
     std::shared_ptr<const std::vector<uint64_t>> chain;
-    int32_t next_turn = 1;   // the turn on_done() will send next
-    int64_t history = 0;     // Σ (u_j + o_j) over the turns sent so far
+    int32_t next_turn = 1;  // the turn on_done() will send next
+    int64_t history = 0;    // Σ (u_j + o_j) over the turns sent so far
   };
   RequestSpec make_turn(int64_t session, SimTime arrival);
 

@@ -125,7 +125,8 @@ class CsvTrace final : public TraceReader {
       last_ns_ = t;
       if (skip_failed_ && out == 0) continue;
       row.arrival_ns = t;
-      row.prompt_tokens = tokens(reader_, names_[1], parse_int_field(reader_, names_[1], f[cols_[1]]), 1);
+      row.prompt_tokens =
+          tokens(reader_, names_[1], parse_int_field(reader_, names_[1], f[cols_[1]]), 1);
       row.output_tokens = tokens(reader_, names_[2], out, 1);
       row.hash_ids.clear();
       if (session_col_ >= 0) row.session = f[static_cast<size_t>(session_col_)];
@@ -139,7 +140,7 @@ class CsvTrace final : public TraceReader {
   Time time_;
   bool skip_failed_;
   std::vector<std::string> header_;
-  std::string line_;                  // the current row and its fields, kept to reuse storage
+  std::string line_;  // the current row and its fields, kept to reuse storage
   std::vector<std::string> fields_;
   const char* names_[3] = {};
   int cols_[3] = {};
@@ -185,10 +186,12 @@ class MooncakeTrace final : public TraceReader {
       row.prompt_tokens = tokens(reader_, "input_length", integer("input_length", 1), 1);
       row.output_tokens = tokens(reader_, "output_length", integer("output_length", 1), 1);
       auto h = j.find("hash_ids");
-      if (h == j.end() || !h->is_array()) reader_.fail("field 'hash_ids' is missing; expected a list");
+      if (h == j.end() || !h->is_array())
+        reader_.fail("field 'hash_ids' is missing; expected a list");
       row.hash_ids.clear();
       for (const json& id : *h) {
-        if (!id.is_number_integer()) reader_.fail("field 'hash_ids' holds " + id.dump() + "; expected integers");
+        if (!id.is_number_integer())
+          reader_.fail("field 'hash_ids' holds " + id.dump() + "; expected integers");
         row.hash_ids.push_back(id.get<int64_t>());
       }
       const int64_t blocks = (row.prompt_tokens + 511) / 512;
@@ -231,7 +234,8 @@ class VllmResultTrace final : public TraceReader {
     }
     double t0 = std::numeric_limits<double>::infinity();
     for (const json& s : start) {
-      if (!s.is_number()) throw ConfigError(path + ": start_times holds " + s.dump() + "; expected numbers (s)");
+      if (!s.is_number())
+        throw ConfigError(path + ": start_times holds " + s.dump() + "; expected numbers (s)");
       t0 = std::min(t0, s.get<double>());
     }
     for (size_t i = 0; i < in.size(); ++i) {
@@ -256,8 +260,9 @@ class VllmResultTrace final : public TraceReader {
       r.arrival_ns = std::llround(offset_s * 1e9);
       rows_.push_back(std::move(r));
     }
-    std::stable_sort(rows_.begin(), rows_.end(),
-                     [](const TraceRow& a, const TraceRow& b) { return a.arrival_ns < b.arrival_ns; });
+    std::stable_sort(rows_.begin(), rows_.end(), [](const TraceRow& a, const TraceRow& b) {
+      return a.arrival_ns < b.arrival_ns;
+    });
   }
 
   bool next(TraceRow& row) override {

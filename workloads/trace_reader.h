@@ -6,8 +6,10 @@
 //                "YYYY-MM-DD HH:MM:SS.fffffff" (no zone), ContextTokens, GeneratedTokens. CRLF.
 //   mooncake     Mooncake FAST'25 JSONL: timestamp (ms), input_length, output_length, hash_ids
 //                (one id per 512-token prompt block; equal ids = equal prefix).
-//   burstgpt     BurstGPT CSV: Timestamp (s), Model, Request tokens, Response tokens, ...; rows with
-//                Response tokens 0 are failed requests and are skipped (as vLLM's BurstGPT dataset).
+//   burstgpt     BurstGPT CSV: Timestamp (s), Model, Request tokens, Response tokens, ...; rows
+//   with
+//                Response tokens 0 are failed requests and are skipped (as vLLM's BurstGPT
+//                dataset).
 //   vidur        Vidur processed traces: arrived_at (s), num_prefill_tokens, num_decode_tokens.
 //   splitwise    splitwise-sim request traces: arrival_timestamp (s), prompt_size, token_size.
 //   vllm-result  a `vllm bench serve --save-result --save-detailed` JSON: input_lens, output_lens

@@ -81,8 +81,9 @@ TraceWindow scan_trace_window(const TraceReplayOptions& options,
   if (w.count == 0) {
     throw ConfigError("--trace: " + options.path + " has no request in the window [" +
                       format_flag_value(options.start_s) + " s, " +
-                      (options.duration_s > 0 ? format_flag_value(options.start_s + options.duration_s) + " s)"
-                                              : std::string("end)")) +
+                      (options.duration_s > 0
+                           ? format_flag_value(options.start_s + options.duration_s) + " s)"
+                           : std::string("end)")) +
                       "; expected at least one (check --trace-start and --trace-duration)");
   }
   if (rescale) {
@@ -123,7 +124,8 @@ std::optional<RequestSpec> TraceReplayWorkload::next() {
   spec.prompt_tokens = row_.prompt_tokens;
   spec.output_tokens = row_.output_tokens;
   if (!row_.hash_ids.empty()) {
-    spec.prefix_chain = std::make_shared<const std::vector<uint64_t>>(prefix_chain_of(row_.hash_ids));
+    spec.prefix_chain =
+        std::make_shared<const std::vector<uint64_t>>(prefix_chain_of(row_.hash_ids));
     spec.chain_block_tokens = block_tokens_;
   }
   return spec;

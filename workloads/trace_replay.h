@@ -33,11 +33,11 @@
 namespace servesim::workloads {
 
 struct TraceReplayOptions {
-  std::string path;           // --trace
-  std::string format;         // --trace-format
-  double time_scale = 1.0;    // --trace-time-scale (>= 0; 0 = every request at t = 0)
-  double start_s = 0.0;       // --trace-start (>= 0)
-  double duration_s = 0.0;    // --trace-duration (>= 0; 0 = to the end)
+  std::string path;         // --trace
+  std::string format;       // --trace-format
+  double time_scale = 1.0;  // --trace-time-scale (>= 0; 0 = every request at t = 0)
+  double start_s = 0.0;     // --trace-start (>= 0)
+  double duration_s = 0.0;  // --trace-duration (>= 0; 0 = to the end)
   double request_rate = std::numeric_limits<double>::infinity();  // finite: rescale to it
 };
 
@@ -48,7 +48,7 @@ struct TraceWindow {
   int64_t count = 0;     // rows in the window (>= 1)
   int64_t first_ns = 0;  // the window's first and last arrivals, as recorded
   int64_t last_ns = 0;
-  double scale = 1.0;    // replay time = scale * (recorded - lo_ns)
+  double scale = 1.0;  // replay time = scale * (recorded - lo_ns)
 
   // A recorded time (or a gap between two) as replayed: exact at scale 1.
   int64_t scaled_ns(int64_t recorded_offset_ns) const;

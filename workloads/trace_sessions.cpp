@@ -101,8 +101,8 @@ RequestSpec TraceSessionWorkload::make_turn(int32_t s, SimTime arrival) {
   size_t kept = 0;
   if (k > 0) {
     const Row& prev = rows_[static_cast<size_t>(session.rows[k - 1])];
-    const int64_t history = std::min<int64_t>(
-        row.prompt_tokens, int64_t{prev.prompt_tokens} + prev.output_tokens);
+    const int64_t history =
+        std::min<int64_t>(row.prompt_tokens, int64_t{prev.prompt_tokens} + prev.output_tokens);
     kept = static_cast<size_t>(history / kChainBlockTokens);
   }
   const auto blocks =

@@ -75,8 +75,8 @@ class TraceSessionWorkload final : public Workload {
     std::shared_ptr<const std::vector<uint64_t>> hash_chain;
   };
   struct Session {
-    std::vector<int32_t> rows;  // its turns, in order
-    size_t next_turn = 0;       // the turn to send next
+    std::vector<int32_t> rows;                           // its turns, in order
+    size_t next_turn = 0;                                // the turn to send next
     std::shared_ptr<const std::vector<uint64_t>> chain;  // the last sent turn's
   };
   RequestSpec make_turn(int32_t session, SimTime arrival);

@@ -28,8 +28,9 @@ TraceWorkload::TraceWorkload(std::vector<RequestSpec> requests, const std::strin
                         " tokens; expected 1.." + std::to_string(r.prompt_tokens));
     }
   }
-  std::stable_sort(requests_.begin(), requests_.end(),
-                   [](const RequestSpec& a, const RequestSpec& b) { return a.arrival < b.arrival; });
+  std::stable_sort(
+      requests_.begin(), requests_.end(),
+      [](const RequestSpec& a, const RequestSpec& b) { return a.arrival < b.arrival; });
   for (size_t i = 0; i < requests_.size(); ++i) requests_[i].id = static_cast<int64_t>(i);
 }
 

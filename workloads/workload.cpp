@@ -16,8 +16,8 @@
 #include "workloads/flag_format.h"
 #include "workloads/length_datasets.h"
 #include "workloads/random_dataset.h"
-#include "workloads/shared_prefix_dataset.h"
 #include "workloads/session_workload.h"
+#include "workloads/shared_prefix_dataset.h"
 #include "workloads/trace_replay.h"
 #include "workloads/trace_sessions.h"
 #include "workloads/workload_classes.h"
@@ -147,15 +147,17 @@ const char* kDatasetNames =
     "prefix_repetition or trace";
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 void validate_file_datasets(const WorkloadConfig& c) {
   const std::string& d = c.dataset_name;
   if (d == "sharegpt-multiturn" && !c.dataset_path.empty()) {
-    throw ConfigError("--dataset-path: set with --dataset-name sharegpt-multiturn, which reads the "
-                      "shipped multi-turn lengths; expected --dataset-name sharegpt to read '" +
-                      c.dataset_path + "'");
+    throw ConfigError(
+        "--dataset-path: set with --dataset-name sharegpt-multiturn, which reads the "
+        "shipped multi-turn lengths; expected --dataset-name sharegpt to read '" +
+        c.dataset_path + "'");
   }
   if (d == "sharegpt" || d == "sharegpt-multiturn") {
     if (!(c.sharegpt_chars_per_token > 0) || !std::isfinite(c.sharegpt_chars_per_token)) {
@@ -261,15 +263,17 @@ class ComposedWorkload final : public Workload {
 // dataset. The workload file itself is checked when it is loaded (load_workload_classes).
 void validate_sessions_and_classes(const WorkloadConfig& c) {
   if (c.dataset_name == "trace" && !c.workload_file.empty()) {
-    throw ConfigError("--workload: set with --dataset-name trace; a trace replays its recorded "
-                      "arrivals and lengths; expected another --dataset-name (or no --workload)");
+    throw ConfigError(
+        "--workload: set with --dataset-name trace; a trace replays its recorded "
+        "arrivals and lengths; expected another --dataset-name (or no --workload)");
   }
   if (c.dataset_name == "trace" && c.multi_turn) {
     // The trace gives the sessions, their turns and the think times (trace_sessions.h).
     if (c.think_time != 0.0 || c.think_time_dist != "constant") {
-      throw ConfigError("--think-time: set with --dataset-name trace --multi-turn; the think "
-                        "times come from the trace's send times; expected no --think-time / "
-                        "--think-time-dist");
+      throw ConfigError(
+          "--think-time: set with --dataset-name trace --multi-turn; the think "
+          "times come from the trace's send times; expected no --think-time / "
+          "--think-time-dist");
     }
     // Whether the file carries sessions is checked when it is opened (TraceSessionWorkload).
     return;
@@ -324,8 +328,9 @@ void validate(const WorkloadConfig& config) {
       throw ConfigError("--trace: missing; --dataset-name trace needs a trace file");
     }
     if (config.trace_format.empty()) {
-      throw ConfigError("--trace-format: missing; expected azure, mooncake, burstgpt, vidur, "
-                        "splitwise, vllm-result or csv");
+      throw ConfigError(
+          "--trace-format: missing; expected azure, mooncake, burstgpt, vidur, "
+          "splitwise, vllm-result or csv");
     }
     // The trace carries its own arrival times; only the rate (if finite) is used, to rescale.
     if (!(config.request_rate > 0.0)) {
@@ -334,8 +339,7 @@ void validate(const WorkloadConfig& config) {
     }
     return;
   } else {
-    throw ConfigError("--dataset-name: \"" + d + "\" is not supported; expected " +
-                      kDatasetNames);
+    throw ConfigError("--dataset-name: \"" + d + "\" is not supported; expected " + kDatasetNames);
   }
   if (!config.dataset_path.empty() && d != "sharegpt" && d != "custom" && d != "burstgpt") {
     // vLLM's _ValidateDatasetArgs rejects a path with the random dataset for the same reason.
@@ -421,8 +425,9 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
       s.output_override = config.sharegpt_output_len;
       // The shipped first-turn set holds requests vLLM's filter already kept (length_datasets.h).
       s.filtered_upstream = d == "sharegpt" && config.dataset_path.empty();
-      pairs = ends_with(source, ".csv") ? read_lengths_csv(source, "--dataset-path")
-                                        : read_sharegpt_json(source, config.sharegpt_chars_per_token);
+      pairs = ends_with(source, ".csv")
+                  ? read_lengths_csv(source, "--dataset-path")
+                  : read_sharegpt_json(source, config.sharegpt_chars_per_token);
     } else if (d == "custom") {
       s.mode = LengthSampling::Mode::kFirstN;
       pairs = read_custom_jsonl(source, config.sharegpt_chars_per_token, config.custom_output_len);

@@ -31,7 +31,7 @@ struct WorkloadConfig {
   // (as in SGLang), and by trace, which replays every row of its window; prefix_repetition sends
   // num_prefixes × (num_prompts / num_prefixes) (vLLM's integer division).
   int64_t num_prompts = 1000;
-  uint64_t seed = 0;           // --seed
+  uint64_t seed = 0;  // --seed
   // --arrival-rescale: "on" = vllm bench serve's rule (cumulated delays rescaled so the last
   // arrival is at n / rate); "off" = older benchmark_serving.py (first request at t = 0, then one
   // unrescaled gap after each). "" = the --vllm-version's rule (sim::resolved_workload); the
@@ -46,42 +46,42 @@ struct WorkloadConfig {
   // --dataset-path: the dataset file (sharegpt: ShareGPT JSON, or a pre-tokenised lengths CSV when
   // it ends in .csv; custom: JSONL; burstgpt: CSV). "" = sharegpt's shipped first-turn lengths.
   std::string dataset_path;
-  bool disable_shuffle = false;   // --disable-shuffle (sharegpt, sharegpt-multiturn, custom)
-  bool no_oversample = false;     // --no-oversample (sharegpt, sharegpt-multiturn, custom)
-  int32_t sharegpt_output_len = 0;         // --sharegpt-output-len (0 = as recorded)
-  double sharegpt_chars_per_token = 4.0;   // --sharegpt-chars-per-token (text files only)
-  int32_t custom_output_len = 256;         // --custom-output-len (-1 = each line's output_tokens)
+  bool disable_shuffle = false;     // --disable-shuffle (sharegpt, sharegpt-multiturn, custom)
+  bool no_oversample = false;       // --no-oversample (sharegpt, sharegpt-multiturn, custom)
+  int32_t sharegpt_output_len = 0;  // --sharegpt-output-len (0 = as recorded)
+  double sharegpt_chars_per_token = 4.0;  // --sharegpt-chars-per-token (text files only)
+  int32_t custom_output_len = 256;        // --custom-output-len (-1 = each line's output_tokens)
   // sonnet: fixed lengths with a shared prefix (vLLM's sonnet defaults; no poem text needed)
-  int32_t sonnet_input_len = 550;          // --sonnet-input-len
-  int32_t sonnet_output_len = 150;         // --sonnet-output-len
-  int32_t sonnet_prefix_len = 200;         // --sonnet-prefix-len
+  int32_t sonnet_input_len = 550;   // --sonnet-input-len
+  int32_t sonnet_output_len = 150;  // --sonnet-output-len
+  int32_t sonnet_prefix_len = 200;  // --sonnet-prefix-len
   // prefix_repetition (vLLM PrefixRepetitionRandomDataset)
   int32_t prefix_repetition_prefix_len = 256;   // --prefix-repetition-prefix-len
   int32_t prefix_repetition_suffix_len = 256;   // --prefix-repetition-suffix-len
   int32_t prefix_repetition_num_prefixes = 10;  // --prefix-repetition-num-prefixes
   int32_t prefix_repetition_output_len = 128;   // --prefix-repetition-output-len
   // trace replay (trace_replay.h); --request-rate, when finite, rescales the recorded arrivals
-  std::string trace;               // --trace: the trace file
-  std::string trace_format;        // --trace-format: azure | mooncake | burstgpt | vidur |
-                                   //   splitwise | vllm-result | csv
-  double trace_time_scale = 1.0;   // --trace-time-scale: multiplies every arrival time
-  double trace_start = 0.0;        // --trace-start: seconds into the trace to start from
-  double trace_duration = 0.0;     // --trace-duration: seconds to replay (0 = to the end)
+  std::string trace;              // --trace: the trace file
+  std::string trace_format;       // --trace-format: azure | mooncake | burstgpt | vidur |
+                                  //   splitwise | vllm-result | csv
+  double trace_time_scale = 1.0;  // --trace-time-scale: multiplies every arrival time
+  double trace_start = 0.0;       // --trace-start: seconds into the trace to start from
+  double trace_duration = 0.0;    // --trace-duration: seconds to replay (0 = to the end)
   // random (vLLM current RandomDataset semantics)
-  int32_t random_input_len = 1024;     // --random-input-len
-  int32_t random_output_len = 128;     // --random-output-len
-  double random_range_ratio = 0.0;     // --random-range-ratio, in [0, 1) ([0, 1] when legacy)
+  int32_t random_input_len = 1024;  // --random-input-len
+  int32_t random_output_len = 128;  // --random-output-len
+  double random_range_ratio = 0.0;  // --random-range-ratio, in [0, 1) ([0, 1] when legacy)
   // --random-range-rule: "symmetric" = lengths on [floor(L(1−r)), ceil(L(1+r))] (vllm bench
   // serve); "legacy" = [int(L·r), L] (older benchmark_serving.py, whose default r was 1.0: r = 0
   // is read as that default, i.e. fixed L). "" = the --vllm-version's rule; read as symmetric.
   std::string random_range_rule;
-  int32_t random_prefix_len = 0;       // --random-prefix-len: one prefix shared by all requests
+  int32_t random_prefix_len = 0;  // --random-prefix-len: one prefix shared by all requests
   // generated-shared-prefix (SGLang bench_serving names)
-  int32_t gsp_num_groups = 64;          // --gsp-num-groups
-  int32_t gsp_prompts_per_group = 16;   // --gsp-prompts-per-group
-  int32_t gsp_system_prompt_len = 2048; // --gsp-system-prompt-len (shared within a group)
-  int32_t gsp_question_len = 128;       // --gsp-question-len (unique per request)
-  int32_t gsp_output_len = 256;         // --gsp-output-len
+  int32_t gsp_num_groups = 64;           // --gsp-num-groups
+  int32_t gsp_prompts_per_group = 16;    // --gsp-prompts-per-group
+  int32_t gsp_system_prompt_len = 2048;  // --gsp-system-prompt-len (shared within a group)
+  int32_t gsp_question_len = 128;        // --gsp-question-len (unique per request)
+  int32_t gsp_output_len = 256;          // --gsp-output-len
 
   // --- workload classes (workload_classes.h) ---
   // --workload: a workload file mixing classes (share, lengths, priority, SLOs). "" = none. The
@@ -89,9 +89,9 @@ struct WorkloadConfig {
   std::string workload_file;
 
   // --- multi-turn sessions (session_workload.h) ---
-  bool multi_turn = false;       // --multi-turn: --num-prompts counts conversations
-  int32_t num_turns = 5;         // --num-turns: requests per conversation
-  double think_time = 0.0;       // --think-time: seconds between an answer and the next turn
+  bool multi_turn = false;  // --multi-turn: --num-prompts counts conversations
+  int32_t num_turns = 5;    // --num-turns: requests per conversation
+  double think_time = 0.0;  // --think-time: seconds between an answer and the next turn
   // --think-time-dist: "constant" (every pause = think_time) or "exponential" (mean think_time)
   std::string think_time_dist = "constant";
 };
@@ -130,8 +130,7 @@ std::string dataset_file(const WorkloadConfig& config);
 // seeded by `seed`: exposed for tests of the arrival process. Times in seconds, nondecreasing.
 // `rescale` false: the older client's times (see WorkloadConfig::arrival_rescale).
 std::vector<double> arrival_times_s(int64_t n, double rate, double burstiness,
-                                    const std::string& process, uint64_t seed,
-                                    bool rescale = true);
+                                    const std::string& process, uint64_t seed, bool rescale = true);
 
 }  // namespace servesim::workloads
 

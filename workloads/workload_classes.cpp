@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <set>
 #include <utility>
@@ -110,14 +110,17 @@ LengthDistribution parse_length(const json& j, const Where& at) {
     if (d.sigma > 10) (at / "sigma").fail(j["sigma"], "a value <= 10 (the log-scale spread)");
     const int32_t one = 1;
     const int32_t top = static_cast<int32_t>(kMaxTokens);
-    d.min = integer(j, "min", at, 1, kMaxTokens, "an integer >= 1 (draws below it are raised)",
-                    &one);
+    d.min =
+        integer(j, "min", at, 1, kMaxTokens, "an integer >= 1 (draws below it are raised)", &one);
     d.max = integer(j, "max", at, 1, kMaxTokens, "an integer >= min (draws above it are lowered)",
                     &top);
-    if (d.max < d.min) (at / "max").fail(j["max"], "an integer >= min (" + std::to_string(d.min) + ")");
+    if (d.max < d.min)
+      (at / "max").fail(j["max"], "an integer >= min (" + std::to_string(d.min) + ")");
   } else {
-    (at / "dist").fail(j["dist"], "\"fixed\" or \"lognormal\" (for recorded pairs use "
-                                  "\"lengths\": {\"dist\": \"empirical\", ...})");
+    (at / "dist")
+        .fail(j["dist"],
+              "\"fixed\" or \"lognormal\" (for recorded pairs use "
+              "\"lengths\": {\"dist\": \"empirical\", ...})");
   }
   return d;
 }
@@ -152,32 +155,35 @@ std::vector<LengthPair> read_empirical(const json& j, const Where& at, std::stri
   std::vector<LengthPair> pairs;
   const std::string flag = (at / "path").prefix();
   try {
-  if (kind == "sharegpt-multiturn") {
-    if (!path.empty()) {
-      (at / "path").fail(j["path"], "no \"path\" (\"sharegpt-multiturn\" is the shipped "
-                                    "multi-turn set; use \"sharegpt\" with a path for a file)");
+    if (kind == "sharegpt-multiturn") {
+      if (!path.empty()) {
+        (at / "path")
+            .fail(j["path"],
+                  "no \"path\" (\"sharegpt-multiturn\" is the shipped "
+                  "multi-turn set; use \"sharegpt\" with a path for a file)");
+      }
+      path = shipped_sharegpt_multiturn_path();
+      pairs = read_lengths_csv(path, flag);
+    } else if (kind == "sharegpt") {
+      if (path.empty()) path = shipped_sharegpt_first_turn_path();
+      const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+      pairs = csv ? read_lengths_csv(path, flag) : read_sharegpt_json(path, 4.0);
+    } else if (kind == "lengths-csv") {
+      if (path.empty()) (at / "path").missing("the lengths CSV file");
+      pairs = read_lengths_csv(path, flag);
+    } else if (kind == "burstgpt") {
+      if (path.empty()) (at / "path").missing("the BurstGPT CSV file");
+      pairs = read_burstgpt_csv(path);
+    } else if (kind == "trace") {
+      if (path.empty()) (at / "path").missing("the trace file");
+      const std::string format =
+          text(j, "format", at, "a --trace-format name (azure, mooncake, ...)");
+      std::unique_ptr<TraceReader> reader = open_trace(path, format);
+      TraceRow row;
+      while (reader->next(row)) pairs.push_back(LengthPair{row.prompt_tokens, row.output_tokens});
+    } else {
+      (at / "source").fail(j["source"], kSources);
     }
-    path = shipped_sharegpt_multiturn_path();
-    pairs = read_lengths_csv(path, flag);
-  } else if (kind == "sharegpt") {
-    if (path.empty()) path = shipped_sharegpt_first_turn_path();
-    const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
-    pairs = csv ? read_lengths_csv(path, flag) : read_sharegpt_json(path, 4.0);
-  } else if (kind == "lengths-csv") {
-    if (path.empty()) (at / "path").missing("the lengths CSV file");
-    pairs = read_lengths_csv(path, flag);
-  } else if (kind == "burstgpt") {
-    if (path.empty()) (at / "path").missing("the BurstGPT CSV file");
-    pairs = read_burstgpt_csv(path);
-  } else if (kind == "trace") {
-    if (path.empty()) (at / "path").missing("the trace file");
-    const std::string format = text(j, "format", at, "a --trace-format name (azure, mooncake, ...)");
-    std::unique_ptr<TraceReader> reader = open_trace(path, format);
-    TraceRow row;
-    while (reader->next(row)) pairs.push_back(LengthPair{row.prompt_tokens, row.output_tokens});
-  } else {
-    (at / "source").fail(j["source"], kSources);
-  }
   } catch (const ConfigError& e) {
     const std::string what = e.what();
     if (what.rfind(at.file() + ": ", 0) == 0) throw;  // already names the workload file
@@ -186,7 +192,8 @@ std::vector<LengthPair> read_empirical(const json& j, const Where& at, std::stri
   if (kind != "trace" && find(j, "format") != nullptr) {
     (at / "format").fail(j["format"], "no \"format\" (only \"source\": \"trace\" takes one)");
   }
-  if (pairs.empty()) at.fail(j, "a source with at least one (prompt, output) pair; " + path + " has none");
+  if (pairs.empty())
+    at.fail(j, "a source with at least one (prompt, output) pair; " + path + " has none");
   *source = relative_to_data_dir(path);
   return pairs;
 }
@@ -262,17 +269,18 @@ WorkloadClasses load_workload_classes(const std::string& path) {
     if (k.share > 1) (c / "share").fail(j["share"], "a fraction of the requests in (0, 1]");
     total += k.share;
     const int32_t zero = 0;
-    k.priority = integer(j, "priority", c, std::numeric_limits<int32_t>::min(),
-                         std::numeric_limits<int32_t>::max(),
-                         "an integer (lower = served first under --scheduling-policy priority)",
-                         &zero);
+    k.priority = integer(
+        j, "priority", c, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
+        "an integer (lower = served first under --scheduling-policy priority)", &zero);
     const json* lengths = find(j, "lengths");
     const json* prompt = find(j, "prompt");
     const json* output = find(j, "output");
     if (lengths != nullptr) {
       if (prompt != nullptr || output != nullptr) {
-        (c / "lengths").fail(*lengths, "either \"lengths\" (recorded pairs) or \"prompt\" and "
-                                       "\"output\", not both");
+        (c / "lengths")
+            .fail(*lengths,
+                  "either \"lengths\" (recorded pairs) or \"prompt\" and "
+                  "\"output\", not both");
       }
       k.empirical = read_empirical(*lengths, c / "lengths", &k.empirical_source);
     } else {

@@ -42,22 +42,22 @@ namespace servesim::workloads {
 struct LengthDistribution {
   enum class Kind { kFixed, kLognormal };
   Kind kind = Kind::kFixed;
-  int32_t tokens = 1;       // fixed: the length
-  double mean = 1;          // lognormal: E[X] before rounding and clamping (tokens)
-  double sigma = 0;         // lognormal: standard deviation of ln X
-  int32_t min = 1;          // lognormal: draws below are raised to it
-  int32_t max = 2147483647; // lognormal: draws above are lowered to it
+  int32_t tokens = 1;        // fixed: the length
+  double mean = 1;           // lognormal: E[X] before rounding and clamping (tokens)
+  double sigma = 0;          // lognormal: standard deviation of ln X
+  int32_t min = 1;           // lognormal: draws below are raised to it
+  int32_t max = 2147483647;  // lognormal: draws above are lowered to it
 
   // One draw. REQUIRES: the fields passed load_workload_classes' checks.
   int32_t sample(RngStream& rng) const;
 };
 
 struct WorkloadClass {
-  std::string name;       // [A-Za-z0-9_.-]+, unique in the file
-  double share = 0;       // fraction of requests (or sessions) of this class; shares sum to 1
-  int32_t priority = 0;   // --scheduling-policy priority: lower value is served first
-  LengthDistribution prompt;   // unless `empirical`
-  LengthDistribution output;   // unless `empirical`
+  std::string name;           // [A-Za-z0-9_.-]+, unique in the file
+  double share = 0;           // fraction of requests (or sessions) of this class; shares sum to 1
+  int32_t priority = 0;       // --scheduling-policy priority: lower value is served first
+  LengthDistribution prompt;  // unless `empirical`
+  LengthDistribution output;  // unless `empirical`
   // Recorded (prompt, output) pairs drawn uniformly with replacement; empty = prompt/output above.
   std::vector<LengthPair> empirical;
   std::string empirical_source;  // the file they came from (for the echo)

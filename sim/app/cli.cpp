@@ -46,15 +46,21 @@ std::string filesystem_error_text(const std::filesystem::filesystem_error& e) {
 }  // namespace
 
 const std::vector<OutputFlag>& output_flags() {
-  static const std::vector<OutputFlag> flags = {
-      {"simulate", "--result-filename", "file"}, {"simulate", "--result-dir", "folder"},
-      {"sweep", "--output", "file+csv"},         {"sweep", "--part-file", "file"},
-      {"compare", "--output", "file"},           {"compare", "--part-file", "file"},
-      {"plan", "--output", "file+csv"},          {"plan", "--part-file", "file"},
-      {"matrix", "--output", "file"},            {"validate", "--output", "file"},
-      {"validate", "--part-file", "file"},       {"validate", "--write-line-profiles", "folder"},
-      {"calibrate", "--out", "file"},            {"calibrate", "--part-file", "file"},
-      {"kernel-check", "--output", "file"}};
+  static const std::vector<OutputFlag> flags = {{"simulate", "--result-filename", "file"},
+                                                {"simulate", "--result-dir", "folder"},
+                                                {"sweep", "--output", "file+csv"},
+                                                {"sweep", "--part-file", "file"},
+                                                {"compare", "--output", "file"},
+                                                {"compare", "--part-file", "file"},
+                                                {"plan", "--output", "file+csv"},
+                                                {"plan", "--part-file", "file"},
+                                                {"matrix", "--output", "file"},
+                                                {"validate", "--output", "file"},
+                                                {"validate", "--part-file", "file"},
+                                                {"validate", "--write-line-profiles", "folder"},
+                                                {"calibrate", "--out", "file"},
+                                                {"calibrate", "--part-file", "file"},
+                                                {"kernel-check", "--output", "file"}};
   return flags;
 }
 
@@ -67,7 +73,8 @@ std::vector<OptionInfo> command_options() {
     for (const CLI::Option* o : sub->get_options()) {
       std::string name = o->get_name();
       if (name == "--help") continue;
-      out.push_back({sub->get_name(), name, o->get_description(), o->get_items_expected_max() != 0});
+      out.push_back(
+          {sub->get_name(), name, o->get_description(), o->get_items_expected_max() != 0});
     }
   }
   return out;

@@ -31,6 +31,7 @@
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
+#include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
@@ -39,7 +40,6 @@
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 #include "sim/measured/validation.h"
-#include "sim/app/study.h"
 #include "sim/metrics/result_writer.h"
 
 namespace servesim::app {
@@ -77,8 +77,9 @@ class CalibrateCommand : public Command {
                      "LLMServingSim per-layer tables (layers.csv) measured on that GPU: their GEMM "
                      "layers join the GEMM fit (needs --layers-model)")
         ->expected(1, -1);
-    cmd_->add_option("--layers-model", layers_model_,
-                     "the model of the --llmservingsim-layers tables (catalog name or config.json)");
+    cmd_->add_option(
+        "--layers-model", layers_model_,
+        "the model of the --llmservingsim-layers tables (catalog name or config.json)");
     cmd_->add_option("--vidur-allreduce", vidur_allreduce_,
                      "Vidur all_reduce.csv measured on that GPU's nodes: the scale-up link's "
                      "bandwidth (α per worker count is recorded in fit_info)");
@@ -148,8 +149,9 @@ class CalibrateCommand : public Command {
     JobExecutor* executor = study_.executor(jobs_);  // refuses --shard before any work
     if (vidur_mlp_.empty() && layer_files_.empty() && vidur_allreduce_.empty() &&
         measured_.empty() && kernel_files_.empty()) {
-      throw ConfigError("calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce, "
-                        "--kernels and/or --measured");
+      throw ConfigError(
+          "calibrate: nothing to fit; give --vidur-mlp, --vidur-allreduce, "
+          "--kernels and/or --measured");
     }
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     std::vector<std::string> degenerate;  // the serving fit's problems, if any
@@ -198,16 +200,19 @@ class CalibrateCommand : public Command {
         dims.intermediate = static_cast<double>(m.intermediate_size);
         dims.vocab = static_cast<double>(m.vocab_size);
         for (const std::string& f : layer_files_) {
-          auto some = hardware::gemm_samples_from_layers(hardware::read_llmservingsim_layers(f), dims);
+          auto some =
+              hardware::gemm_samples_from_layers(hardware::read_llmservingsim_layers(f), dims);
           check_samples(some, f);
           samples.insert(samples.end(), some.begin(), some.end());
           cal.fit_set.push_back(portable_source(f));
         }
       }
-      const hardware::GemmFit g = hardware::fit_gemm(samples, gpu.bf16_flops, gpu.hbm_bandwidth_bytes_per_s);
+      const hardware::GemmFit g =
+          hardware::fit_gemm(samples, gpu.bf16_flops, gpu.hbm_bandwidth_bytes_per_s);
       using T = calibration::CalibrationTerms;
       cal.terms.compute_efficiency = {g.params.compute_efficiency, g.std_error.compute_efficiency};
-      cal.terms.compute_ramp_tokens = {g.params.compute_ramp_tokens, g.std_error.compute_ramp_tokens};
+      cal.terms.compute_ramp_tokens = {g.params.compute_ramp_tokens,
+                                       g.std_error.compute_ramp_tokens};
       cal.terms.memory_efficiency = {g.params.memory_efficiency, g.std_error.memory_efficiency};
       cal.terms.op_latency_s = {g.params.op_latency_s, g.std_error.op_latency_s};
       for (auto member : {&T::compute_efficiency, &T::compute_ramp_tokens, &T::memory_efficiency,
@@ -222,10 +227,9 @@ class CalibrateCommand : public Command {
           {"rms_log_error", g.rms_log_error},
           {"median_abs_relative_error", g.median_abs_rel_error}};
       out << "GEMM profile fit: " << g.samples << " samples from "
-          << vidur_mlp_.size() + layer_files_.size()
-          << " files, median |error| " << std::fixed << std::setprecision(1)
-          << 100 * g.median_abs_rel_error << "%, rms log error " << std::setprecision(3)
-          << g.rms_log_error << "\n";
+          << vidur_mlp_.size() + layer_files_.size() << " files, median |error| " << std::fixed
+          << std::setprecision(1) << 100 * g.median_abs_rel_error << "%, rms log error "
+          << std::setprecision(3) << g.rms_log_error << "\n";
     }
 
     if (!kernel_files_.empty()) read_kernel_tables(gpu, cal, out);
@@ -258,12 +262,13 @@ class CalibrateCommand : public Command {
         widest = f;
       }
       cal.terms.link_bandwidth_bytes_per_s = {widest.bandwidth_bytes_per_s, 0};
-      origin[std::string(calibration::term_name(
-          &calibration::CalibrationTerms::link_bandwidth_bytes_per_s))] =
+      origin[std::string(
+          calibration::term_name(&calibration::CalibrationTerms::link_bandwidth_bytes_per_s))] =
           "all-reduce profile (" + std::to_string(widest.num_workers) + " GPUs)";
       cal.fit_set.push_back(portable_source(vidur_allreduce_));
       cal.fit_info["collective_fit"] = {
-          {"method", "weighted linear least squares t = alpha + 2(p-1)/p*bytes/bw per worker count"},
+          {"method",
+           "weighted linear least squares t = alpha + 2(p-1)/p*bytes/bw per worker count"},
           {"file", portable_source(vidur_allreduce_)},
           {"fits", fits}};
       out << "All-reduce profile fit: " << workers.size() << " worker counts; "
@@ -296,8 +301,8 @@ class CalibrateCommand : public Command {
         configs.back().calibration = "none";  // the fit supplies every parameter itself
         chosen.push_back(std::move(runs[i]));
       }
-      if (chosen.empty()) throw ConfigError("--holdout " + std::to_string(holdout_) +
-                                            " leaves no run to fit on");
+      if (chosen.empty())
+        throw ConfigError("--holdout " + std::to_string(holdout_) + " leaves no run to fit on");
       calibration::ServingFitOptions opts;
       if (!fit_.empty()) opts.parameters = split_commas(fit_);
       if (!metrics_.empty()) opts.metrics = split_commas(metrics_);
@@ -327,8 +332,10 @@ class CalibrateCommand : public Command {
       degenerate = fit.problems;
     }
 
-    out << "\n" << std::left << std::setw(30) << "parameter" << std::setw(16) << "value"
-        << std::setw(14) << "std error" << "fitted on\n";
+    out << "\n"
+        << std::left << std::setw(30) << "parameter" << std::setw(16) << "value" << std::setw(14)
+        << "std error"
+        << "fitted on\n";
     for (const calibration::TermField& f : calibration::term_fields()) {
       const std::optional<calibration::FittedValue>& term = cal.terms.*f.member;
       if (!term) continue;
@@ -389,7 +396,8 @@ class CalibrateCommand : public Command {
     double worst = 0;
     for (const hardware::KernelRow& r : rows) {
       if (r.kind != "linear") continue;
-      const double t = *profile->linear_time_s({r.dtype, r.n, r.k}, static_cast<double>(r.m_tokens));
+      const double t =
+          *profile->linear_time_s({r.dtype, r.n, r.k}, static_cast<double>(r.m_tokens));
       const double e = std::fabs(t / r.time_s - 1);
       ++points;
       if (e > 1e-9) ++moved;
@@ -420,9 +428,8 @@ class CalibrateCommand : public Command {
         << (profile->moe().empty()
                 ? std::string()
                 : ", " + std::to_string(profile->moe().size()) + " MoE expert shapes")
-        << "; the monotone fit moved "
-        << moved << " of " << points << " GEMM rows, by at most " << std::fixed
-        << std::setprecision(1) << 100 * worst << "%\n";
+        << "; the monotone fit moved " << moved << " of " << points << " GEMM rows, by at most "
+        << std::fixed << std::setprecision(1) << 100 * worst << "%\n";
     cal.kernels = std::move(profile);
   }
 
@@ -438,9 +445,10 @@ class CalibrateCommand : public Command {
   std::string base_, description_, out_;
   int seeds_ = 2;
   int jobs_ = 0;
-  StudyFlags study_{"calibrate is an iterative fit (each Levenberg-Marquardt step needs every "
-                    "replay of the step before), so it cannot be cut into independent parts; run "
-                    "it under mpirun instead"};
+  StudyFlags study_{
+      "calibrate is an iterative fit (each Levenberg-Marquardt step needs every "
+      "replay of the step before), so it cannot be cut into independent parts; run "
+      "it under mpirun instead"};
   bool force_ = false;
   RunOptions opts_;
 };

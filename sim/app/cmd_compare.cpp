@@ -61,8 +61,9 @@ class CompareCommand : public Command {
       b = {configs_[1], build_config(*cmd_, ob)};
     } else {
       if (vary_.empty()) {
-        throw ConfigError("compare: give two config files (compare A.json B.json) or --vary "
-                          "KNOB=a,b");
+        throw ConfigError(
+            "compare: give two config files (compare A.json B.json) or --vary "
+            "KNOB=a,b");
       }
       std::vector<planning::VaryAxis> axes;
       for (const std::string& v : vary_) axes.push_back(planning::parse_vary(v));
@@ -112,8 +113,7 @@ class CompareCommand : public Command {
     }
     err << "servesim: compared " << result.seeds.size() << " seed pairs ("
         << a.config.workload.num_prompts << " requests per run) in " << std::fixed
-        << std::setprecision(2) << wall_s << " s wall on "
-        << study_.workers_text(jobs_) << "\n";
+        << std::setprecision(2) << wall_s << " s wall on " << study_.workers_text(jobs_) << "\n";
     if (interrupt.interrupted()) {
       err << "servesim: " << interrupt.signal_name()
           << ": stopped; only seeds where both sides finished are used\n";

@@ -4,7 +4,8 @@
 // time of all its layers at --layer-tokens tokens as the step cost model charges it.
 //
 //   servesim kernel-check --measured kernels_h200.csv --gpu h200
-//   servesim kernel-check --measured kernels_h200.csv --gpu h200 --kernel-table hardware/kernels/h100-sxm.json
+//   servesim kernel-check --measured kernels_h200.csv --gpu h200 --kernel-table
+//   hardware/kernels/h100-sxm.json
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -32,7 +33,8 @@ double quantile_abs(const std::vector<models::KernelCheckRow>& rows, double q) {
   for (const auto& r : rows) e.push_back(std::fabs(r.error()));
   if (e.empty()) return 0;
   std::sort(e.begin(), e.end());
-  return e[static_cast<size_t>(std::min<double>(e.size() - 1, std::floor(q * (e.size() - 1) + 0.5)))];
+  return e[static_cast<size_t>(
+      std::min<double>(e.size() - 1, std::floor(q * (e.size() - 1) + 0.5)))];
 }
 
 double median_signed(const std::vector<models::KernelCheckRow>& rows) {
@@ -72,9 +74,10 @@ class KernelCheckCommand : public Command {
 
   int run(std::ostream& out, std::ostream&) override {
     std::vector<InputFile> inputs = {{"--measured", measured_, kMaxDataFileBytes}};
-    for (InputFile& f : config_inputs({{"gpu", gpu_},
-                                       {"kernel_table", kernel_table_ == "auto" ? "" : kernel_table_},
-                                       {"calibration", calibration_}})) {
+    for (InputFile& f :
+         config_inputs({{"gpu", gpu_},
+                        {"kernel_table", kernel_table_ == "auto" ? "" : kernel_table_},
+                        {"calibration", calibration_}})) {
       inputs.push_back(std::move(f));
     }
     register_inputs(inputs);
@@ -85,9 +88,8 @@ class KernelCheckCommand : public Command {
     d.gpu = gpu;
     std::string cal_path;
     if (calibration_ != "none") {
-      cal_path = calibration_.empty()
-                     ? calibration::default_calibration_path(gpu.name).value_or("")
-                     : calibration_;
+      cal_path = calibration_.empty() ? calibration::default_calibration_path(gpu.name).value_or("")
+                                      : calibration_;
       if (!cal_path.empty()) d.calibration = calibration::load_calibration(cal_path);
       // Shown from "hardware/" on for the shipped profile, so that reports do not depend on
       // where the tree lives.
@@ -126,8 +128,8 @@ class KernelCheckCommand : public Command {
       for (const auto& s : sources) src += (src.empty() ? "" : " / ") + s;
       std::snprintf(line, sizeof line, "%-22s %6zu %9.1f%% %9.1f%% %9.1f%% %+9.1f%%  %s\n",
                     name.c_str(), g.size(), 100 * models::median_abs_error(g),
-                    100 * quantile_abs(g, 0.9), 100 * quantile_abs(g, 1.0),
-                    100 * median_signed(g), src.c_str());
+                    100 * quantile_abs(g, 0.9), 100 * quantile_abs(g, 1.0), 100 * median_signed(g),
+                    src.c_str());
       out << line;
     };
     for (const auto& [name, g] : groups) print(name, g);
@@ -147,8 +149,8 @@ class KernelCheckCommand : public Command {
                       100 * c.error());
         csv << r.kind << "," << r.dtype << "," << r.model << "," << r.tp << "," << r.op << ","
             << r.m_tokens << "," << r.n << "," << r.k << "," << r.batch << "," << r.q_len << ","
-            << r.kv_len << "," << r.q_heads << "," << r.kv_heads << "," << r.head_dim << ","
-            << num << "," << c.source << "\n";
+            << r.kv_len << "," << r.q_heads << "," << r.kv_heads << "," << r.head_dim << "," << num
+            << "," << c.source << "\n";
       }
       metrics::write_text_atomically(output_, csv.str());
       out << "\nPer-row predictions written to " << output_ << "\n";

@@ -121,8 +121,9 @@ class ListCommand : public Command {
         profiles += (profiles.empty() ? "" : "; ") + p;
       }
       std::snprintf(line, sizeof line, "  %-13s kernels: %s\n", n.c_str(), kernels.c_str());
-      out << line << "  " << std::string(13, ' ') << " profiles: "
-          << (profiles.empty() ? std::string("none (datasheet-only)") : profiles) << "\n";
+      out << line << "  " << std::string(13, ' ')
+          << " profiles: " << (profiles.empty() ? std::string("none (datasheet-only)") : profiles)
+          << "\n";
     }
     return 0;
   }

@@ -60,9 +60,9 @@ const std::vector<Row>& rows() {
       {"production replay", "Azure 2023 conversation trace, rescaled", false,
        [](workloads::WorkloadConfig& w) {
          w.dataset_name = "trace";
-         w.trace = (data_dir() /
-                    "data/realdata/azure_llm_trace_2023/AzureLLMInferenceTrace_conv.csv")
-                       .string();
+         w.trace =
+             (data_dir() / "data/realdata/azure_llm_trace_2023/AzureLLMInferenceTrace_conv.csv")
+                 .string();
          w.trace_format = "azure";
        }},
   };
@@ -135,7 +135,8 @@ class MatrixCommand : public Command {
       const double hit = summary["prefix_cache_hit_rate"].get<double>();
       const int64_t preempt = summary["preemptions"].get<int64_t>();
       const auto& m = r.metrics;
-      std::snprintf(line, sizeof line, "%-19s %9.2f %8.2f %7.0f/%-7.0f %7.1f/%-7.1f %9.0f %6.1f %8lld\n",
+      std::snprintf(line, sizeof line,
+                    "%-19s %9.2f %8.2f %7.0f/%-7.0f %7.1f/%-7.1f %9.0f %6.1f %8lld\n",
                     row.name.c_str(), saturation, rate, percentile(m, "ttft", 50),
                     percentile(m, "ttft", 99), percentile(m, "tpot", 50), percentile(m, "tpot", 99),
                     m.output_throughput, 100 * hit, static_cast<long long>(preempt));
@@ -171,18 +172,18 @@ class MatrixCommand : public Command {
       if (one_basis) break;
     }
     if (!output_.empty()) {
-      const json doc = {{"deployment",
-                         {{"model", base.model},
-                          {"catalog_model", sim::catalog_model_json(prepared)},
-                          {"gpu", base.gpu},
-                          {"tensor_parallel_size", base.tensor_parallel_size},
-                          {"calibration", prepared.calibration_source.empty()
-                                              ? json(nullptr)
-                                              : json(relative_to_data_dir(
-                                                    prepared.calibration_source))},
-                          {"kernel_source", prepared.kernel_source}}},
-                        {"load_fraction", load_fraction_},
-                        {"rows", table}};
+      const json doc = {
+          {"deployment",
+           {{"model", base.model},
+            {"catalog_model", sim::catalog_model_json(prepared)},
+            {"gpu", base.gpu},
+            {"tensor_parallel_size", base.tensor_parallel_size},
+            {"calibration", prepared.calibration_source.empty()
+                                ? json(nullptr)
+                                : json(relative_to_data_dir(prepared.calibration_source))},
+            {"kernel_source", prepared.kernel_source}}},
+          {"load_fraction", load_fraction_},
+          {"rows", table}};
       metrics::write_text_atomically(output_, doc.dump(2) + "\n");
     }
     return 0;

@@ -15,8 +15,9 @@ class MergeCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     cmd_ = app.add_subcommand(
-        "merge", "join the part files of a study run with --shard I/N (job arrays) into the "
-                 "output one process writes; run it from the directory the shards ran in");
+        "merge",
+        "join the part files of a study run with --shard I/N (job arrays) into the "
+        "output one process writes; run it from the directory the shards ran in");
     cmd_->add_option("parts", parts_, "the part files, one per shard, any order")->required();
     return cmd_;
   }

@@ -23,9 +23,9 @@
 #include "sim/base/output_file.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/plan.h"
-#include "workloads/workload_classes.h"
 #include "sim/planning/progress.h"
 #include "sim/planning/vary.h"
+#include "workloads/workload_classes.h"
 
 namespace servesim::app {
 namespace {
@@ -104,8 +104,9 @@ class PlanCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     cmd_ = app.add_subcommand(
-        "plan", "the cheapest deployment (GPU type x TP x replicas) that meets every SLO at a "
-                "target request rate, verified on the whole cluster behind the router");
+        "plan",
+        "the cheapest deployment (GPU type x TP x replicas) that meets every SLO at a "
+        "target request rate, verified on the whole cluster behind the router");
     opts_.skip = {"gpu", "tensor_parallel_size", "request_rate", "num_replicas"};
     add_run_options(*cmd_, opts_);
     cmd_->add_option("--target-qps", target_qps_, "target load in requests/s (required)")
@@ -217,9 +218,10 @@ class PlanCommand : public Command {
       axes.push_back(planning::parse_vary(v));
       const std::string& key = axes.back().knob.key;
       if (key == "gpu" || key == "tensor_parallel_size") {
-        throw ConfigError("--vary " + axes.back().knob.flag + ": plan takes candidate " +
-                          (key == "gpu" ? "GPUs from --gpu" : "TP sizes from --tensor-parallel-size") +
-                          " (a comma-separated list)");
+        throw ConfigError(
+            "--vary " + axes.back().knob.flag + ": plan takes candidate " +
+            (key == "gpu" ? "GPUs from --gpu" : "TP sizes from --tensor-parallel-size") +
+            " (a comma-separated list)");
       }
     }
     const std::vector<planning::VaryPoint> points = planning::vary_product(axes);
@@ -249,7 +251,8 @@ class PlanCommand : public Command {
     }
     // Every file a candidate reads is an input (a --gpu or --vary value can name one), then the
     // outputs.
-    for (const planning::PlanCandidate& c : candidates) register_inputs(run_inputs(opts_, c.config));
+    for (const planning::PlanCandidate& c : candidates)
+      register_inputs(run_inputs(opts_, c.config));
     check_outputs("--output", output_, true);
     options.executor = study_.executor(jobs_);
 
@@ -258,7 +261,8 @@ class PlanCommand : public Command {
     for (const std::string& p : split_items(prices_)) {
       const auto eq = p.find('=');
       if (eq == std::string::npos || eq == 0) {
-        throw ConfigError("--gpu-price: '" + p + "' is invalid; expected NAME=PRICE such as "
+        throw ConfigError("--gpu-price: '" + p +
+                          "' is invalid; expected NAME=PRICE such as "
                           "h100-sxm=2.5");
       }
       const std::string name = p.substr(0, eq);
@@ -286,9 +290,8 @@ class PlanCommand : public Command {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     out << "Model " << base.model << ", workload "
-        << (base.workload.workload_file.empty()
-                ? base.workload.dataset_name
-                : "classes of " + base.workload.workload_file)
+        << (base.workload.workload_file.empty() ? base.workload.dataset_name
+                                                : "classes of " + base.workload.workload_file)
         << (base.workload.multi_turn
                 ? ", " + std::to_string(base.workload.num_turns) + "-turn conversations"
                 : std::string())

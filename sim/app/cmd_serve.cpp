@@ -4,8 +4,8 @@
 //
 //   servesim serve --model llama-3.1-8b --gpu h100-sxm --port 8000
 //   servesim serve --model llama-3.1-70b --gpu h100-sxm -tp 4 --time-scale 10 --port 0
-#include <csignal>
 #include <pthread.h>
+#include <csignal>
 
 #include <algorithm>
 #include <iostream>
@@ -23,15 +23,37 @@ namespace {
 
 // The config keys serve takes: the deployment, the engine, and the cluster in front of it.
 bool is_serve_key(const std::string& key) {
-  static const char* kKeys[] = {
-      "model", "gpu", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-      "enable_expert_parallel", "gpus_per_node", "inter_node_link", "quantization",
-      "kv_cache_dtype", "dtype", "enforce_eager", "ideal", "num_replicas", "router",
-      "calibration", "kernel_table", "vllm_version", "max_num_seqs", "max_num_batched_tokens",
-      "block_size", "gpu_memory_utilization", "enable_prefix_caching",
-      "long_prefill_token_threshold", "max_model_len", "scheduling_policy",
-      "num_gpu_blocks_override", "disable_hybrid_kv_cache_manager", "num_scheduler_steps",
-      "async_scheduling", "enable_chunked_prefill"};
+  static const char* kKeys[] = {"model",
+                                "gpu",
+                                "tensor_parallel_size",
+                                "pipeline_parallel_size",
+                                "data_parallel_size",
+                                "enable_expert_parallel",
+                                "gpus_per_node",
+                                "inter_node_link",
+                                "quantization",
+                                "kv_cache_dtype",
+                                "dtype",
+                                "enforce_eager",
+                                "ideal",
+                                "num_replicas",
+                                "router",
+                                "calibration",
+                                "kernel_table",
+                                "vllm_version",
+                                "max_num_seqs",
+                                "max_num_batched_tokens",
+                                "block_size",
+                                "gpu_memory_utilization",
+                                "enable_prefix_caching",
+                                "long_prefill_token_threshold",
+                                "max_model_len",
+                                "scheduling_policy",
+                                "num_gpu_blocks_override",
+                                "disable_hybrid_kv_cache_manager",
+                                "num_scheduler_steps",
+                                "async_scheduling",
+                                "enable_chunked_prefill"};
   return std::find_if(std::begin(kKeys), std::end(kKeys),
                       [&](const char* k) { return key == k; }) != std::end(kKeys);
 }
@@ -98,12 +120,12 @@ class ServeCommand : public Command {
       server.stop();
     });
     watcher.detach();
-    out << "servesim serve: " << (options_.served_model.empty() ? config.model
-                                                                 : options_.served_model)
-        << " on " << prepared.deployment.gpu.name << " x" << config.num_replicas
-        << " replica(s), KV cache " << prepared.memory.num_blocks << " blocks, max_model_len "
-        << prepared.engine.max_model_len << ", time scale " << options_.time_scale
-        << ", listening on http://" << options_.host << ":" << server.port() << std::endl;
+    out << "servesim serve: "
+        << (options_.served_model.empty() ? config.model : options_.served_model) << " on "
+        << prepared.deployment.gpu.name << " x" << config.num_replicas << " replica(s), KV cache "
+        << prepared.memory.num_blocks << " blocks, max_model_len " << prepared.engine.max_model_len
+        << ", time scale " << options_.time_scale << ", listening on http://" << options_.host
+        << ":" << server.port() << std::endl;
     server.run();
     out << "servesim serve: stopped" << std::endl;
     return 0;

@@ -54,9 +54,8 @@ void print_extras(std::ostream& out, const json& s) {
   // The lengths the workload actually sent (every measured request), so that a dataset's meaning
   // is visible in every run: vLLM's ShareGPT first turns are about 215 / 200 tokens.
   const json& sent = s["sent"];
-  row("Mean input / output tokens sent:",
-      num(sent["mean_input_tokens"].get<double>(), 1) + " / " +
-          num(sent["mean_output_tokens"].get<double>(), 1));
+  row("Mean input / output tokens sent:", num(sent["mean_input_tokens"].get<double>(), 1) + " / " +
+                                              num(sent["mean_output_tokens"].get<double>(), 1));
   // With data parallelism every rank has a cache of its own (docs/semantics.md).
   const bool dp = s.contains("config") && s["config"].contains("data_parallel_size");
   row(dp ? "KV cache blocks (tokens), per DP rank:" : "KV cache blocks (tokens):",
@@ -163,7 +162,7 @@ void print_classes(std::ostream& out, const json& s, const json& pooled,
     std::snprintf(share, sizeof share, "%.3f", c["share"].get<double>());
     const std::string slo = !c.contains("slo") || c["slo"].empty() ? "-"
                             : c["slo_met"].get<bool>()             ? "met"
-                                                                    : "MISS";
+                                                                   : "MISS";
     put(c["name"].get<std::string>(), share, c, slo);
   }
   put("(pooled)", "1.000", pooled, "");
@@ -175,7 +174,8 @@ class SimulateCommand : public Command {
     cmd_ = app.add_subcommand(
         "simulate", "one benchmark run: latency percentiles at a load (like vllm bench serve)");
     add_run_options(*cmd_, opts_);
-    cmd_->add_flag("--save-result", save_result_, "write the result JSON (vllm bench serve schema)");
+    cmd_->add_flag("--save-result", save_result_,
+                   "write the result JSON (vllm bench serve schema)");
     cmd_->add_flag("--save-detailed", save_detailed_,
                    "also write per-request arrays (implies --save-result)");
     cmd_->add_option("--result-dir", result_dir_, "folder for the result file");
@@ -218,12 +218,10 @@ class SimulateCommand : public Command {
     ctx.model_id = config.model;
     ctx.tokenizer_id = config.model;
     ctx.num_prompts = config.workload.num_prompts;
-    ctx.request_rate = std::isinf(config.workload.request_rate)
-                           ? json("inf")
-                           : json(config.workload.request_rate);
+    ctx.request_rate =
+        std::isinf(config.workload.request_rate) ? json("inf") : json(config.workload.request_rate);
     ctx.burstiness = config.workload.burstiness;
-    ctx.max_concurrency =
-        config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
+    ctx.max_concurrency = config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
     ctx.save_detailed = save_detailed_;
     ctx.servesim = sim::servesim_summary(config, prepared, result);
     // vLLM flags accepted without effect: recorded only when given, so that other files keep
@@ -306,7 +304,8 @@ class SimulateCommand : public Command {
     check_outputs(flag, path, false);
     std::error_code ec;
     if (!path.empty() && !overwrite_ && std::filesystem::exists(path, ec)) {
-      throw ConfigError(flag + ": '" + path + "' already exists; expected a new file (--overwrite "
+      throw ConfigError(flag + ": '" + path +
+                        "' already exists; expected a new file (--overwrite "
                         "replaces it)");
     }
   }

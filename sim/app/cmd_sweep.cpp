@@ -35,8 +35,9 @@ class SweepCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     cmd_ = app.add_subcommand(
-        "sweep", "QPS-latency curve: one simulation per request rate (or concurrency), with the "
-                 "knee and the saturation point; --vary gives one curve per knob value");
+        "sweep",
+        "QPS-latency curve: one simulation per request rate (or concurrency), with the "
+        "knee and the saturation point; --vary gives one curve per knob value");
     opts_.skip = {"request_rate", "max_concurrency"};
     add_run_options(*cmd_, opts_);
     cmd_->add_option("--request-rate", rates_,
@@ -152,10 +153,9 @@ class SweepCommand : public Command {
     if (!output_.empty()) {
       // JSON and CSV together or not at all.
       const std::string csv = csv_path_for(output_);
-      write_files_atomically(
-          {{output_, metrics::json_file_text(
-                         planning::sweep_to_json(result, options, echo, vary_echo))},
-           {csv, planning::sweep_to_csv(result)}});
+      write_files_atomically({{output_, metrics::json_file_text(planning::sweep_to_json(
+                                            result, options, echo, vary_echo))},
+                              {csv, planning::sweep_to_csv(result)}});
       out << "Sweep written to " << output_ << " and " << csv << "\n";
     }
     int64_t points = 0;

@@ -74,9 +74,10 @@ class ValidateCommand : public Command {
         ->expected(1, -1);
     cmd_->add_option("--logo-max-iterations", logo_iterations_,
                      "with --leave-one-group-out: Levenberg-Marquardt iterations per fit [8]");
-    cmd_->add_option("--logo-prior-weight", logo_prior_weight_,
-                     "with --leave-one-group-out: weight of the pull toward the datasheet value per "
-                     "ms of deviation (0 = none) [0]");
+    cmd_->add_option(
+        "--logo-prior-weight", logo_prior_weight_,
+        "with --leave-one-group-out: weight of the pull toward the datasheet value per "
+        "ms of deviation (0 = none) [0]");
     cmd_->add_option("--write-line-profiles", line_profiles_dir_,
                      "with --leave-one-group-out: also fit the host terms of every host line on "
                      "every GPU on all its runs and write them as DIR/vllm-<line>/<gpu>.json "
@@ -152,7 +153,8 @@ class ValidateCommand : public Command {
     // shipped for each run's GPU (hardware/calibration/<gpu>.json) where there is one.
     measured::Calibration calibration;
     std::vector<sim::SimulationConfig> configs;
-    for (const auto& r : chosen) configs.push_back(measured::simulation_config(r, apply_config_json));
+    for (const auto& r : chosen)
+      configs.push_back(measured::simulation_config(r, apply_config_json));
     if (calibration_file_ == "none") {
       for (auto& c : configs) c.calibration = "none";
     } else if (!calibration_file_.empty()) {
@@ -163,7 +165,7 @@ class ValidateCommand : public Command {
       for (const auto& c : configs) {
         try {
           if (auto p = calibration::default_calibration_path(hardware::load_gpu(c.gpu).name,
-                                                          sim::host_line(c.engine))) {
+                                                             sim::host_line(c.engine))) {
             shipped.insert(*p);
           }
         } catch (const ConfigError&) {
@@ -171,26 +173,26 @@ class ValidateCommand : public Command {
         }
       }
       for (const std::string& p : shipped) {
-        calibration.source += (calibration.source.empty() ? "" : ", ") +
-                              fs::path(p).filename().string();
+        calibration.source +=
+            (calibration.source.empty() ? "" : ", ") + fs::path(p).filename().string();
         for (const auto& id : calibration::load_calibration(p).fit_set) {
           calibration.fitted_on.push_back(id);
         }
       }
       if (!calibration.source.empty()) {
-        calibration.source = "the profiles shipped for the GPUs (hardware/calibration/" +
-                             calibration.source + ")";
+        calibration.source =
+            "the profiles shipped for the GPUs (hardware/calibration/" + calibration.source + ")";
         calibration.shipped_per_gpu = true;
       }
     }
     measured::ReplayOptions options;
     options.seeds = seeds_;
-    measured::ValidationTable table =
-        measured::validate_runs(chosen, configs, calibration, options, jobs_,
-                                study_.executor(jobs_));
+    measured::ValidationTable table = measured::validate_runs(chosen, configs, calibration, options,
+                                                              jobs_, study_.executor(jobs_));
     if (calibration.calibrated() && calibration.fitted_on.empty()) {
-      table.warnings.push_back("the calibration does not list the runs it was fitted on; cannot "
-                               "check that scored runs were not used for fitting");
+      table.warnings.push_back(
+          "the calibration does not list the runs it was fitted on; cannot "
+          "check that scored runs were not used for fitting");
     }
     if (!scope.empty()) {
       out << "Scoring " << chosen.size() << " of " << runs.size() << " run(s) (" << scope << ")\n";
@@ -274,14 +276,15 @@ class ValidateCommand : public Command {
     }
     if (!line_profiles_dir_.empty()) {
       for (const calibration::LineProfile& lp : calibration::line_profiles(runs, configs, o)) {
-        const fs::path dir = fs::path(line_profiles_dir_) / calibration::host_line_dir(lp.host_line);
+        const fs::path dir =
+            fs::path(line_profiles_dir_) / calibration::host_line_dir(lp.host_line);
         const fs::path file = dir / (lp.gpu + ".json");
         fs::create_directories(file.parent_path());
         calibration::Calibration c = lp.profile;
         c.fit_info["serving_fit"]["dropped_unidentified_parameters"] = lp.dropped_parameters;
         metrics::write_json_atomically(file.string(), calibration::to_json(c));
-        out << "Host terms of vLLM " << lp.host_line << " on " << lp.gpu << " ("
-            << c.fit_set.size() << " runs) written to " << file.string()
+        out << "Host terms of vLLM " << lp.host_line << " on " << lp.gpu << " (" << c.fit_set.size()
+            << " runs) written to " << file.string()
             << (lp.problems.empty() ? std::string() : " (degenerate fit: see fit_info)") << "\n";
       }
     }

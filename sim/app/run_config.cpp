@@ -63,29 +63,32 @@ std::vector<std::string> string_list(const json& v) {
 template <typename T>
 ConfigField field(std::string key, FieldKind kind, std::string help, T SimulationConfig::*member,
                   std::string alias = "") {
-  return ConfigField{std::move(key), kind, std::move(help), std::move(alias),
-                     [member](SimulationConfig& c, const json& v) {
-                       c.*member = as<T>(v);
-                     },
+  return ConfigField{std::move(key),
+                     kind,
+                     std::move(help),
+                     std::move(alias),
+                     [member](SimulationConfig& c, const json& v) { c.*member = as<T>(v); },
                      [member](const SimulationConfig& c) { return json(c.*member); }};
 }
 template <typename T>
 ConfigField engine_field(std::string key, FieldKind kind, std::string help,
                          T sim::EngineConfig::*member) {
-  return ConfigField{std::move(key), kind, std::move(help), "",
-                     [member](SimulationConfig& c, const json& v) {
-                       c.engine.*member = as<T>(v);
-                     },
+  return ConfigField{std::move(key),
+                     kind,
+                     std::move(help),
+                     "",
+                     [member](SimulationConfig& c, const json& v) { c.engine.*member = as<T>(v); },
                      [member](const SimulationConfig& c) { return json(c.engine.*member); }};
 }
 template <typename T>
 ConfigField workload_field(std::string key, FieldKind kind, std::string help,
                            T workloads::WorkloadConfig::*member) {
   return ConfigField{
-      std::move(key), kind, std::move(help), "",
-      [member](SimulationConfig& c, const json& v) {
-        c.workload.*member = as<T>(v);
-      },
+      std::move(key),
+      kind,
+      std::move(help),
+      "",
+      [member](SimulationConfig& c, const json& v) { c.workload.*member = as<T>(v); },
       [member](const SimulationConfig& c) { return json(c.workload.*member); }};
 }
 
@@ -118,8 +121,10 @@ std::vector<ConfigField> build_fields() {
                     "network between nodes: infiniband-hdr | infiniband-ndr | ethernet-tcp or a "
                     "link JSON file [HDR for A100, else NDR]",
                     &SimulationConfig::inter_node_link));
-  f.push_back(field("quantization", K::kString, "weight quantization: fp8 or mxfp4 (MoE experts), or unset for the checkpoint's format",
-                    &SimulationConfig::quantization));
+  f.push_back(
+      field("quantization", K::kString,
+            "weight quantization: fp8 or mxfp4 (MoE experts), or unset for the checkpoint's format",
+            &SimulationConfig::quantization));
   f.push_back(field("kv_cache_dtype", K::kString, "KV cache dtype: auto | fp8 [auto]",
                     &SimulationConfig::kv_cache_dtype));
   f.push_back(field("dtype", K::kString,
@@ -143,12 +148,13 @@ std::vector<ConfigField> build_fields() {
                     "calibration profile from servesim calibrate, or none for datasheet + catalog "
                     "defaults [the profile shipped for the GPU in hardware/calibration, if any]",
                     &SimulationConfig::calibration));
-  f.push_back(field("kernel_table", K::kString,
-                    "measured kernel times for the linear ops and prefill attention: a profile "
-                    "from servesim calibrate --kernels, or none for the roofline [the calibration's "
-                    "kernels, else hardware/kernels/<gpu>.json, else one of the same architecture, "
-                    "transferred]",
-                    &SimulationConfig::kernel_table));
+  f.push_back(
+      field("kernel_table", K::kString,
+            "measured kernel times for the linear ops and prefill attention: a profile "
+            "from servesim calibrate --kernels, or none for the roofline [the calibration's "
+            "kernels, else hardware/kernels/<gpu>.json, else one of the same architecture, "
+            "transferred]",
+            &SimulationConfig::kernel_table));
   // Engine (vllm serve).
   f.push_back(engine_field("vllm_version", K::kString,
                            "vLLM release whose defaults and behaviour apply: 0.6 ... 0.19 "
@@ -304,8 +310,7 @@ std::vector<ConfigField> build_fields() {
   f.push_back(workload_field("prefix_repetition_output_len", K::kInt,
                              "prefix_repetition: output tokens [128]",
                              &W::prefix_repetition_output_len));
-  f.push_back(workload_field("trace", K::kString, "trace: the trace file to replay",
-                             &W::trace));
+  f.push_back(workload_field("trace", K::kString, "trace: the trace file to replay", &W::trace));
   f.push_back(workload_field("trace_format", K::kString,
                              "trace: azure | mooncake | burstgpt | vidur | splitwise | "
                              "vllm-result | csv",
@@ -344,12 +349,11 @@ std::vector<ConfigField> build_fields() {
                     &SimulationConfig::warmup_requests));
   // Metrics (vllm bench serve).
   f.push_back(ConfigField{
-      "percentile_metrics", K::kStringList, "metrics with percentiles: ttft,tpot,itl,e2el [ttft,tpot,itl]",
-      "",
+      "percentile_metrics", K::kStringList,
+      "metrics with percentiles: ttft,tpot,itl,e2el [ttft,tpot,itl]", "",
       [](SimulationConfig& c, const json& v) {
-        static const std::vector<std::string> kKnown = {"ttft", "tpot", "itl", "e2el",
-                                                        "client_queue_time",
-                                                        "e2el_including_client_queue"};
+        static const std::vector<std::string> kKnown = {
+            "ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"};
         c.metrics.percentile_metrics = string_list(v);
         for (const std::string& m : c.metrics.percentile_metrics) {
           if (std::find(kKnown.begin(), kKnown.end(), m) == kKnown.end()) {
@@ -389,45 +393,59 @@ std::vector<ConfigField> build_fields() {
         }
       },
       [](const SimulationConfig& c) { return json(c.metrics.metric_percentiles); }});
-  f.push_back(ConfigField{
-      "goodput", K::kStringList, "SLOs in ms for goodput, e.g. ttft:500 tpot:50", "",
-      [](SimulationConfig& c, const json& v) {
-        c.metrics.goodput_slo_ms = metrics::parse_goodput(string_list(v));
-      },
-      [](const SimulationConfig& c) {
-        json out = json::array();
-        for (const auto& [k, v] : c.metrics.goodput_slo_ms) {
-          std::ostringstream os;
-          os << k << ":" << v;
-          out.push_back(os.str());
-        }
-        return out;
-      }});
+  f.push_back(ConfigField{"goodput", K::kStringList,
+                          "SLOs in ms for goodput, e.g. ttft:500 tpot:50", "",
+                          [](SimulationConfig& c, const json& v) {
+                            c.metrics.goodput_slo_ms = metrics::parse_goodput(string_list(v));
+                          },
+                          [](const SimulationConfig& c) {
+                            json out = json::array();
+                            for (const auto& [k, v] : c.metrics.goodput_slo_ms) {
+                              std::ostringstream os;
+                              os << k << ":" << v;
+                              out.push_back(os.str());
+                            }
+                            return out;
+                          }});
   return f;
 }
 
 const char* kind_word(FieldKind k) {
   switch (k) {
-    case FieldKind::kString: return "a string";
-    case FieldKind::kInt: return "an integer";
-    case FieldKind::kPositiveInt: return "an integer >= 1";
-    case FieldKind::kDouble: return "a number";
-    case FieldKind::kBool: return "true or false";
-    case FieldKind::kRate: return "a number of requests/s or \"inf\"";
-    case FieldKind::kStringList: return "a list";
+    case FieldKind::kString:
+      return "a string";
+    case FieldKind::kInt:
+      return "an integer";
+    case FieldKind::kPositiveInt:
+      return "an integer >= 1";
+    case FieldKind::kDouble:
+      return "a number";
+    case FieldKind::kBool:
+      return "true or false";
+    case FieldKind::kRate:
+      return "a number of requests/s or \"inf\"";
+    case FieldKind::kStringList:
+      return "a list";
   }
   return "a value";
 }
 
 bool type_ok(FieldKind kind, const json& v) {
   switch (kind) {
-    case FieldKind::kString: return v.is_string();
-    case FieldKind::kInt: return v.is_number_integer();
-    case FieldKind::kPositiveInt: return v.is_number_integer() && v.get<int64_t>() >= 1;
-    case FieldKind::kDouble: return v.is_number();
-    case FieldKind::kBool: return v.is_boolean();
-    case FieldKind::kRate: return v.is_number() || (v.is_string() && v.get<std::string>() == "inf");
-    case FieldKind::kStringList: return v.is_array();
+    case FieldKind::kString:
+      return v.is_string();
+    case FieldKind::kInt:
+      return v.is_number_integer();
+    case FieldKind::kPositiveInt:
+      return v.is_number_integer() && v.get<int64_t>() >= 1;
+    case FieldKind::kDouble:
+      return v.is_number();
+    case FieldKind::kBool:
+      return v.is_boolean();
+    case FieldKind::kRate:
+      return v.is_number() || (v.is_string() && v.get<std::string>() == "inf");
+    case FieldKind::kStringList:
+      return v.is_array();
   }
   return false;
 }

@@ -18,10 +18,10 @@ namespace servesim::app {
 enum class FieldKind { kString, kInt, kPositiveInt, kDouble, kBool, kRate, kStringList };
 
 struct ConfigField {
-  std::string key;           // underscore name, e.g. "max_num_seqs"
+  std::string key;  // underscore name, e.g. "max_num_seqs"
   FieldKind kind;
-  std::string help;          // one line, with unit and default
-  std::string short_alias;   // e.g. "-tp" (optional)
+  std::string help;         // one line, with unit and default
+  std::string short_alias;  // e.g. "-tp" (optional)
   std::function<void(sim::SimulationConfig&, const nlohmann::json&)> set;
   std::function<nlohmann::json(const sim::SimulationConfig&)> get;
 };
@@ -30,7 +30,8 @@ struct ConfigField {
 const std::vector<ConfigField>& config_fields();
 
 // Applies the JSON object `j` onto `config`. Unknown keys and values of the wrong type throw
-// ConfigError naming `where` (the file or "command line"), the key, the value and what was expected.
+// ConfigError naming `where` (the file or "command line"), the key, the value and what was
+// expected.
 void apply_config_json(sim::SimulationConfig& config, const nlohmann::json& j,
                        const std::string& where);
 

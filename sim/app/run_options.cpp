@@ -35,12 +35,14 @@ std::vector<InputFile> config_inputs(const json& keys) {
     bool catalog;  // a catalog name unless it looks like a path
     uint64_t max_bytes;
   };
-  static const FileKey kFileKeys[] = {
-      {"model", true, kMaxSettingsFileBytes},       {"gpu", true, kMaxSettingsFileBytes},
-      {"inter_node_link", true, kMaxSettingsFileBytes},
-      {"calibration", false, kMaxSettingsFileBytes}, {"kernel_table", false, kMaxSettingsFileBytes},
-      {"workload", false, kMaxSettingsFileBytes},    {"dataset_path", false, 0},
-      {"trace", false, 0}};
+  static const FileKey kFileKeys[] = {{"model", true, kMaxSettingsFileBytes},
+                                      {"gpu", true, kMaxSettingsFileBytes},
+                                      {"inter_node_link", true, kMaxSettingsFileBytes},
+                                      {"calibration", false, kMaxSettingsFileBytes},
+                                      {"kernel_table", false, kMaxSettingsFileBytes},
+                                      {"workload", false, kMaxSettingsFileBytes},
+                                      {"dataset_path", false, 0},
+                                      {"trace", false, 0}};
   std::vector<InputFile> in;
   for (const FileKey& k : kFileKeys) {
     auto it = keys.find(k.key);
@@ -126,8 +128,10 @@ void check_outputs(const std::string& flag, const std::string& path, bool with_c
 
 void check_jobs(int jobs) {
   if (jobs < 0 || jobs > kMaxJobs) {
-    throw ConfigError("--jobs: " + std::to_string(jobs) + " is invalid; expected 0 (all cores) "
-                      "to " + std::to_string(kMaxJobs) + " threads");
+    throw ConfigError("--jobs: " + std::to_string(jobs) +
+                      " is invalid; expected 0 (all cores) "
+                      "to " +
+                      std::to_string(kMaxJobs) + " threads");
   }
 }
 
@@ -175,11 +179,16 @@ namespace {
 const char* type_name(FieldKind k) {
   switch (k) {
     case FieldKind::kInt:
-    case FieldKind::kPositiveInt: return "INT";
-    case FieldKind::kDouble: return "FLOAT";
-    case FieldKind::kRate: return "RATE";
-    case FieldKind::kStringList: return "LIST";
-    default: return "TEXT";
+    case FieldKind::kPositiveInt:
+      return "INT";
+    case FieldKind::kDouble:
+      return "FLOAT";
+    case FieldKind::kRate:
+      return "RATE";
+    case FieldKind::kStringList:
+      return "LIST";
+    default:
+      return "TEXT";
   }
 }
 
@@ -190,8 +199,9 @@ bool skipped(const RunOptions& o, const std::string& key) {
 }  // namespace
 
 void add_run_options(CLI::App& cmd, RunOptions& o) {
-  cmd.add_option("--config", o.config_file,
-                 "JSON file of run settings (keys = flag names with underscores); flags override it");
+  cmd.add_option(
+      "--config", o.config_file,
+      "JSON file of run settings (keys = flag names with underscores); flags override it");
   for (const ConfigField& f : config_fields()) {
     if (skipped(o, f.key)) continue;
     const std::string flag = flag_of(f.key);
@@ -268,12 +278,24 @@ sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
 // Run fields that describe the load or the report, not the deployment: the measured file gives
 // the load, so validate and calibrate do not take them.
 bool is_load_key(const std::string& key) {
-  static const char* kKeys[] = {"request_rate",   "burstiness",         "arrival_process",
-                                "num_prompts",    "seed",               "dataset_name",
-                                "max_concurrency", "warmup_requests",   "percentile_metrics",
-                                "metric_percentiles", "goodput",        "num_replicas",
-                                "router",         "workload",           "multi_turn",
-                                "num_turns",      "think_time",         "think_time_dist"};
+  static const char* kKeys[] = {"request_rate",
+                                "burstiness",
+                                "arrival_process",
+                                "num_prompts",
+                                "seed",
+                                "dataset_name",
+                                "max_concurrency",
+                                "warmup_requests",
+                                "percentile_metrics",
+                                "metric_percentiles",
+                                "goodput",
+                                "num_replicas",
+                                "router",
+                                "workload",
+                                "multi_turn",
+                                "num_turns",
+                                "think_time",
+                                "think_time_dist"};
   for (const char* k : kKeys) {
     if (key == k) return true;
   }

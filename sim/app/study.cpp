@@ -64,11 +64,12 @@ JobExecutor* StudyFlags::executor(int jobs) {
     check_output_path(context.part_path, "--part-file", {});
     if (!why_not_shardable_.empty()) throw ConfigError("--shard: " + why_not_shardable_);
     if (context.mpi != nullptr) {
-      throw ConfigError("--shard: not under mpirun (the ranks already share the study); use one "
-                        "or the other");
+      throw ConfigError(
+          "--shard: not under mpirun (the ranks already share the study); use one "
+          "or the other");
     }
-    owned_ = std::make_unique<distributed::ShardExecutor>(shard, jobs, identity,
-                                                          servesim_version());
+    owned_ =
+        std::make_unique<distributed::ShardExecutor>(shard, jobs, identity, servesim_version());
     return owned_.get();
   }
   if (!part_file_.empty()) throw ConfigError("--part-file: only with --shard I/N");

@@ -29,11 +29,11 @@
 namespace servesim::app {
 
 struct StudyContext {
-  JobExecutor* mpi = nullptr;        // the MPI executor (null: not under mpirun, or one rank)
-  int mpi_ranks = 1;                 // ranks of the MPI job
-  JobExecutor* replay = nullptr;     // merge's replay of part files
-  std::vector<std::string> args;     // the command line being run
-  std::string part_path;             // where a shard writes its part
+  JobExecutor* mpi = nullptr;     // the MPI executor (null: not under mpirun, or one rank)
+  int mpi_ranks = 1;              // ranks of the MPI job
+  JobExecutor* replay = nullptr;  // merge's replay of part files
+  std::vector<std::string> args;  // the command line being run
+  std::string part_path;          // where a shard writes its part
 };
 StudyContext& study_context();
 

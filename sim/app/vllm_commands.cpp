@@ -71,8 +71,9 @@ bool dataset_words(const workloads::WorkloadConfig& w, std::vector<std::string>&
   } else if (name == "sharegpt" || name == "custom" || name == "burstgpt") {
     const std::string& path = w.dataset_path;
     if (name == "sharegpt" && path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
-      why_not = "a ShareGPT lengths CSV is servesim's own format; give vllm bench serve the "
-                "ShareGPT JSON file it came from";
+      why_not =
+          "a ShareGPT lengths CSV is servesim's own format; give vllm bench serve the "
+          "ShareGPT JSON file it came from";
       return false;
     }
     add("--dataset-name", name);
@@ -107,8 +108,8 @@ bool dataset_words(const workloads::WorkloadConfig& w, std::vector<std::string>&
 }  // namespace
 
 std::string vllm_serve_command(const sim::SimulationConfig& c) {
-  const sim::EngineConfig e = sim::resolve_engine_config(c.engine, hardware::load_gpu(c.gpu),
-                                                         models::load_model(c.model));
+  const sim::EngineConfig e =
+      sim::resolve_engine_config(c.engine, hardware::load_gpu(c.gpu), models::load_model(c.model));
   const sim::EngineConfig d;  // vLLM's defaults, as servesim's unset fields
   std::vector<std::string> w = {"vllm", "serve", c.model, "--tensor-parallel-size",
                                 std::to_string(c.tensor_parallel_size)};

@@ -30,7 +30,7 @@ struct VllmFlag {
   unsigned in;
   const char* refused = nullptr;  // null: accepted and ignored; else why it is refused
   ValueCheck check = nullptr;
-  const char* shown = nullptr;    // the name printed, when it differs from `name`
+  const char* shown = nullptr;  // the name printed, when it differs from `name`
 };
 
 const char kChat[] =
@@ -51,9 +51,9 @@ std::string check_endpoint(const std::string& v) {
 
 std::string check_load_format(const std::string& v) {
   // Formats that only change how the same 16-bit weights are read (or, dummy, made up).
-  static const std::set<std::string> kSame = {"auto", "pt", "safetensors", "npcache", "dummy",
-                                              "fastsafetensors", "runai_streamer", "tensorizer",
-                                              "sharded_state", "mistral"};
+  static const std::set<std::string> kSame = {
+      "auto",           "pt",         "safetensors",   "npcache", "dummy", "fastsafetensors",
+      "runai_streamer", "tensorizer", "sharded_state", "mistral"};
   if (kSame.count(v) != 0) return "";
   return "this load format changes the weights' format (e.g. gguf, bitsandbytes), which is not "
          "modelled yet";
@@ -127,8 +127,7 @@ const std::vector<VllmFlag>& vllm_flags() {
       // Refused: they change serving in ways servesim does not model.
       {"--speculative-config", Arity::kOne, kServe, "speculative decoding is not modelled yet"},
       {"--speculative-model", Arity::kOne, kServe, "speculative decoding is not modelled yet"},
-      {"--num-speculative-tokens", Arity::kOne, kServe,
-       "speculative decoding is not modelled yet"},
+      {"--num-speculative-tokens", Arity::kOne, kServe, "speculative decoding is not modelled yet"},
       {"--kv-transfer-config", Arity::kOne, kServe,
        "KV transfer (disaggregated prefill, KV connectors) is not modelled yet"},
       {"--enable-lora", Arity::kNone, kServe, "LoRA adapters are not modelled yet"},
@@ -184,10 +183,8 @@ void add_vllm_flags(CLI::App& cmd) {
         opt = cmd.add_option(f.name)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
         break;
       case Arity::kMany:
-        opt = cmd.add_option(f.name)
-                  ->expected(0, -1)
-                  ->allow_extra_args(true)
-                  ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        opt = cmd.add_option(f.name)->expected(0, -1)->allow_extra_args(true)->multi_option_policy(
+            CLI::MultiOptionPolicy::TakeAll);
         break;
     }
     opt->group("");  // hidden: the command's footer states the rule, docs/cli.md the lists
@@ -364,13 +361,28 @@ std::vector<std::string> split_shell_words(const std::string& line, const std::s
         if (d == '\\' && i + 1 < n) {
           const char e = line[i + 1];
           switch (e) {
-            case 'n': word += '\n'; break;
-            case 't': word += '\t'; break;
-            case 'r': word += '\r'; break;
-            case '\\': word += '\\'; break;
-            case '\'': word += '\''; break;
-            case '"': word += '"'; break;
-            default: word += '\\'; word += e; break;
+            case 'n':
+              word += '\n';
+              break;
+            case 't':
+              word += '\t';
+              break;
+            case 'r':
+              word += '\r';
+              break;
+            case '\\':
+              word += '\\';
+              break;
+            case '\'':
+              word += '\'';
+              break;
+            case '"':
+              word += '"';
+              break;
+            default:
+              word += '\\';
+              word += e;
+              break;
           }
           i += 2;
           continue;
@@ -383,8 +395,7 @@ std::vector<std::string> split_shell_words(const std::string& line, const std::s
       throw fail(expansion(i));
     } else if (c == '#' && !in_word) {
       while (i < n && line[i] != '\n') ++i;  // a comment, to the end of the line
-    } else if (c == ';' || c == '|' || c == '&' || c == '<' || c == '>' || c == '(' ||
-               c == ')') {
+    } else if (c == ';' || c == '|' || c == '&' || c == '<' || c == '>' || c == '(' || c == ')') {
       throw fail(std::string("'") + c +
                  "': one command is expected, without pipes or redirections (replace a "
                  "placeholder such as <your data path> by its value)");
@@ -415,7 +426,9 @@ namespace {
 
 enum class LineKind { kServe, kBench };
 
-const char* line_name(LineKind k) { return k == LineKind::kServe ? "vllm serve" : "vllm bench serve"; }
+const char* line_name(LineKind k) {
+  return k == LineKind::kServe ? "vllm serve" : "vllm bench serve";
+}
 
 // Length of the command's prefix ("vllm serve", "python3 -m vllm.entrypoints.openai.api_server",
 // "vllm bench serve", "python3 benchmarks/benchmark_serving.py"), 0 when `words` starts with none.
@@ -457,24 +470,55 @@ std::string override_key(const std::string& arg) {
 
 // The servesim run fields a pasted line of each kind may set: vLLM's own flags of that command.
 bool serve_field(const std::string& key) {
-  static const std::set<std::string> kKeys = {
-      "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-      "enable_expert_parallel", "quantization", "dtype", "kv_cache_dtype", "enforce_eager",
-      "async_scheduling", "max_num_seqs", "max_num_batched_tokens", "block_size",
-      "gpu_memory_utilization", "enable_prefix_caching", "long_prefill_token_threshold",
-      "max_model_len", "scheduling_policy", "num_gpu_blocks_override",
-      "disable_hybrid_kv_cache_manager", "enable_chunked_prefill", "num_scheduler_steps"};
+  static const std::set<std::string> kKeys = {"tensor_parallel_size",
+                                              "pipeline_parallel_size",
+                                              "data_parallel_size",
+                                              "enable_expert_parallel",
+                                              "quantization",
+                                              "dtype",
+                                              "kv_cache_dtype",
+                                              "enforce_eager",
+                                              "async_scheduling",
+                                              "max_num_seqs",
+                                              "max_num_batched_tokens",
+                                              "block_size",
+                                              "gpu_memory_utilization",
+                                              "enable_prefix_caching",
+                                              "long_prefill_token_threshold",
+                                              "max_model_len",
+                                              "scheduling_policy",
+                                              "num_gpu_blocks_override",
+                                              "disable_hybrid_kv_cache_manager",
+                                              "enable_chunked_prefill",
+                                              "num_scheduler_steps"};
   return kKeys.count(key) != 0;
 }
 bool bench_field(const std::string& key) {
-  static const std::set<std::string> kKeys = {
-      "request_rate", "burstiness", "num_prompts", "seed", "dataset_name", "random_input_len",
-      "random_output_len", "random_range_ratio", "random_prefix_len", "dataset_path",
-      "disable_shuffle", "no_oversample", "sharegpt_output_len", "custom_output_len",
-      "sonnet_input_len", "sonnet_output_len", "sonnet_prefix_len",
-      "prefix_repetition_prefix_len", "prefix_repetition_suffix_len",
-      "prefix_repetition_num_prefixes", "prefix_repetition_output_len", "max_concurrency",
-      "percentile_metrics", "metric_percentiles", "goodput"};
+  static const std::set<std::string> kKeys = {"request_rate",
+                                              "burstiness",
+                                              "num_prompts",
+                                              "seed",
+                                              "dataset_name",
+                                              "random_input_len",
+                                              "random_output_len",
+                                              "random_range_ratio",
+                                              "random_prefix_len",
+                                              "dataset_path",
+                                              "disable_shuffle",
+                                              "no_oversample",
+                                              "sharegpt_output_len",
+                                              "custom_output_len",
+                                              "sonnet_input_len",
+                                              "sonnet_output_len",
+                                              "sonnet_prefix_len",
+                                              "prefix_repetition_prefix_len",
+                                              "prefix_repetition_suffix_len",
+                                              "prefix_repetition_num_prefixes",
+                                              "prefix_repetition_output_len",
+                                              "max_concurrency",
+                                              "percentile_metrics",
+                                              "metric_percentiles",
+                                              "goodput"};
   return kKeys.count(key) != 0;
 }
 
@@ -491,7 +535,8 @@ PastedLine translate_line(const std::vector<std::string>& words, LineKind kind,
   size_t i = 0;
   auto is_flag = [](const std::string& w) { return w.size() >= 2 && w[0] == '-'; };
   auto looks_like_number = [](const std::string& w) {
-    return w.size() >= 2 && w[0] == '-' && (std::isdigit(static_cast<unsigned char>(w[1])) || w[1] == '.');
+    return w.size() >= 2 && w[0] == '-' &&
+           (std::isdigit(static_cast<unsigned char>(w[1])) || w[1] == '.');
   };
   while (i < n) {
     const std::string& w = words[i++];
@@ -501,8 +546,9 @@ PastedLine translate_line(const std::vector<std::string>& words, LineKind kind,
         continue;
       }
       throw ConfigError(where + ": unexpected word '" + w + "'" +
-                        (kind == LineKind::kServe ? " (the model is already " + *out.model + ")"
-                                                  : " (vllm bench serve takes no positional argument)"));
+                        (kind == LineKind::kServe
+                             ? " (the model is already " + *out.model + ")"
+                             : " (vllm bench serve takes no positional argument)"));
     }
     std::string name = w;
     std::optional<std::string> inline_value;
@@ -513,8 +559,10 @@ PastedLine translate_line(const std::vector<std::string>& words, LineKind kind,
     // vLLM's FlexibleArgumentParser reads --dataset_name as --dataset-name.
     if (name.rfind("--", 0) == 0) std::replace(name.begin() + 2, name.end(), '_', '-');
     static const std::pair<const char*, const char*> kShort[] = {
-        {"-tp", "--tensor-parallel-size"}, {"-pp", "--pipeline-parallel-size"},
-        {"-dp", "--data-parallel-size"}, {"-q", "--quantization"},
+        {"-tp", "--tensor-parallel-size"},
+        {"-pp", "--pipeline-parallel-size"},
+        {"-dp", "--data-parallel-size"},
+        {"-q", "--quantization"},
         {"-ep", "--enable-expert-parallel"}};
     for (const auto& [s, l] : kShort) {
       if (name == s) name = l;
@@ -567,9 +615,8 @@ PastedLine translate_line(const std::vector<std::string>& words, LineKind kind,
       continue;
     }
     // simulate's result-file flags, which are vllm bench serve's.
-    if (kind == LineKind::kBench &&
-        (name == "--save-result" || name == "--save-detailed" || name == "--result-dir" ||
-         name == "--result-filename")) {
+    if (kind == LineKind::kBench && (name == "--save-result" || name == "--save-detailed" ||
+                                     name == "--result-dir" || name == "--result-filename")) {
       Translated t{override_key(name), {name}};
       if (name == "--result-dir" || name == "--result-filename") {
         t.words.push_back(one_value());
@@ -619,8 +666,9 @@ PastedLine translate_line(const std::vector<std::string>& words, LineKind kind,
     if (field->kind == FieldKind::kBool) {
       // Old vLLM releases take an optional value (--enable-chunked-prefill True).
       std::optional<std::string> v = inline_value;
-      if (!v && i < n && (words[i] == "True" || words[i] == "False" || words[i] == "true" ||
-                          words[i] == "false")) {
+      if (!v && i < n &&
+          (words[i] == "True" || words[i] == "False" || words[i] == "true" ||
+           words[i] == "false")) {
         v = words[i++];
       }
       if (v && (*v == "False" || *v == "false")) {
@@ -647,7 +695,8 @@ PastedLine translate_line(const std::vector<std::string>& words, LineKind kind,
 }
 
 bool run_command(const std::string& sub) {
-  for (const char* c : {"simulate", "sweep", "compare", "plan", "matrix", "validate", "calibrate"}) {
+  for (const char* c :
+       {"simulate", "sweep", "compare", "plan", "matrix", "validate", "calibrate"}) {
     if (sub == c) return true;
   }
   return false;
@@ -659,7 +708,7 @@ std::vector<std::string> expand_pasted_commands(const std::vector<std::string>& 
   if (args.empty() || !run_command(args[0])) return args;
   const std::string& sub = args[0];
   struct Pasted {
-    std::string from;           // the flag it came with, for messages
+    std::string from;              // the flag it came with, for messages
     std::optional<LineKind> kind;  // required kind (null: `--`, either)
     std::vector<std::string> words;
   };
@@ -668,8 +717,9 @@ std::vector<std::string> expand_pasted_commands(const std::vector<std::string>& 
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     bool matched = false;
-    for (const auto& [flag, kind] : {std::pair{std::string("--vllm-serve-cmd"), LineKind::kServe},
-                                     std::pair{std::string("--vllm-bench-cmd"), LineKind::kBench}}) {
+    for (const auto& [flag, kind] :
+         {std::pair{std::string("--vllm-serve-cmd"), LineKind::kServe},
+          std::pair{std::string("--vllm-bench-cmd"), LineKind::kBench}}) {
       if (a == flag || a.rfind(flag + "=", 0) == 0) {
         std::string text;
         if (a == flag) {
@@ -704,8 +754,10 @@ std::vector<std::string> expand_pasted_commands(const std::vector<std::string>& 
   }
   if (pasted.empty()) return args;
   if (sub != "simulate") {
-    throw ConfigError(pasted.front().from + ": a pasted vLLM command line is read by simulate "
-                      "only; give " + sub + " the flags themselves");
+    throw ConfigError(pasted.front().from +
+                      ": a pasted vLLM command line is read by simulate "
+                      "only; give " +
+                      sub + " the flags themselves");
   }
 
   std::vector<Translated> serve_flags, bench_flags;
@@ -714,8 +766,8 @@ std::vector<std::string> expand_pasted_commands(const std::vector<std::string>& 
   for (const Pasted& p : pasted) {
     if (p.words.empty()) throw ConfigError(p.from + ": the pasted command line is empty");
     // NAME=value words before the command set environment variables, which can change vLLM.
-    if (const size_t eq = p.words[0].find('='); eq != std::string::npos && eq > 0 &&
-                                                p.words[0][0] != '-') {
+    if (const size_t eq = p.words[0].find('=');
+        eq != std::string::npos && eq > 0 && p.words[0][0] != '-') {
       throw ConfigError(p.from + ": the environment variable " + p.words[0].substr(0, eq) +
                         " is not read (it can change vLLM's behaviour): remove the assignment "
                         "and give servesim's flags for what it sets");
@@ -728,9 +780,9 @@ std::vector<std::string> expand_pasted_commands(const std::vector<std::string>& 
     const size_t skip = kind ? prefix_length(p.words, *kind) : 0;
     if (!kind || skip == 0) {
       throw ConfigError(p.from + ": expected a line starting with " +
-                        (p.kind == LineKind::kServe ? "`vllm serve`"
+                        (p.kind == LineKind::kServe   ? "`vllm serve`"
                          : p.kind == LineKind::kBench ? "`vllm bench serve`"
-                                                       : "`vllm serve` or `vllm bench serve`") +
+                                                      : "`vllm serve` or `vllm bench serve`") +
                         ", got '" + p.words[0] + (p.words.size() > 1 ? " " + p.words[1] : "") +
                         "…'");
     }
@@ -760,8 +812,9 @@ std::vector<std::string> expand_pasted_commands(const std::vector<std::string>& 
   // The served model: the serve line's (the bench line's --model may be a --served-model-name).
   std::optional<std::string> model = serve_model ? serve_model : bench_model;
   if (!model && typed_keys.count("model") == 0) {
-    throw ConfigError("the pasted vllm bench serve line names no --model (vLLM asks the server "
-                      "which it serves): add --model, or paste the vllm serve line too");
+    throw ConfigError(
+        "the pasted vllm bench serve line names no --model (vLLM asks the server "
+        "which it serves): add --model, or paste the vllm serve line too");
   }
   std::vector<std::string> out = {sub};
   if (model && typed_keys.count("model") == 0) {

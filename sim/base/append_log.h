@@ -129,8 +129,8 @@ class AppendLog {
 
   std::vector<T*> chunks_;          // [0] grows to kChunk elements; the rest hold kChunk each
   std::size_t first_capacity_ = 0;  // elements allocated in chunks_[0]
-  T* tail_ = nullptr;      // where the next element goes
-  T* tail_end_ = nullptr;  // end of the chunk being written
+  T* tail_ = nullptr;               // where the next element goes
+  T* tail_end_ = nullptr;           // end of the chunk being written
 };
 
 }  // namespace servesim

@@ -23,13 +23,12 @@ class InternalError : public std::logic_error {
 
 }  // namespace servesim
 
-#define SERVESIM_CHECK(cond, msg)                                                         \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
-      throw ::servesim::InternalError(std::string(__FILE__) + ":" +                       \
-                                      std::to_string(__LINE__) + ": check failed: " #cond \
-                                      " — " + std::string(msg));                          \
-    }                                                                                     \
+#define SERVESIM_CHECK(cond, msg)                                                              \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
+      throw ::servesim::InternalError(std::string(__FILE__) + ":" + std::to_string(__LINE__) + \
+                                      ": check failed: " #cond " — " + std::string(msg));      \
+    }                                                                                          \
   } while (0)
 
 #endif  // SERVESIM_SIM_BASE_ERROR_H_

@@ -79,9 +79,12 @@ int DeferredExit::signal_number() const { return g_signal.load(); }
 
 std::string DeferredExit::signal_name() const {
   switch (signal_number()) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    default: return "";
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "";
   }
 }
 

@@ -61,14 +61,21 @@ inline const char* non_regular_kind(std::filesystem::file_type t) {
   switch (t) {
     case T::regular:
     case T::none:
-    case T::not_found: return nullptr;
-    case T::symlink: return "a symbolic link";
-    case T::directory: return "a directory";
-    case T::fifo: return "a FIFO";
-    case T::socket: return "a socket";
+    case T::not_found:
+      return nullptr;
+    case T::symlink:
+      return "a symbolic link";
+    case T::directory:
+      return "a directory";
+    case T::fifo:
+      return "a FIFO";
+    case T::socket:
+      return "a socket";
     case T::block:
-    case T::character: return "a device";
-    default: return "not a regular file";
+    case T::character:
+      return "a device";
+    default:
+      return "not a regular file";
   }
 }
 
@@ -139,12 +146,10 @@ inline std::string registered_input_equal_to(const std::string& path) {
 }
 
 // See the file comment.
-inline void check_input_file(const std::string& path, const std::string& what,
-                             uint64_t max_bytes) {
+inline void check_input_file(const std::string& path, const std::string& what, uint64_t max_bytes) {
   namespace fs = std::filesystem;
   const std::string who = what.empty() ? "'" + path + "'" : what + ": '" + path + "'";
-  const std::string limit =
-      max_bytes > 0 ? " of at most " + size_text(max_bytes) : std::string();
+  const std::string limit = max_bytes > 0 ? " of at most " + size_text(max_bytes) : std::string();
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);  // follows symlinks
   if (const char* kind = non_regular_kind(st.type())) {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -27,7 +27,7 @@ inline nlohmann::json parse_json_text(const std::string& text, const std::string
   // second pass with the SAX interface lexed every number twice: half the load time of the
   // kernel tables, docs/performance.md).
   std::vector<std::vector<std::string>> keys;  // one key list per open object
-  std::string found;                            // the first repeated key, in document order
+  std::string found;                           // the first repeated key, in document order
   const nlohmann::json::parser_callback_t track =
       [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
         using Event = nlohmann::json::parse_event_t;
@@ -174,7 +174,8 @@ T optional_field(const nlohmann::json& j, const std::string& key, const std::str
 
 // The directory that holds models/catalog and hardware/catalog: $SERVESIM_DATA_DIR if set, else
 // the source tree the binary was built from (defined in data_dir.cpp, the one object that carries
-// the build-time path, so every other object is identical across checkouts and ccache can share it).
+// the build-time path, so every other object is identical across checkouts and ccache can share
+// it).
 std::filesystem::path data_dir();
 
 // `path` relative to data_dir() when it lies under it (shipped files named from the repository

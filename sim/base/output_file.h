@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <deque>
 #include <cerrno>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -125,8 +125,7 @@ class WorkShare {
 // Calls fn(i) for i in [0, n). Returns the number of jobs that ran to completion. With `share`,
 // a worker out of jobs helps in share->help() until every worker is (then share is closed).
 inline int64_t parallel_for(int64_t n, int jobs, const std::function<void(int64_t)>& fn,
-                            const std::atomic<bool>* cancel = nullptr,
-                            WorkShare* share = nullptr) {
+                            const std::atomic<bool>* cancel = nullptr, WorkShare* share = nullptr) {
   if (jobs <= 0) jobs = default_jobs();
   // Threads beyond the jobs are idle, unless they can help with shared tasks.
   if (share == nullptr) jobs = static_cast<int>(std::min<int64_t>(jobs, std::max<int64_t>(n, 1)));

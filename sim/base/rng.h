@@ -31,7 +31,9 @@ class RngStream {
     // Rejection sampling removes modulo bias.
     const uint64_t limit = UINT64_MAX - UINT64_MAX % span;
     uint64_t x;
-    do { x = gen_(); } while (x >= limit);
+    do {
+      x = gen_();
+    } while (x >= limit);
     return lo + static_cast<int64_t>(x % span);
   }
   // Exponential with the given mean.

@@ -44,7 +44,10 @@ class SimTime {
 
   constexpr SimTime operator+(SimTime o) const { return SimTime(ns_ + o.ns_); }
   constexpr SimTime operator-(SimTime o) const { return SimTime(ns_ - o.ns_); }
-  constexpr SimTime& operator+=(SimTime o) { ns_ += o.ns_; return *this; }
+  constexpr SimTime& operator+=(SimTime o) {
+    ns_ += o.ns_;
+    return *this;
+  }
   constexpr auto operator<=>(const SimTime&) const = default;
 
  private:

@@ -1,9 +1,9 @@
 #include "sim/calibration/cross_validation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <cmath>
 #include <iomanip>
 #include <limits>
 #include <set>
@@ -95,7 +95,6 @@ std::string group_of(const measured::MeasuredRun& run) {
   return g;
 }
 
-
 const std::vector<std::pair<std::string, double>>& transfer_targets() {
   static const std::vector<std::pair<std::string, double>> t = {
       {"mean_tpot_ms", 10}, {"mean_e2el_ms", 10}, {"mean_ttft_ms", 15}, {"p99_ttft_ms", 25}};
@@ -123,7 +122,8 @@ double transfer_score(const std::map<std::string, double>& m) {
 calibration::Calibration kernel_terms(const calibration::Calibration& profile) {
   calibration::Calibration k;
   k.gpu = profile.gpu;
-  k.description = "kernel terms of " + (profile.description.empty() ? profile.gpu : profile.description);
+  k.description =
+      "kernel terms of " + (profile.description.empty() ? profile.gpu : profile.description);
   using T = CalibrationTerms;
   for (auto member : {&T::compute_efficiency, &T::compute_ramp_tokens, &T::memory_efficiency,
                       &T::op_latency_s, &T::link_bandwidth_bytes_per_s}) {
@@ -132,8 +132,8 @@ calibration::Calibration kernel_terms(const calibration::Calibration& profile) {
   // Only the kernel-table sources of the fit set (serving runs are not part of these terms).
   for (const std::string& f : profile.fit_set) {
     const bool vidur = f.find("vidur_profiling") != std::string::npos;
-    const bool layers = f.find("llmservingsim/") != std::string::npos &&
-                        f.find("layers") != std::string::npos;
+    const bool layers =
+        f.find("llmservingsim/") != std::string::npos && f.find("layers") != std::string::npos;
     if (vidur || layers) {
       k.fit_set.push_back(f);
     }
@@ -211,8 +211,8 @@ std::vector<LineProfile> line_profiles(const std::vector<measured::MeasuredRun>&
     lp.problems = fit.problems;
     lp.profile.description =
         "Host terms of the vLLM " + key.second + " host line on " + key.first + " (" +
-        std::to_string(fit.calibration.fit_set.size()) + " runs; fitted: " +
-        join(fit_options.parameters) +
+        std::to_string(fit.calibration.fit_set.size()) +
+        " runs; fitted: " + join(fit_options.parameters) +
         (lp.dropped_parameters.empty()
              ? std::string()
              : "; not identified, left at the catalog value: " + join(lp.dropped_parameters)) +
@@ -305,7 +305,8 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     }
     g.fitted_groups.assign(fitted.begin(), fitted.end());
     calibration::Calibration base;
-    if (auto it = options.base_by_gpu.find(g.gpu); it != options.base_by_gpu.end()) base = it->second;
+    if (auto it = options.base_by_gpu.find(g.gpu); it != options.base_by_gpu.end())
+      base = it->second;
     base.gpu = g.gpu;
     // Runs the simulator sends into preemption at the starting parameters are left out of the
     // fit (ServingFitOptions::skip_preempting_runs); at least kMinFitRuns must remain.
@@ -339,8 +340,8 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
                 (joint ? " of " + std::to_string(gpus.size()) + " other GPU(s) (joint)"
                        : std::string(" of this GPU"));
       if (!other_line.empty()) {
-        g.basis = "transferred from vLLM " + other_line + ": " + g.basis + " (no other group on vLLM " +
-                  line + ")";
+        g.basis = "transferred from vLLM " + other_line + ": " + g.basis +
+                  " (no other group on vLLM " + line + ")";
       }
     } else if (measured_gpu && !base.terms.empty()) {
       g.profile = base;  // rule 4: the measured kernel terms, the catalog's host terms
@@ -364,8 +365,8 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     const measured::Calibration with =
         g.profile.empty() ? measured::Calibration{} : replay_calibration(g.profile, "LOGO profile");
     g.calibrated = measured::validate_runs(mine, mine_cfg, with, options.fit.replay, options.jobs);
-    g.uncalibrated =
-        measured::validate_runs(mine, mine_cfg, measured::Calibration{}, options.fit.replay, options.jobs);
+    g.uncalibrated = measured::validate_runs(mine, mine_cfg, measured::Calibration{},
+                                             options.fit.replay, options.jobs);
     g.calibrated_score = transfer_score(g.calibrated.median_abs_error_pct);
     g.uncalibrated_score = transfer_score(g.uncalibrated.median_abs_error_pct);
     table.groups.push_back(std::move(g));

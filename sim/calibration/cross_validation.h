@@ -3,10 +3,10 @@
 //
 // A group is model × GPU × TP (× PP) × vLLM version (group_of). Host terms belong to the engine
 // release, kernel terms to the GPU (issue 7). For every group g, the host terms (fit.parameters)
-// are fitted (fit_serving) on the runs of other groups on g's host line (measured::host_line_of: release
-// line × engine generation × async scheduling): those of g's GPU when there are at least two;
-// else, if g's GPU has measured kernel terms (measured_kernel_gpus), jointly on the line's runs of
-// every GPU with measured kernel terms, each run starting from its own GPU's kernel terms
+// are fitted (fit_serving) on the runs of other groups on g's host line (measured::host_line_of:
+// release line × engine generation × async scheduling): those of g's GPU when there are at least
+// two; else, if g's GPU has measured kernel terms (measured_kernel_gpus), jointly on the line's
+// runs of every GPU with measured kernel terms, each run starting from its own GPU's kernel terms
 // (base_by_gpu: GEMM / all-reduce fits, which use no serving run). When g's host line has no
 // such runs, the same two rules pick them on the nearest other release line of g's engine path
 // (V0, V1 sync or V1 async; "transferred from vLLM 0.11 sync: ..."). g is then scored with its
@@ -52,7 +52,8 @@ const std::vector<std::pair<std::string, double>>& transfer_targets();
 // target falls back to p100_e2el_ms, the last request's E2E: a static batch measures only that
 // (its latency), and when every request of the batch finishes in the same step, as a batch of
 // equal requests does unless the KV cache splits it, the two are the same.
-double target_error(const std::map<std::string, double>& median_abs_error_pct, const std::string& key);
+double target_error(const std::map<std::string, double>& median_abs_error_pct,
+                    const std::string& key);
 
 // Mean over the transfer-target metrics present in `median_abs_error_pct`; NaN when none is.
 double transfer_score(const std::map<std::string, double>& median_abs_error_pct);
@@ -62,12 +63,13 @@ double transfer_score(const std::map<std::string, double>& median_abs_error_pct)
 calibration::Calibration kernel_terms(const calibration::Calibration& profile);
 
 struct LogoOptions {
-  ServingFitOptions fit;                                  // parameters, metrics, prior, replay
-  std::map<std::string, calibration::Calibration> base_by_gpu;  // kernel terms per GPU (may be empty)
+  ServingFitOptions fit;  // parameters, metrics, prior, replay
+  std::map<std::string, calibration::Calibration>
+      base_by_gpu;  // kernel terms per GPU (may be empty)
   // GPUs whose kernels are measured (a shipped profile with kernel terms, or a kernel table of
   // their own): the only ones a joint fit across GPUs uses or serves.
   std::set<std::string> measured_kernel_gpus;
-  int jobs = 0;                                           // threads for scoring (fit.jobs for fits)
+  int jobs = 0;  // threads for scoring (fit.jobs for fits)
   // A fitted term must lie at least this many standard errors above 0 (t statistic) to be kept:
   // otherwise the training runs do not identify it, and it is dropped (left at its base or
   // catalog value) and the others are fitted again, least identified first (among terms not
@@ -84,13 +86,13 @@ struct LogoGroup {
   std::string basis;  // "fitted on N other group(s) of this GPU", "... of M other GPU(s) (joint)",
                       // "transferred from vLLM <line>: fitted on ...", "kernel terms only (...)",
                       // "datasheet-only (...)"
-  calibration::Calibration profile;           // what g was scored with
+  calibration::Calibration profile;        // what g was scored with
   measured::ValidationTable calibrated;    // g scored with `profile`
   measured::ValidationTable uncalibrated;  // g scored with --calibration none
   double calibrated_score = 0;             // transfer_score of each
   double uncalibrated_score = 0;
   double fit_rms_pct = std::numeric_limits<double>::quiet_NaN();  // the fit's rms error on its runs
-  size_t fit_runs = 0;          // training runs the fit used
+  size_t fit_runs = 0;                                            // training runs the fit used
   size_t fit_skipped_runs = 0;  // training runs left out because they preempt (see below)
   std::vector<std::string> dropped_parameters;  // terms the training runs did not identify
 };
@@ -119,7 +121,7 @@ ServingFit fit_identified(const std::vector<measured::MeasuredRun>& runs,
 struct LineProfile {
   std::string gpu;
   std::string host_line;                        // "0.11 async"
-  calibration::Calibration profile;                // kernel terms + host terms, fit_set, domain
+  calibration::Calibration profile;             // kernel terms + host terms, fit_set, domain
   std::vector<std::string> dropped_parameters;  // not identified (min_t_stat)
   std::vector<std::string> problems;            // ServingFit::problems (degenerate fit)
 };

@@ -38,7 +38,8 @@ CalibrationDomain domain_from_json(const nlohmann::json& j, const std::string& w
   for (const char* key : {"tensor_parallel_sizes", "pipeline_parallel_sizes"}) {
     const auto v = optional_field<nlohmann::json>(j, key, where, nlohmann::json::array());
     if (!v.is_array()) {
-      throw ConfigError(where + ": field '" + key + "' has the wrong type; expected a list of integers");
+      throw ConfigError(where + ": field '" + key +
+                        "' has the wrong type; expected a list of integers");
     }
     std::vector<int> sizes;
     for (size_t i = 0; i < v.size(); ++i) {

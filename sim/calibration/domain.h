@@ -17,13 +17,13 @@ namespace servesim::calibration {
 // "transferred"; with no profile it is "datasheet-only". Empty lists mean "not recorded" (a profile
 // fitted on kernel tables only, or written before domains existed): nothing is checked for them.
 struct CalibrationDomain {
-  std::vector<std::string> models;          // catalog model names
+  std::vector<std::string> models;  // catalog model names
   std::vector<int> tensor_parallel_sizes;
   std::vector<int> pipeline_parallel_sizes;
   std::vector<std::string> engine_versions;  // vLLM versions; "unrecorded" when a run lacks one
   std::vector<std::string> dtypes;           // weight formats: "bf16", "fp8"
-  double max_request_rate = 0;     // req/s, highest finite rate of an open-loop fitted run (0 = none)
-  int64_t max_concurrency = 0;     // highest client concurrency of a closed-loop fitted run (0 = none)
+  double max_request_rate = 0;  // req/s, highest finite rate of an open-loop fitted run (0 = none)
+  int64_t max_concurrency = 0;  // highest client concurrency of a closed-loop fitted run (0 = none)
   bool has_unbounded_load = false;  // a fitted run sent everything at once (rate inf, no cap)
   // Every fitted run was offline (vLLM's LLM class, a static batch): no client or API-server cost
   // was seen, so an online server lies outside the domain. Written to JSON only when true.

@@ -47,12 +47,14 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
   }
   const CalibrationDomain& d = profile->domain;
   if (d.empty()) {
-    return {"transferred", src + " records no serving-run domain (kernel terms only, or an older "
-                           "profile): nothing it was fitted on is known to resemble this run"};
+    return {"transferred", src +
+                               " records no serving-run domain (kernel terms only, or an older "
+                               "profile): nothing it was fitted on is known to resemble this run"};
   }
   std::vector<std::string> outside;
   if (!contains(d.models, q.model)) outside.push_back("model " + q.model);
-  if (!d.tensor_parallel_sizes.empty() && !contains(d.tensor_parallel_sizes, q.tensor_parallel_size)) {
+  if (!d.tensor_parallel_sizes.empty() &&
+      !contains(d.tensor_parallel_sizes, q.tensor_parallel_size)) {
     outside.push_back("TP " + std::to_string(q.tensor_parallel_size));
   }
   if (!d.pipeline_parallel_sizes.empty() &&
@@ -83,8 +85,8 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
   }
   // Each part inside, the combination not fitted (only checked when every part is inside, so a
   // new model is reported once, as a model).
-  const std::string key = deployment_key(q.model, q.tensor_parallel_size,
-                                         q.pipeline_parallel_size, q.dtype);
+  const std::string key =
+      deployment_key(q.model, q.tensor_parallel_size, q.pipeline_parallel_size, q.dtype);
   if (outside.empty() && !d.deployments.empty() && !contains(d.deployments, key)) {
     outside.push_back(key + " (each part fitted, not this combination)");
   }
@@ -121,8 +123,9 @@ PredictionBasis classify_prediction(const Calibration* profile, const std::strin
     outside.push_back(os.str());
   }
   if (d.offline_only && !q.offline) {
-    outside.push_back("an online server (fitted on offline batches only: no client or API-server "
-                      "cost seen)");
+    outside.push_back(
+        "an online server (fitted on offline batches only: no client or API-server "
+        "cost seen)");
   }
   if (!d.gpus.empty() && !contains(d.gpus, q.gpu)) {
     // This GPU's kernel terms, host terms from another GPU's runs (calibrate --base, or a joint

@@ -24,9 +24,9 @@ struct PredictionQuery {
   int pipeline_parallel_size = 1;
   std::string engine_version;  // "" = not stated (not checked)
   std::string dtype = "bf16";
-  double request_rate = 0;     // req/s; inf = all at once; 0 = not stated
+  double request_rate = 0;  // req/s; inf = all at once; 0 = not stated
   int64_t max_concurrency = 0;
-  bool offline = false;        // an offline run (LLM class), not an online server
+  bool offline = false;  // an offline run (LLM class), not an online server
   // "0.19 async", "0.6 V0" (sim::host_line); "" = not checked. Checked against the domain's
   // host_lines; for a profile without them, and a query without an engine_version, its release
   // line ("0.19") against the release lines of the domain's engine_versions (when all name one).

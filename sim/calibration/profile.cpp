@@ -31,7 +31,8 @@ nlohmann::ordered_json to_json(const Calibration& c) {
 
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object() || !j.contains("servesim_calibration")) {
-    throw ConfigError(where + ": not a servesim calibration profile (no 'servesim_calibration' key)");
+    throw ConfigError(where +
+                      ": not a servesim calibration profile (no 'servesim_calibration' key)");
   }
   // The format: "format_version" when written (from 2026-11-27), else the marker's own value;
   // profiles written before carry only "servesim_calibration": 1, and are version 1.
@@ -47,7 +48,8 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& wh
   }
   if (!j.contains("parameters") || !j.at("parameters").is_object() ||
       (j.at("parameters").empty() && !j.contains("kernels"))) {
-    throw ConfigError(where + ": no fitted 'parameters' (and no 'kernels'); expected a "
+    throw ConfigError(where +
+                      ": no fitted 'parameters' (and no 'kernels'); expected a "
                       "calibration profile that sets something (servesim calibrate writes one)");
   }
   Calibration c;

@@ -39,7 +39,7 @@ struct Calibration {
   // the profile has none. When present they time the linear ops (and prefill attention) in place
   // of the roofline and of the GEMM parameters above (docs/calibration.md, "Kernel tables").
   std::shared_ptr<const hardware::KernelProfile> kernels;
-  CalibrationDomain domain;          // the serving runs' deployments (empty: none recorded)
+  CalibrationDomain domain;  // the serving runs' deployments (empty: none recorded)
 
   bool empty() const { return terms.empty(); }  // no fitted term (kernels aside)
 };

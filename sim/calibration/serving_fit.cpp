@@ -49,8 +49,8 @@ calibration::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun
     add_unique(d.dtypes, dtype_of(r));
     add_unique(d.deployments,
                calibration::deployment_key(c.value("model", std::string("?")),
-                                        c.value("tensor_parallel_size", 1),
-                                        c.value("pipeline_parallel_size", 1), dtype_of(r)));
+                                           c.value("tensor_parallel_size", 1),
+                                           c.value("pipeline_parallel_size", 1), dtype_of(r)));
     if (r.max_concurrency > 0) {
       d.max_concurrency = std::max(d.max_concurrency, r.max_concurrency);
     } else if (std::isfinite(r.request_rate)) {
@@ -69,7 +69,8 @@ calibration::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun
   return d;
 }
 
-measured::Calibration replay_calibration(const calibration::Calibration& c, const std::string& source) {
+measured::Calibration replay_calibration(const calibration::Calibration& c,
+                                         const std::string& source) {
   measured::Calibration m;
   m.source = source;
   m.fitted_on = c.fit_set;
@@ -147,9 +148,8 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
           term_by_name(c.terms, name) = term_by_name(start.terms, name);
         }
       }
-      const auto pred = measured::simulate_measured_run(runs[k], configs[k], prepared[k],
-                                                        replay_calibration(c, "fit start"),
-                                                        options.replay);
+      const auto pred = measured::simulate_measured_run(
+          runs[k], configs[k], prepared[k], replay_calibration(c, "fit start"), options.replay);
       return to_job_bytes(nlohmann::json(pred.preemptions));
     };
     loop.accept = [&](int64_t i, std::string&& bytes) {
@@ -228,10 +228,9 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
     loop.skip = [&](int64_t i) { return !usable[static_cast<size_t>(i)]; };
     loop.compute = [&](int64_t i) {
       const auto k = static_cast<size_t>(i);
-      return to_job_bytes(
-          measured::simulate_measured_run(runs[k], configs[k], prepared[k],
-                                          hooks.at(run_base[k]), options.replay)
-              .metrics);
+      return to_job_bytes(measured::simulate_measured_run(runs[k], configs[k], prepared[k],
+                                                          hooks.at(run_base[k]), options.replay)
+                              .metrics);
     };
     loop.accept = [&](int64_t i, std::string&& bytes) {
       out[static_cast<size_t>(i)] = from_job_bytes(bytes).get<std::map<std::string, double>>();
@@ -311,13 +310,13 @@ ServingFit fit_serving(const std::vector<measured::MeasuredRun>& runs,
     const double value = fit.x[i] * scale;
     if (fit.x[i] - lo[i] <= 1e-6 * span || hi[i] - fit.x[i] <= 1e-6 * span) {
       std::ostringstream os;
-      os << name << " = " << value << " ended on a bound of its range ["
-         << lo[i] * scale << ", " << hi[i] * scale
-         << "]";
+      os << name << " = " << value << " ended on a bound of its range [" << lo[i] * scale << ", "
+         << hi[i] * scale << "]";
       out.problems.push_back(os.str());
     } else if (!std::isfinite(fit.std_error[i])) {
-      out.problems.push_back(name + ": singular Jacobian (the metrics do not constrain it; its "
-                                    "standard error is not finite)");
+      out.problems.push_back(name +
+                             ": singular Jacobian (the metrics do not constrain it; its "
+                             "standard error is not finite)");
     }
   }
   if (!(out.final_rms <= kMaxTrustedRms)) {

@@ -26,10 +26,10 @@ struct ServingFitOptions {
   std::vector<std::string> parameters = {"step_overhead_s", "client_ttft_overhead_s"};
   // Metric keys (vLLM result names) whose relative errors are the residuals.
   // (p100_e2el_ms: static batches measure only their latency, the last request's E2E.)
-  std::vector<std::string> metrics = {"mean_tpot_ms", "mean_itl_ms", "mean_ttft_ms",
-                                      "mean_e2el_ms", "p100_e2el_ms"};
+  std::vector<std::string> metrics = {"mean_tpot_ms", "mean_itl_ms", "mean_ttft_ms", "mean_e2el_ms",
+                                      "p100_e2el_ms"};
   measured::ReplayOptions replay;
-  int jobs = 0;  // threads (0 = all cores)
+  int jobs = 0;                     // threads (0 = all cores)
   JobExecutor* executor = nullptr;  // where the replays run (null: `jobs` threads here)
   int max_iterations = 30;
   // Regularisation toward the datasheet: one extra residual per parameter,
@@ -51,8 +51,8 @@ struct ServingFitOptions {
 
 struct ServingFit {
   calibration::Calibration calibration;  // base + fitted parameters, fit_set = run ids, residuals
-  double initial_rms = 0;             // rms relative error before the fit
-  double final_rms = 0;               // and after
+  double initial_rms = 0;                // rms relative error before the fit
+  double final_rms = 0;                  // and after
   int iterations = 0;
   int residual_count = 0;
   // Why the fit should not be trusted (empty when it can be): a parameter that ended on a bound
@@ -85,7 +85,8 @@ calibration::CalibrationDomain domain_of(const std::vector<measured::MeasuredRun
 std::string dtype_of(const measured::MeasuredRun& run);
 
 // A measured::Calibration (the replay hook) that simulates with `c` applied to the deployment.
-measured::Calibration replay_calibration(const calibration::Calibration& c, const std::string& source);
+measured::Calibration replay_calibration(const calibration::Calibration& c,
+                                         const std::string& source);
 
 }  // namespace servesim::calibration
 

@@ -53,7 +53,8 @@ void BenchmarkClient::send_now(engine::Simulator& sim, const workloads::RequestS
   metrics::RequestRecord& rec = (*records_)[spec.id];
   rec.id = spec.id;
   rec.arrival = sim.now();
-  rec.client_queue_time = sim.now() - spec.arrival;  // time spent waiting for a --max-concurrency slot
+  rec.client_queue_time =
+      sim.now() - spec.arrival;  // time spent waiting for a --max-concurrency slot
   rec.prompt_tokens = spec.prompt_tokens;
   rec.output_tokens = spec.output_tokens;
   rec.warmup = spec.id < warmup_requests_;

@@ -26,8 +26,8 @@ void FrontEnd::send(engine::Simulator& sim, const workloads::RequestSpec& spec) 
 void FrontEnd::start_service(engine::Simulator& sim) {
   const Queued& q = queue_.front();
   total_wait_ns_ += (sim.now() - q.arrived).ns();
-  const SimTime service = SimTime::from_seconds_ceil(
-      costs_.service_s(q.spec.prompt_tokens, q.spec.output_tokens));
+  const SimTime service =
+      SimTime::from_seconds_ceil(costs_.service_s(q.spec.prompt_tokens, q.spec.output_tokens));
   busy_ns_ += service.ns();
   busy_ = true;
   sim.schedule_after(service, this, 0);

@@ -43,13 +43,12 @@ LiveEngine::LiveEngine(const SimulationConfig& config, const PreparedDeployment&
     std::vector<Replica*> others;
     for (int v = 1; v < pp; ++v) {
       const int32_t id = config.num_replicas + i * (pp - 1) + v - 1;
-      replicas_.push_back(std::make_unique<Replica>(id, prepared.engine, cost, ideal,
-                                                    engine_blocks, &records_, observer));
+      replicas_.push_back(std::make_unique<Replica>(id, prepared.engine, cost, ideal, engine_blocks,
+                                                    &records_, observer));
       others.push_back(replicas_.back().get());
     }
     stages_.push_back(std::make_unique<PipelineStages>(cost, pp));
-    replicas_[static_cast<size_t>(i)]->set_virtual_engines(std::move(others),
-                                                            stages_.back().get());
+    replicas_[static_cast<size_t>(i)]->set_virtual_engines(std::move(others), stages_.back().get());
   }
   router_ = std::make_unique<Router>(policy, fronts);
   const FrontEndCosts& fe_costs = config.offline ? FrontEndCosts{} : prepared.frontend;
@@ -112,8 +111,7 @@ void LiveEngine::collect_open_segments() {
 
 void LiveEngine::token_times(int64_t id, int64_t from, std::vector<SimTime>* out) const {
   const metrics::RequestRecord& rec = record(id);
-  const metrics::StepEnds& ends =
-      replicas_[static_cast<size_t>(rec.replica)]->step_log().step_end;
+  const metrics::StepEnds& ends = replicas_[static_cast<size_t>(rec.replica)]->step_log().step_end;
   int64_t index = 0;  // token number of the next step visited
   auto emit = [&](int64_t first, int64_t last) {
     const int64_t n = last - first + 1;

@@ -23,9 +23,12 @@ RouterPolicy parse_router_policy(const std::string& name) {
 
 std::string router_policy_name(RouterPolicy policy) {
   switch (policy) {
-    case RouterPolicy::kRoundRobin: return "round-robin";
-    case RouterPolicy::kLeastOutstanding: return "least-outstanding";
-    case RouterPolicy::kPrefixAware: return "prefix-aware";
+    case RouterPolicy::kRoundRobin:
+      return "round-robin";
+    case RouterPolicy::kLeastOutstanding:
+      return "least-outstanding";
+    case RouterPolicy::kPrefixAware:
+      return "prefix-aware";
   }
   return "least-outstanding";
 }
@@ -74,8 +77,8 @@ int32_t Router::choose(const workloads::RequestSpec& spec) {
           best = h;
         }
       }
-      if (best >= 0 && replicas_[best]->outstanding() <=
-                           replicas_[least]->outstanding() + balance_threshold_) {
+      if (best >= 0 &&
+          replicas_[best]->outstanding() <= replicas_[least]->outstanding() + balance_threshold_) {
         return best;
       }
       if (std::find(holders.begin(), holders.end(), least) == holders.end()) {

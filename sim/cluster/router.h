@@ -2,7 +2,8 @@
 //
 // Policies (--router):
 //   round-robin        request i of the run goes to replica i mod N, whatever their load.
-//   least-outstanding  the replica with the fewest requests waiting + running (Replica::outstanding,
+//   least-outstanding  the replica with the fewest requests waiting + running
+//   (Replica::outstanding,
 //                      read at the instant the request arrives); ties go to the lowest replica id.
 //                      Envoy's LEAST_REQUEST, the SGLang router's shortest-queue fallback and the
 //                      queue scorer of llm-d's inference scheduler all balance on this count.

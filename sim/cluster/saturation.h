@@ -20,10 +20,10 @@ namespace servesim::sim {
 struct SaturationCheck {
   bool applicable = false;  // open loop (a rate, or a trace's recorded times), >= 8 completions
   bool saturated = false;
-  double offered_rps = 0;   // --request-rate; without one, (n - 1) / the measured send-time span
-  double achieved_rps = 0;  // completed / duration (vLLM's request_throughput)
-  double early_ttft_ms = 0; // mean TTFT of the first quarter of measured requests
-  double late_ttft_ms = 0;  // ... of the last quarter
+  double offered_rps = 0;    // --request-rate; without one, (n - 1) / the measured send-time span
+  double achieved_rps = 0;   // completed / duration (vLLM's request_throughput)
+  double early_ttft_ms = 0;  // mean TTFT of the first quarter of measured requests
+  double late_ttft_ms = 0;   // ... of the last quarter
 };
 
 SaturationCheck check_saturation(const SimulationConfig& config, const SimulationResult& result);

@@ -11,18 +11,18 @@
 #include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "sim/base/huge_pages.h"
-#include "sim/base/resource_limits.h"
 #include "sim/base/json_file.h"
+#include "sim/base/resource_limits.h"
 #include "sim/calibration/prediction_basis.h"
 #include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
 #include "sim/cluster/router.h"
+#include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/result_writer.h"
-#include "sim/engine/simulator.h"
-#include "workloads/workload_classes.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/vllm_version.h"
+#include "workloads/workload_classes.h"
 
 namespace servesim::sim {
 namespace {
@@ -102,9 +102,8 @@ nlohmann::json per_replica_summary(const SimulationConfig& config, const Prepare
         {"num_steps", s.steps},
         {"mean_batch_size", double(s.scheduled_seqs) / double(std::max<int64_t>(1, s.steps))},
         {"prefix_cache_hit_rate",
-         s.prefix_queried_tokens > 0
-             ? double(s.prefix_hit_tokens) / double(s.prefix_queried_tokens)
-             : 0.0},
+         s.prefix_queried_tokens > 0 ? double(s.prefix_hit_tokens) / double(s.prefix_queried_tokens)
+                                     : 0.0},
     });
   }
   return out;
@@ -125,8 +124,10 @@ std::string checkpoint_quantization_flag(const std::string& flag, const models::
   if (flag == method + "_marlin" || (flag == method && method == "compressed-tensors")) return "";
   if (flag == method) {
     throw ConfigError("--quantization: '" + flag + "' makes vLLM force its non-Marlin " + flag +
-                      " kernel for " + m.name + ", which servesim does not model; leave it unset "
-                      "(vLLM then runs " + flag + "_marlin) or give '" + flag + "_marlin'");
+                      " kernel for " + m.name +
+                      ", which servesim does not model; leave it unset "
+                      "(vLLM then runs " +
+                      flag + "_marlin) or give '" + flag + "_marlin'");
   }
   return flag;
 }
@@ -153,8 +154,7 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
                       " is invalid; expected an integer >= 1");
   }
   if (config.pipeline_parallel_size < 1) {
-    throw ConfigError("--pipeline-parallel-size: " +
-                      std::to_string(config.pipeline_parallel_size) +
+    throw ConfigError("--pipeline-parallel-size: " + std::to_string(config.pipeline_parallel_size) +
                       " is invalid; expected an integer >= 1");
   }
   if (d.model.num_heads % config.tensor_parallel_size != 0) {
@@ -164,9 +164,9 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
                       " (vLLM requires num_attention_heads % tensor_parallel_size == 0)");
   }
   if (config.pipeline_parallel_size > d.model.num_layers) {
-    throw ConfigError("--pipeline-parallel-size: " +
-                      std::to_string(config.pipeline_parallel_size) + " exceeds the " +
-                      std::to_string(d.model.num_layers) + " layers of " + d.model.name);
+    throw ConfigError("--pipeline-parallel-size: " + std::to_string(config.pipeline_parallel_size) +
+                      " exceeds the " + std::to_string(d.model.num_layers) + " layers of " +
+                      d.model.name);
   }
   const std::string quantization = checkpoint_quantization_flag(config.quantization, d.model);
   if (!quantization.empty() && quantization != "fp8" && quantization != "mxfp4") {
@@ -225,7 +225,8 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   if (config.calibration != "none") {
     std::string path = config.calibration;
     if (path.empty()) {
-      path = calibration::default_calibration_path(d.gpu.name, host_line(config.engine)).value_or("");
+      path =
+          calibration::default_calibration_path(d.gpu.name, host_line(config.engine)).value_or("");
     }
     if (!path.empty()) {
       d.calibration = calibration::load_calibration(path);
@@ -250,9 +251,9 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
     p.engine.kv_sliding_groups = 0;
     p.engine.kv_sliding_window = 0;
   }
-  d.cuda_graph_sizes = models::default_cuda_graph_sizes(
-      p.engine.max_num_seqs, p.engine.max_num_batched_tokens,
-      vllm_version(p.engine.vllm_version).cuda_graphs);
+  d.cuda_graph_sizes =
+      models::default_cuda_graph_sizes(p.engine.max_num_seqs, p.engine.max_num_batched_tokens,
+                                       vllm_version(p.engine.vllm_version).cuda_graphs);
 
   models::MemoryPlanOptions mo;
   mo.gpu_memory_utilization = p.engine.gpu_memory_utilization;
@@ -271,15 +272,14 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
                             : p.memory.kv_tokens < p.engine.max_model_len;
   if (too_long) {
     const bool user_set = config.engine.max_model_len > 0;
-    throw ConfigError(
-        "--max-model-len: " + std::to_string(p.engine.max_model_len) +
-        (user_set ? "" : " (the model's default)") + " tokens need " +
-        gib(double(p.engine.max_model_len) * double(p.memory.kv_bytes_per_token)) +
-        " of KV cache per GPU but only " + gib(p.memory.kv_bytes) + " (" +
-        std::to_string(p.memory.kv_tokens) +
-        " tokens) is available; set --max-model-len to at most " +
-        std::to_string(p.memory.kv_tokens) +
-        " or increase --gpu-memory-utilization / --tensor-parallel-size");
+    throw ConfigError("--max-model-len: " + std::to_string(p.engine.max_model_len) +
+                      (user_set ? "" : " (the model's default)") + " tokens need " +
+                      gib(double(p.engine.max_model_len) * double(p.memory.kv_bytes_per_token)) +
+                      " of KV cache per GPU but only " + gib(p.memory.kv_bytes) + " (" +
+                      std::to_string(p.memory.kv_tokens) +
+                      " tokens) is available; set --max-model-len to at most " +
+                      std::to_string(p.memory.kv_tokens) +
+                      " or increase --gpu-memory-utilization / --tensor-parallel-size");
   }
 
   // The KV cache manager indexes blocks with int32 (sim/replica/kv_cache_manager.h).
@@ -300,20 +300,22 @@ std::string host_line(const EngineConfig& engine) {
   if (line.empty()) return "";
   const VllmVersionInfo& v = vllm_version(line);
   if (v.engine == EngineGeneration::kV0) return line + " V0";
-  const bool async = engine.async_scheduling < 0 ? v.async_scheduling_default
-                                                 : engine.async_scheduling == 1;
+  const bool async =
+      engine.async_scheduling < 0 ? v.async_scheduling_default : engine.async_scheduling == 1;
   return line + (async ? " async" : " sync");
 }
 
 workloads::WorkloadConfig resolved_workload(const SimulationConfig& config) {
   workloads::WorkloadConfig w = config.workload;
   const VllmVersionInfo& v = vllm_version(config.engine.vllm_version);
-  if (w.random_range_rule.empty()) w.random_range_rule = v.legacy_random_lengths ? "legacy" : "symmetric";
+  if (w.random_range_rule.empty())
+    w.random_range_rule = v.legacy_random_lengths ? "legacy" : "symmetric";
   if (w.arrival_rescale.empty()) w.arrival_rescale = v.rescale_arrivals ? "on" : "off";
   return w;
 }
 
-SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared) {
+SimulationResult run_simulation(const SimulationConfig& config,
+                                const PreparedDeployment& prepared) {
   std::unique_ptr<workloads::Workload> workload =
       workloads::make_workload(resolved_workload(config));
   return run_simulation(config, prepared, *workload);
@@ -324,7 +326,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
                                 const FrontEndCosts* frontend) {
   const models::CostModel& step_cost = cost != nullptr ? *cost : *prepared.cost;
   const FrontEndCosts no_frontend;  // offline: no API server
-  const FrontEndCosts& frontend_costs = config.offline       ? no_frontend
+  const FrontEndCosts& frontend_costs = config.offline        ? no_frontend
                                         : frontend != nullptr ? *frontend
                                                               : prepared.frontend;
   if (config.max_concurrency < 0) {
@@ -378,8 +380,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   const auto* roofline = dynamic_cast<const models::RooflineCostModel*>(&step_cost);
   for (int i = 0; i < config.num_replicas * dp; ++i) {
     replicas.push_back(std::make_unique<Replica>(i, prepared.engine, step_cost, ideal_cost,
-                                                 engine_blocks,
-                                                 &result.records, &relay));
+                                                 engine_blocks, &result.records, &relay));
     if (dp == 1) {
       replica_ptrs.push_back(replicas.back().get());
       continue;
@@ -398,8 +399,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
     for (int v = 1; v < pp; ++v) {
       const int32_t id = config.num_replicas + i * (pp - 1) + v - 1;
       engines.push_back(std::make_unique<Replica>(id, prepared.engine, step_cost, ideal_cost,
-                                                  engine_blocks,
-                                                  &result.records, &relay));
+                                                  engine_blocks, &result.records, &relay));
       others.push_back(engines.back().get());
     }
     stages.push_back(std::make_unique<PipelineStages>(step_cost, pp));
@@ -425,8 +425,8 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   result.events = sim.run();
   result.simulated_s = sim.now().seconds();
   SERVESIM_CHECK(client.done() == workload.size(), "requests lost: sent " +
-                                                        std::to_string(client.sent()) + ", done " +
-                                                        std::to_string(client.done()));
+                                                       std::to_string(client.sent()) + ", done " +
+                                                       std::to_string(client.done()));
 
   for (const auto& replica : replicas) {
     result.replica_stats.push_back(replica->stats());
@@ -464,7 +464,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
 }
 
 calibration::PredictionQuery prediction_query(const SimulationConfig& config,
-                                           const PreparedDeployment& prepared) {
+                                              const PreparedDeployment& prepared) {
   const models::Deployment& d = prepared.deployment;
   calibration::PredictionQuery q;
   q.gpu = d.gpu.name;
@@ -491,7 +491,7 @@ calibration::PredictionQuery prediction_query(const SimulationConfig& config,
 }
 
 calibration::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
-                                           const calibration::PredictionQuery& q) {
+                                              const calibration::PredictionQuery& q) {
   // Shipped profiles are named from the repository root, so result files do not depend on
   // where the repository lives.
   calibration::PredictionBasis b = calibration::classify_prediction(
@@ -553,8 +553,8 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   };
   // Placement over nodes, echoed only when it matters (pipeline stages or several nodes), so
   // one-node TP-only result files stay as they were.
-  const hardware::Placement placement = hardware::place_replica(
-      d.tensor_parallel_size, d.pipeline_parallel_size, d.gpus_per_node);
+  const hardware::Placement placement =
+      hardware::place_replica(d.tensor_parallel_size, d.pipeline_parallel_size, d.gpus_per_node);
   // Echoed only when set, so that result files of other runs stay as they were.
   if (config.engine.disable_hybrid_kv_cache_manager) cfg["disable_hybrid_kv_cache_manager"] = true;
   if (d.data_parallel_size > 1) cfg["data_parallel_size"] = d.data_parallel_size;
@@ -569,10 +569,10 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   if (d.pipeline_parallel_size > 1 || placement.num_nodes > 1) {
     cfg["gpus_per_node"] = d.gpus_per_node;
     cfg["num_nodes"] = placement.num_nodes;
-    cfg["inter_node_link"] =
-        placement.num_nodes == 1 ? json(nullptr)
-        : d.inter_node.name.empty() ? json(hardware::default_network_link_name(d.gpu))
-                                    : json(d.inter_node.name);
+    cfg["inter_node_link"] = placement.num_nodes == 1 ? json(nullptr)
+                             : d.inter_node.name.empty()
+                                 ? json(hardware::default_network_link_name(d.gpu))
+                                 : json(d.inter_node.name);
   }
   if (config.workload.dataset_name == "generated-shared-prefix") {
     cfg["gsp_num_groups"] = config.workload.gsp_num_groups;
@@ -683,8 +683,8 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     out["kv_cache"]["layers_per_block"] = p.engine.kv_layers_per_block;
     out["kv_cache"]["sliding_window"] = p.engine.kv_sliding_window;
   }
-  if ((w.dataset_name != "random" && w.dataset_name != "generated-shared-prefix") ||
-      w.multi_turn || !w.workload_file.empty()) {
+  if ((w.dataset_name != "random" && w.dataset_name != "generated-shared-prefix") || w.multi_turn ||
+      !w.workload_file.empty()) {
     // Prefix-cache counters in tokens and blocks (not echoed for the two original datasets, to
     // keep their result files byte-identical).
     out["prefix_cache"] = {{"queried_tokens", total.prefix_queried_tokens},

@@ -35,22 +35,22 @@ namespace servesim::sim {
 
 struct SimulationConfig {
   // --- deployment (vllm serve) ---
-  std::string model = "llama-3.1-8b";  // --model: catalog name or path to an HF config.json
-  std::string gpu = "h100-sxm";        // --gpu: catalog name or path to a GPU JSON file
-  int tensor_parallel_size = 1;        // --tensor-parallel-size / -tp
-  int pipeline_parallel_size = 1;      // --pipeline-parallel-size / -pp
-  int data_parallel_size = 1;          // --data-parallel-size / -dp (models/deployment.h)
-  bool enable_expert_parallel = false; // --enable-expert-parallel
-  int gpus_per_node = 8;               // --gpus-per-node: GPUs per node for the placement
-  std::string inter_node_link;         // --inter-node-link: network catalog name or JSON path
-                                       //   ("" = the GPU's usual network, hardware/topology.h)
-  std::string quantization;            // --quantization: "", "fp8" or "mxfp4"
-  std::string kv_cache_dtype = "auto"; // --kv-cache-dtype: auto | fp8
-  std::string dtype = "auto";          // --dtype: auto | bfloat16 | float16 | float32
-                                       //   (models::apply_dtype)
-  bool enforce_eager = false;          // --enforce-eager
-  EngineConfig engine;                 // scheduler and cache flags
-  bool ideal = false;                  // --ideal: 100% efficiency, zero overhead (lower bound)
+  std::string model = "llama-3.1-8b";   // --model: catalog name or path to an HF config.json
+  std::string gpu = "h100-sxm";         // --gpu: catalog name or path to a GPU JSON file
+  int tensor_parallel_size = 1;         // --tensor-parallel-size / -tp
+  int pipeline_parallel_size = 1;       // --pipeline-parallel-size / -pp
+  int data_parallel_size = 1;           // --data-parallel-size / -dp (models/deployment.h)
+  bool enable_expert_parallel = false;  // --enable-expert-parallel
+  int gpus_per_node = 8;                // --gpus-per-node: GPUs per node for the placement
+  std::string inter_node_link;          // --inter-node-link: network catalog name or JSON path
+                                        //   ("" = the GPU's usual network, hardware/topology.h)
+  std::string quantization;             // --quantization: "", "fp8" or "mxfp4"
+  std::string kv_cache_dtype = "auto";  // --kv-cache-dtype: auto | fp8
+  std::string dtype = "auto";           // --dtype: auto | bfloat16 | float16 | float32
+                                        //   (models::apply_dtype)
+  bool enforce_eager = false;           // --enforce-eager
+  EngineConfig engine;                  // scheduler and cache flags
+  bool ideal = false;                   // --ideal: 100% efficiency, zero overhead (lower bound)
   // --calibration: a calibration profile (sim/calibration/profile.h) applied to the cost model.
   // "" = the profile shipped for the GPU (hardware/calibration/<gpu>.json) when there is one,
   // "none" = datasheet + catalog defaults only, else a path.
@@ -62,14 +62,14 @@ struct SimulationConfig {
   std::string kernel_table;
 
   // --- cluster: identical replicas behind a router (router.h) ---
-  int num_replicas = 1;                       // --num-replicas: replicas of the deployment
-  std::string router = "round-robin";         // --router: round-robin | least-outstanding |
-                                              //   prefix-aware (router.h says why this default)
+  int num_replicas = 1;                // --num-replicas: replicas of the deployment
+  std::string router = "round-robin";  // --router: round-robin | least-outstanding |
+                                       //   prefix-aware (router.h says why this default)
 
   // --- load (vllm bench serve) ---
   workloads::WorkloadConfig workload;
-  int64_t max_concurrency = 0;   // --max-concurrency: client-side cap (0 = none)
-  int64_t warmup_requests = 0;   // --warmup-requests: first N excluded from metrics
+  int64_t max_concurrency = 0;  // --max-concurrency: client-side cap (0 = none)
+  int64_t warmup_requests = 0;  // --warmup-requests: first N excluded from metrics
   metrics::MetricsOptions metrics;
 
   // Not a flag: whether each step is also costed on the ideal model, for the summary's
@@ -91,10 +91,10 @@ struct PreparedDeployment {
   models::MemoryPlan memory;
   std::unique_ptr<models::CostModel> cost;
   std::unique_ptr<models::CostModel> ideal_cost;
-  std::string calibration_source;     // the profile applied ("" = none)
+  std::string calibration_source;          // the profile applied ("" = none)
   std::string kernel_source = "roofline";  // models::KernelSource::label() of the tables used
-  double client_ttft_overhead_s = 0;  // from the calibration: added to every TTFT
-  FrontEndCosts frontend;             // from the calibration: each replica's API-server queue
+  double client_ttft_overhead_s = 0;       // from the calibration: added to every TTFT
+  FrontEndCosts frontend;                  // from the calibration: each replica's API-server queue
   // Whether this prediction is calibrated, transferred or datasheet-only, and why
   // (calibration::classify_prediction on the deployment and the config's load).
   calibration::PredictionBasis basis;
@@ -108,21 +108,21 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config);
 // The deployment and load of a prediction made with `prepared` for `config` (the load: its
 // request rate and max concurrency), as classify_prediction takes them.
 calibration::PredictionQuery prediction_query(const SimulationConfig& config,
-                                           const PreparedDeployment& prepared);
+                                              const PreparedDeployment& prepared);
 
 // Whether a prediction made with `prepared` for `q` is calibrated, transferred or datasheet-only
 // (calibration::classify_prediction on its profile); when nothing was fitted on serving runs, the
 // reason says whether the step's kernels are still timed from a measured or transferred table.
 calibration::PredictionBasis prediction_basis(const PreparedDeployment& prepared,
-                                           const calibration::PredictionQuery& q);
+                                              const calibration::PredictionQuery& q);
 
 struct SimulationResult {
   std::vector<metrics::RequestRecord> records;  // indexed by request id; .replica says where
   std::vector<metrics::StepLog> step_logs;      // [r] = replica r's steps
   std::vector<ReplicaStats> replica_stats;      // [r] = replica r's counters
   metrics::BenchmarkMetrics metrics;
-  double simulated_s = 0;       // simulated time at the end of the run
-  uint64_t events = 0;          // events processed
+  double simulated_s = 0;  // simulated time at the end of the run
+  uint64_t events = 0;     // events processed
 };
 
 // Runs the benchmark on a prepared deployment. The deployment must come from the same config.

@@ -66,9 +66,12 @@ Outcome run_one(const JobLoop& loop, int64_t i) {
 
 [[noreturn]] void rethrow(const Outcome& o) {
   switch (o.status) {
-    case Status::kConfigError: throw ConfigError(o.payload);
-    case Status::kInternalError: throw InternalError(o.payload);
-    default: throw std::runtime_error(o.payload);
+    case Status::kConfigError:
+      throw ConfigError(o.payload);
+    case Status::kInternalError:
+      throw InternalError(o.payload);
+    default:
+      throw std::runtime_error(o.payload);
   }
 }
 

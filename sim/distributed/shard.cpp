@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -62,7 +62,8 @@ ShardSpec parse_shard(const std::string& text) {
   if (slash == std::string::npos || slash == 0 || slash + 1 >= text.size()) throw bad();
   const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
   auto digits = [](const std::string& s) {
-    return s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return s.size() <= 9 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
   if (!digits(a) || !digits(b)) throw bad();
   ShardSpec s{std::stoi(a), std::stoi(b)};
@@ -91,10 +92,10 @@ std::string encode_part(const PartFile& part) {
   }
   json inputs = json::array();
   for (const auto& [path, hash] : part.inputs) inputs.push_back({path, hash});
-  json j = {{"format", kFormat},           {"version", part.version},
-            {"command", part.command},     {"shard", part.shard.index},
-            {"shards", part.shard.count},  {"jobs_total", part.jobs_total},
-            {"inputs", inputs},            {"results", results}};
+  json j = {{"format", kFormat},          {"version", part.version},
+            {"command", part.command},    {"shard", part.shard.index},
+            {"shards", part.shard.count}, {"jobs_total", part.jobs_total},
+            {"inputs", inputs},           {"results", results}};
   j["checksum"] = body_checksum(j);
   const std::vector<std::uint8_t> v = json::to_cbor(j);
   return std::string(v.begin(), v.end());
@@ -180,7 +181,7 @@ int64_t ShardExecutor::run(const JobLoop& loop, const std::atomic<bool>* cancel)
   };
   mine.tick = nullptr;
   mine.accept = [&](int64_t i, std::string&& bytes) {
-    part.results[i] = bytes;  // serialised by ThreadExecutor
+    part.results[i] = bytes;           // serialised by ThreadExecutor
     loop.accept(i, std::move(bytes));  // the shard's own skip() sees its results (early stop)
   };
   ThreadExecutor threads(jobs_);
@@ -210,8 +211,8 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
                         first.version + "; every part must come from the same servesim");
     }
     if (p.command != first.command) {
-      throw ConfigError(p.path + ": a part of a different study ('" + joined(p.command) +
-                        "'; " + first.path + " has '" + joined(first.command) + "')");
+      throw ConfigError(p.path + ": a part of a different study ('" + joined(p.command) + "'; " +
+                        first.path + " has '" + joined(first.command) + "')");
     }
     if (p.shard.count != first.shard.count || p.jobs_total != first.jobs_total) {
       throw ConfigError(p.path + ": part " + shard_text(p.shard) + " of " +
@@ -227,8 +228,10 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
     for (const auto& [input, hash] : p.inputs) {
       const auto [it, added] = inputs.emplace(input, std::make_pair(hash, &p));
       if (!added && it->second.first != hash) {
-        throw ConfigError(p.path + ": a part of a different study ('" + input + "' had other "
-                          "content when " + it->second.second->path + " was made)");
+        throw ConfigError(p.path + ": a part of a different study ('" + input +
+                          "' had other "
+                          "content when " +
+                          it->second.second->path + " was made)");
       }
     }
   }
@@ -238,7 +241,8 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
     const uint64_t hash = recorded.first;
     const auto now = input_content_hash(input);
     if (!now) {
-      throw ConfigError("merge: '" + input + "', an input of the study, cannot be read; merge "
+      throw ConfigError("merge: '" + input +
+                        "', an input of the study, cannot be read; merge "
                         "needs the files the shards read");
     }
     if (*now != hash) {
@@ -268,8 +272,8 @@ std::vector<PartFile> read_parts(const std::vector<std::string>& paths) {
     const int64_t count = n - static_cast<int64_t>(by_index.size());
     if (count > listed) missing += " and " + std::to_string(count - listed) + " more";
     throw ConfigError("merge: part" + std::string(count > 1 ? "s " : " ") + missing +
-                      " missing (got " + std::to_string(parts.size()) + " of " +
-                      std::to_string(n) + " parts); run that shard with --shard and merge again");
+                      " missing (got " + std::to_string(parts.size()) + " of " + std::to_string(n) +
+                      " parts); run that shard with --shard and merge again");
   }
   std::vector<PartFile> ordered;
   for (const auto& entry : by_index) ordered.push_back(*entry.second);
@@ -280,15 +284,16 @@ ReplayExecutor::ReplayExecutor(std::vector<PartFile> parts) : parts_(std::move(p
 
 int64_t ReplayExecutor::run(const JobLoop& loop, const std::atomic<bool>* /*cancel*/) {
   if (loops_++ > 0) {
-    throw ConfigError("merge: this study has more than one round of jobs; it cannot come from "
-                      "part files");
+    throw ConfigError(
+        "merge: this study has more than one round of jobs; it cannot come from "
+        "part files");
   }
   SERVESIM_CHECK(!parts_.empty(), "replay needs parts");
   const int n = parts_.front().shard.count;
   if (loop.n != parts_.front().jobs_total) {
     throw ConfigError("merge: the parts hold a study of " +
-                      std::to_string(parts_.front().jobs_total) + " jobs but the command now makes " +
-                      std::to_string(loop.n) +
+                      std::to_string(parts_.front().jobs_total) +
+                      " jobs but the command now makes " + std::to_string(loop.n) +
                       " (were its input files or catalogs changed since the shards ran?)");
   }
   int64_t accepted = 0;

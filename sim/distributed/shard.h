@@ -47,11 +47,11 @@ struct ShardSpec {
 ShardSpec parse_shard(const std::string& text);
 
 struct PartFile {
-  std::string path;                      // where it was read from (for messages)
-  std::string version;                   // servesim version that wrote it
-  std::vector<std::string> command;      // the study's command line, shard flags removed
+  std::string path;                  // where it was read from (for messages)
+  std::string version;               // servesim version that wrote it
+  std::vector<std::string> command;  // the study's command line, shard flags removed
   ShardSpec shard;
-  int64_t jobs_total = 0;                // jobs in the study's loop
+  int64_t jobs_total = 0;  // jobs in the study's loop
   // Every input file the study read: path and FNV-1a 64 of its content (input_content_hash).
   std::vector<std::pair<std::string, uint64_t>> inputs;
   std::map<int64_t, std::string> results;  // job index -> result bytes

@@ -20,14 +20,14 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Keys a sidecar may hold besides servesim config keys.
 bool is_measured_only_key(const std::string& key) {
   return key == "match" || key == "engine_version" || key == "hardware" || key == "notes" ||
-         key == "warm_prefix_cache" ||
-         (!key.empty() && key[0] == '_');
+         key == "warm_prefix_cache" || (!key.empty() && key[0] == '_');
 }
 
 // Applies one sidecar object to the run's deployment.
@@ -123,8 +123,7 @@ void fill_metrics_from_requests(MeasuredRun& run) {
     ++completed;
     output_tokens += r.output_tokens;
     double e = r.e2e_s;
-    if (std::isnan(e) && !std::isnan(r.ttft_s) &&
-        (!r.itls_s.empty() || r.output_tokens == 1)) {
+    if (std::isnan(e) && !std::isnan(r.ttft_s) && (!r.itls_s.empty() || r.output_tokens == 1)) {
       e = r.ttft_s + std::accumulate(r.itls_s.begin(), r.itls_s.end(), 0.0);
     }
     if (!std::isnan(r.ttft_s)) ttft.push_back(r.ttft_s * 1e3);

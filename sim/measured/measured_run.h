@@ -67,12 +67,12 @@ struct MeasuredRun {
 
   // --- load ---
   double request_rate = std::numeric_limits<double>::infinity();  // req/s; inf = all at t = 0
-  double burstiness = 1.0;       // gamma shape of inter-arrivals (1 = Poisson)
+  double burstiness = 1.0;                  // gamma shape of inter-arrivals (1 = Poisson)
   std::string arrival_process = "poisson";  // "poisson" | "constant" for rate-driven runs
-  int64_t max_concurrency = 0;   // client-side cap, 0 = none
-  int64_t num_prompts = 0;       // requests sent
-  uint64_t seed = 0;             // the client's --seed when known (vLLM's default 0)
-  bool has_start_times = false;  // requests[i].start_s are all known
+  int64_t max_concurrency = 0;              // client-side cap, 0 = none
+  int64_t num_prompts = 0;                  // requests sent
+  uint64_t seed = 0;                        // the client's --seed when known (vLLM's default 0)
+  bool has_start_times = false;             // requests[i].start_s are all known
   // Shared prompt prefix (e.g. guidellm prefix_tokens): every request's first N tokens are the
   // same. 0 = none (ShareGPT runs: no shared prefixes).
   int32_t shared_prefix_tokens = 0;
@@ -123,12 +123,12 @@ struct SidecarOptions {
 
 // Applies, in order: <folder>/servesim.json, <file>.servesim.json (beside the file; keys are
 // servesim config keys plus the measured-only "engine_version", "hardware", "notes" (text),
-// "warm_prefix_cache" (bool), "match" and "_"-prefixed comments), the matching sidecars of `opts.sidecar_dirs`, then
-// `opts.overrides`. Then checks that model, gpu and tensor_parallel_size are known and throws
-// ConfigError "<file>: the deployment has no 'gpu' (the file does not say; give it in
-// <file>.servesim.json, a --sidecars folder, or with --gpu)" otherwise. A sidecar that is not a
-// JSON object, or has a value of the wrong JSON type for a measured-only key, throws ConfigError
-// naming it. Unknown config keys are left for the config applier (replay.h) to reject.
+// "warm_prefix_cache" (bool), "match" and "_"-prefixed comments), the matching sidecars of
+// `opts.sidecar_dirs`, then `opts.overrides`. Then checks that model, gpu and tensor_parallel_size
+// are known and throws ConfigError "<file>: the deployment has no 'gpu' (the file does not say;
+// give it in <file>.servesim.json, a --sidecars folder, or with --gpu)" otherwise. A sidecar that
+// is not a JSON object, or has a value of the wrong JSON type for a measured-only key, throws
+// ConfigError naming it. Unknown config keys are left for the config applier (replay.h) to reject.
 void resolve_deployment(MeasuredRun& run, const SidecarOptions& opts);
 
 // Reads every run in `path` (format detected from the name and content, see readers.h), then

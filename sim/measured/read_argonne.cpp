@@ -22,9 +22,9 @@ namespace {
 // 8,192-token context (3.1's original_max_position_embeddings); Qwen2-7B and Qwen2-72B have the
 // shapes of Qwen2.5-7B and -72B (hidden, intermediate, layers, heads, KV heads, vocab).
 struct ArgonneModel {
-  const char* id;           // the file's Model column
-  const char* catalog;      // servesim model
-  int64_t max_model_len;    // 0 = the catalog's
+  const char* id;         // the file's Model column
+  const char* catalog;    // servesim model
+  int64_t max_model_len;  // 0 = the catalog's
   const char* why;
 };
 constexpr ArgonneModel kArgonneModels[] = {
@@ -46,8 +46,9 @@ std::vector<MeasuredRun> read_argonne_csv(const std::string& path) {
   const std::vector<std::string> lines = read_lines(path);
   if (lines.empty()) throw ConfigError(path + ": empty file");
   const std::map<std::string, size_t> col =
-      csv_columns(lines[0], path, {"Hardware", "Num of Hardware", "Framework", "Model",
-                                   "Input Output Length", "Batch Size", "Latency"});
+      csv_columns(lines[0], path,
+                  {"Hardware", "Num of Hardware", "Framework", "Model", "Input Output Length",
+                   "Batch Size", "Latency"});
   // The GPUs and the vLLM each was benchmarked with (the upstream repository's vLLM/<gpu>/
   // scripts, data/realdata/README.md): A100 on ALCF Polaris (4 × A100-SXM4-40GB per node), its
   // requirements pinning a vLLM 0.6.1+ stack; H100 on the JLSE testbed with a script importing
@@ -133,8 +134,9 @@ std::vector<MeasuredRun> read_argonne_csv(const std::string& path) {
     // and completed / duration is batch / latency (vLLM's request_throughput).
     run.metrics["p100_e2el_ms"] = latency_s * 1e3;
     run.metrics["request_throughput"] = static_cast<double>(batch) / latency_s;
-    run.notes.push_back("static batch (offline LLM.generate): the measured latency is the last "
-                        "request's E2E; no per-request data");
+    run.notes.push_back(
+        "static batch (offline LLM.generate): the measured latency is the last "
+        "request's E2E; no per-request data");
     runs.push_back(std::move(run));
   }
   return runs;

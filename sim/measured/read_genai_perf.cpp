@@ -38,16 +38,19 @@ std::vector<MeasuredRun> read_genai_perf_json(const std::string& path) {
   run.format = "genai-perf";
   // genai-perf metric -> vLLM metric. inter_token_latency is per request
   // (request_latency − TTFT)/(output − 1) (genai_perf/metrics/llm_metrics.py), vLLM's TPOT.
-  const std::pair<const char*, const char*> kMap[] = {
-      {"time_to_first_token", "ttft"}, {"inter_token_latency", "tpot"}, {"request_latency", "e2el"}};
-  const std::pair<const char*, const char*> kStats[] = {
-      {"avg", "mean"}, {"p50", "median"}, {"std", "std"}, {"p90", "p90"}, {"p95", "p95"}, {"p99", "p99"}};
+  const std::pair<const char*, const char*> kMap[] = {{"time_to_first_token", "ttft"},
+                                                      {"inter_token_latency", "tpot"},
+                                                      {"request_latency", "e2el"}};
+  const std::pair<const char*, const char*> kStats[] = {{"avg", "mean"}, {"p50", "median"},
+                                                        {"std", "std"},  {"p90", "p90"},
+                                                        {"p95", "p95"},  {"p99", "p99"}};
   for (const auto& [name, metric] : kMap) {
     auto it = j.find(name);
     if (it == j.end()) continue;
     const std::string where = path + ": " + name;
     if (!it->is_object()) throw ConfigError(where + " is not an object");
-    const double scale = genai_unit_to_ms(optional_field<std::string>(*it, "unit", where, "ms"), where);
+    const double scale =
+        genai_unit_to_ms(optional_field<std::string>(*it, "unit", where, "ms"), where);
     for (const auto& [from, to] : kStats) {
       if (auto v = it->find(from); v != it->end() && v->is_number()) {
         run.metrics[metric_key(to, metric)] = v->get<double>() * scale;
@@ -61,15 +64,17 @@ std::vector<MeasuredRun> read_genai_perf_json(const std::string& path) {
     }
     return (*it)["avg"].get<double>();
   };
-  if (double v = avg_of("request_throughput"); !std::isnan(v)) run.metrics["request_throughput"] = v;
+  if (double v = avg_of("request_throughput"); !std::isnan(v))
+    run.metrics["request_throughput"] = v;
   if (double v = avg_of("output_token_throughput"); !std::isnan(v)) {
     run.metrics["output_throughput"] = v;
   }
   run.mean_input_tokens = avg_of("input_sequence_length");
   run.mean_output_tokens = avg_of("output_sequence_length");
   if (std::isnan(run.mean_input_tokens) || std::isnan(run.mean_output_tokens)) {
-    throw ConfigError(path + ": missing input_sequence_length.avg or output_sequence_length.avg "
-                             "(needed to replay the run)");
+    throw ConfigError(path +
+                      ": missing input_sequence_length.avg or output_sequence_length.avg "
+                      "(needed to replay the run)");
   }
   run.num_prompts = 0;
   if (auto ic = j.find("input_config"); ic != j.end() && ic->is_object()) {
@@ -83,15 +88,16 @@ std::vector<MeasuredRun> read_genai_perf_json(const std::string& path) {
       const std::string model = models::catalog_name_for_id(run.deployment.model_id);
       if (!model.empty()) run.deployment.set("model", model, where + ".model");
     }
-    if (auto c = ic->find("concurrency"); c != ic->end() && c->is_number() && c->get<double>() > 0) {
+    if (auto c = ic->find("concurrency");
+        c != ic->end() && c->is_number() && c->get<double>() > 0) {
       run.max_concurrency = json_value_as<int64_t>(*c, path + ": input_config.concurrency");
     }
     if (auto r = ic->find("request_rate"); r != ic->end() && r->is_number()) {
       run.request_rate = r->get<double>();
       // perf_analyzer's --request-distribution defaults to constant.
       run.arrival_process = "constant";
-      if (auto d = ic->find("request_distribution"); d != ic->end() && d->is_string() &&
-                                                     d->get<std::string>() == "poisson") {
+      if (auto d = ic->find("request_distribution");
+          d != ic->end() && d->is_string() && d->get<std::string>() == "poisson") {
         run.arrival_process = "poisson";
       }
     }

@@ -43,9 +43,9 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
   if (lines.empty()) throw ConfigError(path + ": empty file");
   const size_t width = split_csv_line(lines[0]).size();
   const std::map<std::string, size_t> col =
-      csv_columns(lines[0], path, {"bench_idx", "strategy", "target_rate", "status",
-                                   "request_start_time", "prompt_tokens", "output_tokens",
-                                   "ttft_ms", "itl_ms", "request_latency_s"});
+      csv_columns(lines[0], path,
+                  {"bench_idx", "strategy", "target_rate", "status", "request_start_time",
+                   "prompt_tokens", "output_tokens", "ttft_ms", "itl_ms", "request_latency_s"});
   struct Bench {
     std::string strategy;
     double target_rate = kUnknown;
@@ -158,8 +158,9 @@ std::vector<MeasuredRun> read_guidellm_csv(const std::string& path) {
     if (failed > 0) {
       run.notes.push_back(std::to_string(failed) + " errored request(s) left out");
     }
-    std::stable_sort(run.requests.begin(), run.requests.end(),
-                     [](const MeasuredRequest& a, const MeasuredRequest& c) { return a.start_s < c.start_s; });
+    std::stable_sort(
+        run.requests.begin(), run.requests.end(),
+        [](const MeasuredRequest& a, const MeasuredRequest& c) { return a.start_s < c.start_s; });
     run.num_prompts = static_cast<int64_t>(run.requests.size());
     if (b.strategy == "synchronous") {
       // One request at a time: the next is sent when the previous finishes.

@@ -11,8 +11,8 @@
 #include "sim/base/error.h"
 #include "sim/base/resource_limits.h"
 #include "sim/base/rng.h"
-#include "sim/replica/vllm_version.h"
 #include "sim/measured/reader_helpers.h"
+#include "sim/replica/vllm_version.h"
 
 namespace servesim::measured {
 
@@ -22,8 +22,9 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
   const std::vector<std::string> lines = read_lines(path);
   if (lines.empty()) throw ConfigError(path + ": empty file");
   const std::map<std::string, size_t> col =
-      csv_columns(lines[0], path, {"model", "gpu", "precision", "framework", "tp", "isl_osl_label",
-                                   "source_run_date", "concurrency", "mean_tpot_us", "mean_ttft_us"});
+      csv_columns(lines[0], path,
+                  {"model", "gpu", "precision", "framework", "tp", "isl_osl_label",
+                   "source_run_date", "concurrency", "mean_tpot_us", "mean_ttft_us"});
   // "1k" = 1024, "8k" = 8192 (the data set's README).
   auto tokens_of = [&](const std::string& label, const std::string& at) -> int32_t {
     if (label == "1k") return 1024;
@@ -48,9 +49,9 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
     const int32_t osl = tokens_of(label.substr(k + 1), at);
     // 10 x concurrency requests are replayed: concurrency is bounded so that they fit in memory
     // (replay_requests' guard would refuse them only after this loop had drawn them).
-    const int64_t conc = whole_number(to_double(cell("concurrency"), at + ": concurrency"), 1,
-                                      std::numeric_limits<int32_t>::max() / 10,
-                                      at + ": concurrency");
+    const int64_t conc =
+        whole_number(to_double(cell("concurrency"), at + ": concurrency"), 1,
+                     std::numeric_limits<int32_t>::max() / 10, at + ": concurrency");
     check_fits_in_memory(at + ": concurrency", 10 * conc, "requests", 1024);
     const int64_t tp = whole_number(to_double(cell("tp"), at + ": tp"), 1,
                                     std::numeric_limits<int32_t>::max(), at + ": tp");
@@ -89,7 +90,9 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
       if (!fp8.empty()) model = fp8;
     }
     if (!model.empty()) dep.set("model", model, at + " (model)");
-    const std::string gpu = cell("gpu") == "h100" ? "h100-sxm" : cell("gpu") == "h200" ? "h200" : "";
+    const std::string gpu = cell("gpu") == "h100"   ? "h100-sxm"
+                            : cell("gpu") == "h200" ? "h200"
+                                                    : "";
     if (!gpu.empty()) dep.set("gpu", gpu, at + " (gpu)");
     dep.set("tensor_parallel_size", tp, at + " (tp)");
     // FP8 weights; "fp4" is gpt-oss's own checkpoint format, MXFP4 experts (its config.json
@@ -119,10 +122,12 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path) {
     }
     run.metrics["mean_tpot_ms"] = to_double(cell("mean_tpot_us"), at + ": mean_tpot_us") * 1e-3;
     run.metrics["mean_ttft_ms"] = to_double(cell("mean_ttft_us"), at + ": mean_ttft_us") * 1e-3;
-    run.notes.push_back("summary only (mean TPOT and TTFT); request lengths drawn from the client's "
-                        "rule [int(0.8 L), L], L = " + std::to_string(isl) + " in / " +
-                        std::to_string(osl) + " out; vLLM version not recorded: 'nightly-" +
-                        cell("source_run_date").substr(0, 7) + "' is the run's month");
+    run.notes.push_back(
+        "summary only (mean TPOT and TTFT); request lengths drawn from the client's "
+        "rule [int(0.8 L), L], L = " +
+        std::to_string(isl) + " in / " + std::to_string(osl) +
+        " out; vLLM version not recorded: 'nightly-" + cell("source_run_date").substr(0, 7) +
+        "' is the run's month");
     runs.push_back(std::move(run));
   }
   if (runs.empty()) throw ConfigError(path + ": no rows");

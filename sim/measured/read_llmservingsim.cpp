@@ -66,8 +66,9 @@ std::vector<MeasuredRun> read_llmservingsim(const std::string& path) {
   run.num_prompts = static_cast<int64_t>(run.requests.size());
   const double span = *std::max_element(arrivals.begin(), arrivals.end()) - a0;
   if (span > 0) run.request_rate = double(run.requests.size() - 1) / span;
-  run.notes.push_back("send times: arrival_time deltas; latencies from the engine's *_ts (TTFT = "
-                      "first_token_ts - queued_ts)");
+  run.notes.push_back(
+      "send times: arrival_time deltas; latencies from the engine's *_ts (TTFT = "
+      "first_token_ts - queued_ts)");
 
   const fs::path meta_path = example / "vllm" / "meta.json";
   if (fs::is_regular_file(meta_path)) {
@@ -83,8 +84,8 @@ std::vector<MeasuredRun> read_llmservingsim(const std::string& path) {
       if (!model.empty()) run.deployment.set("model", model, mw + " (model)");
     }
     if (auto ek = meta.find("engine_kwargs"); ek != meta.end() && ek->is_object()) {
-      for (const char* key : {"tensor_parallel_size", "max_num_seqs", "max_num_batched_tokens",
-                              "max_model_len"}) {
+      for (const char* key :
+           {"tensor_parallel_size", "max_num_seqs", "max_num_batched_tokens", "max_model_len"}) {
         if (auto v = ek->find(key); v != ek->end() && v->is_number_integer()) {
           run.deployment.set(key, *v, mw + " (engine_kwargs)");
         }
@@ -156,8 +157,8 @@ std::vector<MeasuredRun> read_llmservingsim(const std::string& path) {
       auto m = kMetric.find(metric);
       auto s = kStat.find(stat);
       if (m == kMetric.end() || s == kStat.end()) continue;
-      run.metrics[metric_key(s->second, m->second)] = to_double(
-          value, summary_path.string() + ":" + std::to_string(li + 1) + ": vLLM column");
+      run.metrics[metric_key(s->second, m->second)] =
+          to_double(value, summary_path.string() + ":" + std::to_string(li + 1) + ": vLLM column");
     }
   }
   fill_metrics_from_requests(run);

@@ -22,8 +22,9 @@ std::vector<MeasuredRun> read_sglang_jsonl(const std::string& path) {
     const std::string where = path + ":" + std::to_string(li + 1);
     const json j = parse_python_json(lines[li], where);
     if (!j.is_object() || !(j.contains("completed") || j.contains("mean_ttft_ms"))) {
-      throw ConfigError(where + ": not an SGLang bench_serving result (no 'completed' or "
-                                "'mean_ttft_ms')");
+      throw ConfigError(where +
+                        ": not an SGLang bench_serving result (no 'completed' or "
+                        "'mean_ttft_ms')");
     }
     MeasuredRun run;
     run.id = join_index(path, static_cast<int64_t>(runs.size()) + 1);
@@ -59,8 +60,9 @@ std::vector<MeasuredRun> read_sglang_jsonl(const std::string& path) {
     }
     if (run.requests.empty()) {
       read_mean_lengths(j, run, where);
-      run.notes.push_back("no per-request data (run without --output-details): replayed with the "
-                          "mean input and output lengths");
+      run.notes.push_back(
+          "no per-request data (run without --output-details): replayed with the "
+          "mean input and output lengths");
     } else if (!j.contains("latencies")) {
       run.notes.push_back("E2E = ttft + sum(itls) per request");
     }

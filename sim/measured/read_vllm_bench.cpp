@@ -25,7 +25,8 @@ namespace {
 double number_of(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   if (!v.is_number()) {
-    throw ConfigError(where + ": field '" + key + "' has value " + v.dump() + "; expected a number");
+    throw ConfigError(where + ": field '" + key + "' has value " + v.dump() +
+                      "; expected a number");
   }
   return v.get<double>();
 }
@@ -97,16 +98,16 @@ void read_commands_file(MeasuredRun& run, const fs::path& json_path) {
     const auto flags = command_flags(it->get<std::string>());
     if (auto f = flags.find("--seed"); f != flags.end()) {
       // Exactly representable integers only (2^53): a seed is an identity, not a magnitude.
-      run.seed = static_cast<uint64_t>(
-          whole_number(to_double(f->second, where + ": --seed"), 0, int64_t{1} << 53, where + ": --seed"));
+      run.seed = static_cast<uint64_t>(whole_number(to_double(f->second, where + ": --seed"), 0,
+                                                    int64_t{1} << 53, where + ": --seed"));
     }
     if (auto f = flags.find("--dataset-name"); f != flags.end()) {
       run.notes.push_back("client dataset: " + f->second + " (" + where + ")");
     }
     if (auto f = flags.find("--max-concurrency"); f != flags.end() && run.max_concurrency == 0) {
-      run.max_concurrency = whole_number(to_double(f->second, where + ": --max-concurrency"), 0,
-                                         std::numeric_limits<int32_t>::max(),
-                                         where + ": --max-concurrency");
+      run.max_concurrency =
+          whole_number(to_double(f->second, where + ": --max-concurrency"), 0,
+                       std::numeric_limits<int32_t>::max(), where + ": --max-concurrency");
     }
   }
 }
@@ -117,8 +118,9 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
   const json j = parse_python_json(read_text(path), path);
   if (!j.is_object() ||
       !(j.contains("ttfts") || j.contains("mean_ttft_ms") || j.contains("completed"))) {
-    throw ConfigError(path + ": not a vllm bench serve result (no 'ttfts', 'mean_ttft_ms' or "
-                             "'completed')");
+    throw ConfigError(path +
+                      ": not a vllm bench serve result (no 'ttfts', 'mean_ttft_ms' or "
+                      "'completed')");
   }
   MeasuredRun run;
   run.id = path;
@@ -134,9 +136,9 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
     run.burstiness = number_of(j, "burstiness", path);
   }
   if (auto it = j.find("max_concurrency"); it != j.end() && !it->is_null()) {
-    run.max_concurrency = whole_number(number_of(j, "max_concurrency", path), 0,
-                                       std::numeric_limits<int32_t>::max(),
-                                       path + ": field 'max_concurrency'");
+    run.max_concurrency =
+        whole_number(number_of(j, "max_concurrency", path), 0, std::numeric_limits<int32_t>::max(),
+                     path + ": field 'max_concurrency'");
   }
   read_request_arrays(j, run, path);
   if (run.num_prompts == 0) {
@@ -148,7 +150,8 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
   }
   for (const std::string& m : latency_metric_names()) read_summaries(j, run, m, m);
   for (const char* key : {"request_throughput", "output_throughput", "total_token_throughput"}) {
-    if (auto it = j.find(key); it != j.end() && it->is_number()) run.metrics[key] = it->get<double>();
+    if (auto it = j.find(key); it != j.end() && it->is_number())
+      run.metrics[key] = it->get<double>();
   }
   // Goodput: "request_goodput:" (old, trailing colon) or "request_goodput" (new); null unless
   // --goodput was given. Kept for reference, not compared.
@@ -161,8 +164,9 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
     // --save-result without --save-detailed: no per-request arrays. vLLM still writes the token
     // totals, so the replay uses their means (replay.cpp refuses a file that has neither).
     read_mean_lengths(j, run, path);
-    run.notes.push_back("no per-request arrays (saved without --save-detailed): replayed with the "
-                        "mean input and output lengths");
+    run.notes.push_back(
+        "no per-request arrays (saved without --save-detailed): replayed with the "
+        "mean input and output lengths");
   }
   if (!run.requests.empty()) {
     fix_e2el_swap(run);

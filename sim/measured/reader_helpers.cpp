@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "sim/base/error.h"
+#include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
-#include "sim/base/input_files.h"
 
 namespace servesim::measured::detail {
 
@@ -169,9 +169,8 @@ void read_request_arrays(const json& j, MeasuredRun& run, const std::string& whe
     }
     // vLLM's calculate_metrics records output length 0 for a failed request; newer files also
     // carry its error text.
-    r.failed = r.output_tokens <= 0 ||
-               (errors != nullptr && (*errors)[i].is_string() &&
-                !(*errors)[i].get<std::string>().empty());
+    r.failed = r.output_tokens <= 0 || (errors != nullptr && (*errors)[i].is_string() &&
+                                        !(*errors)[i].get<std::string>().empty());
   }
   run.has_start_times = !starts.empty();
   run.num_prompts = static_cast<int64_t>(n);
@@ -234,6 +233,8 @@ std::map<std::string, size_t> csv_columns(const std::string& header, const std::
   return col;
 }
 
-std::string join_index(const std::string& path, int64_t n) { return path + "#" + std::to_string(n); }
+std::string join_index(const std::string& path, int64_t n) {
+  return path + "#" + std::to_string(n);
+}
 
 }  // namespace servesim::measured::detail

@@ -49,11 +49,13 @@ json parse_python_json(const std::string& text, const std::string& where) {
 std::string detect_format(const std::string& path) {
   const fs::path p(path);
   if (fs::is_directory(p)) {
-    if (fs::is_regular_file(p / "requests.jsonl") || fs::is_regular_file(p / "vllm" / "requests.jsonl")) {
+    if (fs::is_regular_file(p / "requests.jsonl") ||
+        fs::is_regular_file(p / "vllm" / "requests.jsonl")) {
       return "llmservingsim";
     }
-    throw ConfigError(path + ": a folder without requests.jsonl or vllm/requests.jsonl; expected a "
-                             "result file");
+    throw ConfigError(path +
+                      ": a folder without requests.jsonl or vllm/requests.jsonl; expected a "
+                      "result file");
   }
   if (!fs::exists(p)) throw ConfigError(path + ": no such file");
   const std::string name = p.filename().string();
@@ -63,7 +65,8 @@ std::string detect_format(const std::string& path) {
     // InferenceX's and Argonne's summary tables are recognised by their headers; other CSVs are
     // guidellm's.
     const std::vector<std::string> lines = read_lines(p);
-    if (!lines.empty() && lines[0].rfind("model,gpu,precision,framework,tp,isl_osl_label", 0) == 0) {
+    if (!lines.empty() &&
+        lines[0].rfind("model,gpu,precision,framework,tp,isl_osl_label", 0) == 0) {
       return "inferencex";
     }
     if (!lines.empty() && lines[0].rfind("Hardware,Num of Hardware,Framework,Model", 0) == 0) {
@@ -77,13 +80,15 @@ std::string detect_format(const std::string& path) {
   if (p.extension() == ".json") {
     const json j = parse_python_json(read_text(p), path);
     if (j.is_object() && j.contains("time_to_first_token")) return "genai-perf";
-    if (j.is_object() && (j.contains("ttfts") || j.contains("mean_ttft_ms") || j.contains("completed"))) {
+    if (j.is_object() &&
+        (j.contains("ttfts") || j.contains("mean_ttft_ms") || j.contains("completed"))) {
       return "vllm-bench";
     }
   }
-  throw ConfigError(path + ": unknown result format; expected a vllm bench serve JSON, an SGLang "
-                           "bench_serving JSONL, a genai-perf profile_export_genai_perf.json, an "
-                           "LLMServingSim requests.jsonl or a guidellm per-request CSV");
+  throw ConfigError(path +
+                    ": unknown result format; expected a vllm bench serve JSON, an SGLang "
+                    "bench_serving JSONL, a genai-perf profile_export_genai_perf.json, an "
+                    "LLMServingSim requests.jsonl or a guidellm per-request CSV");
 }
 
 std::vector<MeasuredRun> read_runs(const std::string& path) {

@@ -18,12 +18,15 @@
 //                  plus ../validation/summary.txt (the vLLM column). Latencies from the engine's
 //                  *_ts only: TTFT = first_token_ts − queued_ts, E2E = last_token_ts − queued_ts,
 //                  TPOT = (last − first)/(output − 1); send times from arrival_time deltas.
-//   inferencex     InferenceX summary CSV (header "model,gpu,precision,framework,tp,isl_osl_label,...")
-//   argonne        Argonne LLM-Inference-Bench's All_results.csv (header "Hardware,Num of
-//                  Hardware,Framework,Model,..."): static batches run offline with vLLM's LLM class.
+//   inferencex     InferenceX summary CSV (header
+//   "model,gpu,precision,framework,tp,isl_osl_label,...") argonne        Argonne
+//   LLM-Inference-Bench's All_results.csv (header "Hardware,Num of
+//                  Hardware,Framework,Model,..."): static batches run offline with vLLM's LLM
+//                  class.
 //   guidellm       inference-sim's guidellm_per_request_DERIVED.csv (CRLF) with exp-config.yaml,
-//                  profile.yaml and vllm.log beside it: one run per guidellm benchmark (synchronous,
-//                  throughput, constant-rate stages). Its per-request itl_ms is vLLM's TPOT.
+//                  profile.yaml and vllm.log beside it: one run per guidellm benchmark
+//                  (synchronous, throughput, constant-rate stages). Its per-request itl_ms is
+//                  vLLM's TPOT.
 #ifndef SERVESIM_SIM_MEASURED_READERS_H_
 #define SERVESIM_SIM_MEASURED_READERS_H_
 
@@ -36,7 +39,8 @@ namespace servesim::measured {
 
 // The format of `path` ("vllm-bench", ...): by name first (*.jsonl with a requests.jsonl name ->
 // llmservingsim, other *.jsonl -> sglang-bench, *genai_perf.json -> genai-perf, *.csv ->
-// inferencex or argonne when its header is theirs, else guidellm; a folder holding vllm/requests.jsonl or requests.jsonl -> llmservingsim), else a
+// inferencex or argonne when its header is theirs, else guidellm; a folder holding
+// vllm/requests.jsonl or requests.jsonl -> llmservingsim), else a
 // *.json whose object has "time_to_first_token" -> genai-perf, "ttfts"/"mean_ttft_ms" ->
 // vllm-bench. Throws ConfigError when none fits.
 std::string detect_format(const std::string& path);

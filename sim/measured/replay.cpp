@@ -6,8 +6,8 @@
 
 #include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
-#include "sim/base/resource_limits.h"
 #include "sim/base/json_file.h"
+#include "sim/base/resource_limits.h"
 #include "sim/calibration/prediction_basis.h"
 #include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
@@ -100,7 +100,8 @@ Calibration load_calibration_file(const std::string& path) {
   c.profile = h;
   c.ttft_offset_s = calibration::value_or(h.terms.client_ttft_overhead_s, 0.0);
   c.frontend = sim::FrontEndCosts::from_calibration(h);
-  c.make_cost = [h, path](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
+  c.make_cost = [h,
+                 path](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
     if (!h.gpu.empty() && h.gpu != deployment.gpu.name) return models::make_cost_model(deployment);
     models::Deployment d = deployment;
     d.calibration = h;  // make_cost_model applies it (models/calibrated_model.h)
@@ -188,9 +189,9 @@ std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint
   }
   const bool timed = run.has_start_times && !run.requests.empty();
   if (!timed && std::isfinite(run.request_rate)) {
-    const std::vector<double> t = workloads::arrival_times_s(
-        static_cast<int64_t>(specs.size()), run.request_rate, run.burstiness, run.arrival_process,
-        seed, rescale_arrivals);
+    const std::vector<double> t =
+        workloads::arrival_times_s(static_cast<int64_t>(specs.size()), run.request_rate,
+                                   run.burstiness, run.arrival_process, seed, rescale_arrivals);
     for (size_t i = 0; i < specs.size(); ++i) specs[i].arrival = SimTime::from_seconds_ceil(t[i]);
   }
   for (size_t i = 0; i < specs.size(); ++i) specs[i].id = static_cast<int64_t>(i);
@@ -241,7 +242,7 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
       const bool applies = calibration.applies_to_other_gpus || calibration.profile->gpu.empty() ||
                            calibration.profile->gpu == q.gpu;
       p.basis = calibration::classify_prediction(applies ? &*calibration.profile : nullptr,
-                                              calibration.source, q);
+                                                 calibration.source, q);
     } else if (calibration.calibrated() && !calibration.shipped_per_gpu) {
       p.basis = {"transferred", "a calibration without a recorded profile"};
     } else {
@@ -255,9 +256,9 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
     p.arrivals_detail = "the file's send times";
   } else if (std::isinf(run.request_rate)) {
     p.arrivals = cfg.max_concurrency > 0 ? "closed" : "burst";
-    p.arrivals_detail = cfg.max_concurrency > 0
-                            ? "all ready at t=0, max concurrency " + std::to_string(cfg.max_concurrency)
-                            : "all sent at t=0 (rate inf)";
+    p.arrivals_detail = cfg.max_concurrency > 0 ? "all ready at t=0, max concurrency " +
+                                                      std::to_string(cfg.max_concurrency)
+                                                : "all sent at t=0 (rate inf)";
   } else if (run.arrival_process == "constant") {
     p.arrivals = "constant";
     p.arrivals_detail = "evenly spaced at " + rate_text(run.request_rate) + " req/s";
@@ -266,10 +267,11 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
     const int n = std::max(1, options.seeds);
     seeds.clear();
     for (int i = 0; i < n; ++i) seeds.push_back(run.seed + static_cast<uint64_t>(i));
-    p.arrivals_detail = (run.burstiness == 1.0 ? "poisson" : "gamma(" + rate_text(run.burstiness) + ")") +
-                        std::string(" at ") + rate_text(run.request_rate) + " req/s, seeds " +
-                        std::to_string(seeds.front()) +
-                        (n > 1 ? "-" + std::to_string(seeds.back()) + " averaged" : "");
+    p.arrivals_detail =
+        (run.burstiness == 1.0 ? "poisson" : "gamma(" + rate_text(run.burstiness) + ")") +
+        std::string(" at ") + rate_text(run.request_rate) + " req/s, seeds " +
+        std::to_string(seeds.front()) +
+        (n > 1 ? "-" + std::to_string(seeds.back()) + " averaged" : "");
   }
   if (run.requests.empty()) p.arrivals_detail += "; mean lengths";
   if (cfg.max_concurrency > 0 && p.arrivals != "closed") {
@@ -299,7 +301,8 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
       specs = std::move(warm);
     }
     const OneRun r = run_once(std::move(specs), run, cfg, prepared, cost, frontend, warmup);
-    for (const auto& [key, value] : metric_map(r.metrics)) p.metrics[key] += value / double(seeds.size());
+    for (const auto& [key, value] : metric_map(r.metrics))
+      p.metrics[key] += value / double(seeds.size());
     p.preemptions += r.preemptions;
     p.simulated_s += r.simulated_s / double(seeds.size());
   }

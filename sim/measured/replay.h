@@ -5,11 +5,14 @@
 //   * trace     — the file has every request's send time: they are replayed exactly
 //                 (workloads::TraceWorkload), with the file's max concurrency.
 //   * closed    — no send times, infinite rate and a max concurrency (guidellm synchronous,
-//                 genai-perf --concurrency N): all requests ready at t = 0, N outstanding at a time.
-//   * burst     — no send times, infinite rate, no cap: everything at t = 0 (vLLM --request-rate inf).
+//                 genai-perf --concurrency N): all requests ready at t = 0, N outstanding at a
+//                 time.
+//   * burst     — no send times, infinite rate, no cap: everything at t = 0 (vLLM --request-rate
+//   inf).
 //   * poisson   — no send times, finite rate (llm-k8s): the recorded (input, output) pairs in send
 //                 order with gamma(burstiness) arrivals at the file's rate, from seeds
-//                 seed0, seed0+1, ... (ReplayOptions::seeds); the metrics are the average over seeds.
+//                 seed0, seed0+1, ... (ReplayOptions::seeds); the metrics are the average over
+//                 seeds.
 //   * constant  — as poisson with evenly spaced arrivals (one run: deterministic).
 // Requests with no per-request lengths use the file's mean lengths, rounded (noted).
 // Warm prefix cache (MeasuredRun::warm_prefix_cache): every prompt is its own prefix group; the
@@ -107,7 +110,7 @@ struct Prediction {
   int64_t kv_tokens = 0;                  // KV capacity of the replica
   int64_t preemptions = 0;                // summed over seeds
   double simulated_s = 0;                 // simulated time (mean over seeds)
-  calibration::PredictionBasis basis;        // calibrated / transferred / datasheet-only, and why
+  calibration::PredictionBasis basis;     // calibrated / transferred / datasheet-only, and why
 };
 
 // The requests of one replay: the run's lengths (or mean lengths) in send order with arrivals per

@@ -85,9 +85,11 @@ const std::vector<std::string>& compared_metric_keys() {
 }
 
 const std::map<std::string, double>& accuracy_targets() {
-  static const std::map<std::string, double> targets = {
-      {"mean_e2el_ms", 5.0}, {"mean_tpot_ms", 5.0}, {"mean_itl_ms", 5.0},
-      {"mean_ttft_ms", 10.0}, {"p99_ttft_ms", 15.0}};
+  static const std::map<std::string, double> targets = {{"mean_e2el_ms", 5.0},
+                                                        {"mean_tpot_ms", 5.0},
+                                                        {"mean_itl_ms", 5.0},
+                                                        {"mean_ttft_ms", 10.0},
+                                                        {"p99_ttft_ms", 15.0}};
   return targets;
 }
 
@@ -172,16 +174,15 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
   loop.compute = [&](int64_t i) {
     nlohmann::json out;
     try {
-      const Prediction p = simulate_measured_run(runs[static_cast<size_t>(i)],
-                                                 configs[static_cast<size_t>(i)], calibration,
-                                                 options);
+      const Prediction p = simulate_measured_run(
+          runs[static_cast<size_t>(i)], configs[static_cast<size_t>(i)], calibration, options);
       nlohmann::json rows = nlohmann::json::array();
       for (const MetricComparison& c : compare(runs[static_cast<size_t>(i)], p)) {
         rows.push_back({c.key, c.measured, c.predicted, c.error_pct});
       }
-      out = {{"arrivals", p.arrivals_detail}, {"basis", p.basis.label},
+      out = {{"arrivals", p.arrivals_detail},  {"basis", p.basis.label},
              {"basis_reason", p.basis.reason}, {"kv_tokens", p.kv_tokens},
-             {"preemptions", p.preemptions}, {"rows", rows}};
+             {"preemptions", p.preemptions},   {"rows", rows}};
     } catch (const ConfigError& e) {
       out = {{"error", e.what()}};
     }
@@ -246,8 +247,8 @@ void print_table(std::ostream& out, const ValidationTable& table) {
       out << line;
     }
   }
-  out << "\nMedian absolute error over " << table.runs.size() << " run(s), "
-      << table.calibration << ":\n";
+  out << "\nMedian absolute error over " << table.runs.size() << " run(s), " << table.calibration
+      << ":\n";
   char line[160];
   std::snprintf(line, sizeof line, "  %-20s %5s %12s %8s\n", "metric", "runs", "median|err|",
                 "target");
@@ -299,18 +300,18 @@ nlohmann::ordered_json to_json(const ValidationTable& table) {
                       {"error_pct", c.error_pct}});
     }
     oj jr = {{"id", r.id},
-               {"format", r.format},
-               {"label", r.label},
-               {"deployment", r.deployment},
-               {"engine_version", r.engine_version},
-               {"replay", r.arrivals},
-               {"prediction_basis", r.basis},
-               {"prediction_basis_reason", r.basis_reason},
-               {"in_fit_set", r.in_fit_set},
-               {"kv_tokens", r.kv_tokens},
-               {"preemptions", r.preemptions},
-               {"notes", r.notes},
-               {"metrics", rows}};
+             {"format", r.format},
+             {"label", r.label},
+             {"deployment", r.deployment},
+             {"engine_version", r.engine_version},
+             {"replay", r.arrivals},
+             {"prediction_basis", r.basis},
+             {"prediction_basis_reason", r.basis_reason},
+             {"in_fit_set", r.in_fit_set},
+             {"kv_tokens", r.kv_tokens},
+             {"preemptions", r.preemptions},
+             {"notes", r.notes},
+             {"metrics", rows}};
     if (!r.error.empty()) jr["error"] = r.error;
     runs.push_back(jr);
   }
@@ -324,9 +325,9 @@ nlohmann::ordered_json to_json(const ValidationTable& table) {
     medians[key] = m;
   }
   return oj{{"calibration", table.calibration},
-              {"runs", runs},
-              {"median_abs_error", medians},
-              {"warnings", table.warnings}};
+            {"runs", runs},
+            {"median_abs_error", medians},
+            {"warnings", table.warnings}};
 }
 
 }  // namespace servesim::measured

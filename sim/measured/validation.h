@@ -3,9 +3,9 @@
 // holdout split and the table to report its fit and its score on different runs.
 //
 // Metrics compared (where the run measured them): TTFT, TPOT, ITL and E2E at mean, median (P50),
-// P90 and P99, in ms; the last E2E (P100: static batches); request throughput in req/s. Signed error = (predicted − measured) /
-// measured · 100 %. The median absolute error of a metric is over the runs that measured it
-// (np.median: mean of the two middle values for an even count).
+// P90 and P99, in ms; the last E2E (P100: static batches); request throughput in req/s. Signed
+// error = (predicted − measured) / measured · 100 %. The median absolute error of a metric is over
+// the runs that measured it (np.median: mean of the two middle values for an even count).
 #ifndef SERVESIM_SIM_MEASURED_VALIDATION_H_
 #define SERVESIM_SIM_MEASURED_VALIDATION_H_
 
@@ -52,8 +52,8 @@ struct RunValidation {
   std::string label;
   std::string deployment;  // "llama-3.3-70b on a100-40gb, TP8 PP1"
   std::string engine_version;
-  std::string arrivals;    // Prediction::arrivals_detail
-  std::string basis;         // calibrated / transferred / datasheet-only (Prediction::basis)
+  std::string arrivals;  // Prediction::arrivals_detail
+  std::string basis;     // calibrated / transferred / datasheet-only (Prediction::basis)
   std::string basis_reason;
   bool in_fit_set = false;
   int64_t kv_tokens = 0;

@@ -81,12 +81,10 @@ class StepDiff {
   int32_t* wide_ = nullptr;
 };
 
-
 // Every name calculate_metrics()/benchmark() can summarize, in vLLM's print/save order.
 const std::vector<std::string>& known_metric_names() {
-  static const std::vector<std::string> kNames = {"ttft", "tpot", "itl", "e2el",
-                                                  "client_queue_time",
-                                                  "e2el_including_client_queue"};
+  static const std::vector<std::string> kNames = {
+      "ttft", "tpot", "itl", "e2el", "client_queue_time", "e2el_including_client_queue"};
   return kNames;
 }
 
@@ -155,9 +153,9 @@ void check_completed_record(const RequestRecord& r, const std::vector<StepLog>& 
   int64_t prev_last = -1;
   int64_t tokens = 0;
   for (const auto& seg : r.segments) {
-    SERVESIM_CHECK(seg.first_step > prev_last && seg.first_step <= seg.last_step &&
-                       seg.last_step < steps,
-                   who() + ": token segments out of order or outside the StepLog");
+    SERVESIM_CHECK(
+        seg.first_step > prev_last && seg.first_step <= seg.last_step && seg.last_step < steps,
+        who() + ": token segments out of order or outside the StepLog");
     tokens += seg.tokens();
     prev_last = seg.last_step;
   }
@@ -168,7 +166,6 @@ void check_completed_record(const RequestRecord& r, const std::vector<StepLog>& 
                      ends[static_cast<std::size_t>(r.segments.back().last_step)] == r.last_token,
                  who() + ": first_token/last_token differ from the StepLog times of its segments");
 }
-
 
 }  // namespace
 
@@ -199,8 +196,7 @@ std::map<std::string, double> parse_goodput(const std::vector<std::string>& item
                         "['ttft', 'tpot', 'e2el'].");
     }
     if (slo[key] < 0) {
-      throw ConfigError("--goodput: invalid value found, " + key + ": " +
-                        std::to_string(slo[key]) +
+      throw ConfigError("--goodput: invalid value found, " + key + ": " + std::to_string(slo[key]) +
                         ". The service level objective value should be non-negative.");
     }
   }
@@ -276,8 +272,8 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
     ends_ns.reserve(num_ok);
     advise_huge_pages(ends_ns.data(), ends_ns.capacity() * sizeof(int64_t));
   }
-  double end_rel_s = 0;      // latest measured completion, seconds after first_send
-  double ok_end_rel_s = 0;   // latest successful end, seconds after ok_start
+  double end_rel_s = 0;     // latest measured completion, seconds after first_send
+  double ok_end_rel_s = 0;  // latest successful end, seconds after ok_start
   int64_t good_completed = 0;
   std::size_t gaps_across_segments = 0;  // ITL gaps across a preemption (pass 3)
   const auto& slo = options.goodput_slo_ms;
@@ -362,8 +358,7 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
       for (const auto& r : records) {
         if (is_measured(r) && !r.failed && r.completed) starts_ns.push_back(r.arrival.ns());
       }
-      detail::radix_sort(starts_ns, scratch,
-                         [](int64_t x) { return detail::int64_order_key(x); });
+      detail::radix_sort(starts_ns, scratch, [](int64_t x) { return detail::int64_order_key(x); });
     }
     std::vector<int64_t>().swap(scratch);
     int64_t current = 0;
@@ -402,9 +397,8 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   // in memory; otherwise sparse, only seconds that saw a token (a dense vector took one entry per
   // simulated second, 7.8 GB for 1000 requests at 1e-6 req/s). Same peak: empty seconds are 0,
   // and a second's count is the same sum in any order.
-  const int64_t num_buckets = m.completed > 0 && want_peak_rate
-                                  ? static_cast<int64_t>(std::ceil(ok_end_rel_s)) + 1
-                                  : 0;
+  const int64_t num_buckets =
+      m.completed > 0 && want_peak_rate ? static_cast<int64_t>(std::ceil(ok_end_rel_s)) + 1 : 0;
   const bool dense = num_buckets <= static_cast<int64_t>(total_steps) + 1;
   std::vector<int64_t> dense_tokens(dense ? static_cast<std::size_t>(num_buckets) : 0, 0);
   std::unordered_map<int64_t, int64_t> sparse_tokens;

@@ -3,7 +3,8 @@
 // Token times are not stored one by one. A replica logs the end time of every step it runs
 // (StepLog), and a request records the runs of consecutive steps in which it emitted one token per
 // step (TokenSegment). Token k's time is then step_end[step] for the k-th step across segments.
-// This keeps memory O(requests + steps) while ITL stays exact (every gap, preemption gaps included).
+// This keeps memory O(requests + steps) while ITL stays exact (every gap, preemption gaps
+// included).
 #ifndef SERVESIM_SIM_METRICS_REQUEST_RECORD_H_
 #define SERVESIM_SIM_METRICS_REQUEST_RECORD_H_
 
@@ -24,7 +25,8 @@ namespace servesim::metrics {
 class ErrorText {
  public:
   ErrorText() = default;
-  ErrorText(const ErrorText& o) : text_(o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr) {}
+  ErrorText(const ErrorText& o)
+      : text_(o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr) {}
   ErrorText(ErrorText&&) noexcept = default;
   ErrorText& operator=(const ErrorText& o) {
     if (this != &o) text_ = o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr;
@@ -55,13 +57,15 @@ inline std::ostream& operator<<(std::ostream& os, const ErrorText& e) { return o
 // Fields are ordered to pack (8-byte, then 4-byte, then 1-byte members): 96 bytes with libstdc++.
 struct RequestRecord {
   int64_t id = 0;
-  SimTime arrival;  // when the client sent it (after any --max-concurrency wait), t=0 at bench start
+  SimTime
+      arrival;  // when the client sent it (after any --max-concurrency wait), t=0 at bench start
   // Time it waited for the client's --max-concurrency semaphore before `arrival` (vLLM's
   // client_queue_time); zero when concurrency is unlimited. Added by sim/metrics.
   SimTime client_queue_time;
   SimTime first_token;  // valid when completed
   SimTime last_token;   // valid when completed
-  int32_t cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache at first admission
+  int32_t cached_prompt_tokens =
+      0;  // prompt tokens served from the prefix cache at first admission
   int32_t replica = 0;
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;  // requested = generated when completed
@@ -70,7 +74,7 @@ struct RequestRecord {
   bool completed = false;
   bool failed = false;
   bool warmup = false;  // excluded from metrics (--warmup-requests)
-  ErrorText error;  // why it failed (e.g. longer than --max-model-len); empty otherwise
+  ErrorText error;      // why it failed (e.g. longer than --max-model-len); empty otherwise
   // Token segments in time order; Σ tokens() == output_tokens when completed. The first one is
   // stored inline (segment_list.h), so a record needs no allocation of its own.
   SegmentList segments;

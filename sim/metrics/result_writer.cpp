@@ -1,8 +1,9 @@
 // Result files and the summary table in `vllm bench serve` form.
 //
 // Reference: vllm-project/vllm `vllm/benchmarks/serve.py` (read at commit 009e6d4a):
-//   main_async()          — the setup keys (date … max_concurrency) and the --save-detailed pruning;
-//   benchmark()           — the result dict, process_one_metric() (summary keys, p_word, table).
+//   main_async()          — the setup keys (date … max_concurrency) and the --save-detailed
+//   pruning; benchmark()           — the result dict, process_one_metric() (summary keys, p_word,
+//   table).
 #include "sim/metrics/result_writer.h"
 
 #include <atomic>
@@ -132,9 +133,9 @@ std::string percentile_word(double p) {
 namespace {
 
 // The per-request arrays of --save-detailed, in the order main_async() leaves them in the file.
-constexpr const char* kDetailedArrays[] = {"input_lens", "output_lens", "ttfts",     "itls",
-                                           "latencies",  "start_times", "queue_times",
-                                           "generated_texts", "errors"};
+constexpr const char* kDetailedArrays[] = {"input_lens",  "output_lens",     "ttfts",
+                                           "itls",        "latencies",       "start_times",
+                                           "queue_times", "generated_texts", "errors"};
 
 // Marks where write_result_atomically() streams a per-request array instead of building it.
 constexpr const char* kArrayMarker = "\x01servesim-array:";
@@ -289,8 +290,8 @@ ordered_json build_result(const BenchmarkMetrics& m, const MetricsOptions& optio
 void stream_array(std::ostream& out, const std::string& name, const MetricsOptions& options,
                   const std::vector<RequestRecord>& records,
                   const std::vector<StepLog>& step_logs) {
-  nlohmann::detail::serializer<ordered_json> scalar(
-      nlohmann::detail::output_adapter<char>(out), ' ', ordered_json::error_handler_t::replace);
+  nlohmann::detail::serializer<ordered_json> scalar(nlohmann::detail::output_adapter<char>(out),
+                                                    ' ', ordered_json::error_handler_t::replace);
   const auto put = [&scalar](const ordered_json& v) { scalar.dump(v, false, false, 0); };
   const double offset_s = options.ttft_offset_s;
   bool any = false;
@@ -340,7 +341,8 @@ nlohmann::ordered_json metrics_summary_json(const BenchmarkMetrics& m,
   j["total_input_tokens"] = m.total_input_tokens;
   j["total_output_tokens"] = m.total_output_tokens;
   j["request_throughput"] = m.request_throughput;
-  j["request_goodput"] = m.request_goodput ? ordered_json(*m.request_goodput) : ordered_json(nullptr);
+  j["request_goodput"] =
+      m.request_goodput ? ordered_json(*m.request_goodput) : ordered_json(nullptr);
   j["output_throughput"] = m.output_throughput;
   j["total_token_throughput"] = m.total_token_throughput;
   for (const char* key : {"ttft", "tpot", "itl", "e2el"}) {
@@ -372,26 +374,28 @@ void write_result_atomically(const std::string& path, const BenchmarkMetrics& m,
                              const MetricsOptions& options, const ResultContext& ctx,
                              const std::vector<RequestRecord>& records,
                              const std::vector<StepLog>& step_logs, bool replace) {
-  const std::string text =
-      build_result(m, options, ctx, records, step_logs, /*stream_arrays=*/true)
-          .dump(2, ' ', false, ordered_json::error_handler_t::replace) +
-      "\n";
+  const std::string text = build_result(m, options, ctx, records, step_logs, /*stream_arrays=*/true)
+                               .dump(2, ' ', false, ordered_json::error_handler_t::replace) +
+                           "\n";
   // The markers were dumped as strings: "\u0001servesim-array:NAME".
   const std::string marker = "\"\\u0001servesim-array:";
-  write_atomically(path, [&](std::ostream& out) {
-    std::size_t from = 0;
-    for (;;) {
-      const std::size_t at = text.find(marker, from);
-      if (at == std::string::npos) break;
-      out.write(text.data() + from, static_cast<std::streamsize>(at - from));
-      const std::size_t name_begin = at + marker.size();
-      const std::size_t name_end = text.find('"', name_begin);
-      stream_array(out, text.substr(name_begin, name_end - name_begin), options, records,
-                   step_logs);
-      from = name_end + 1;
-    }
-    out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
-  }, replace);
+  write_atomically(
+      path,
+      [&](std::ostream& out) {
+        std::size_t from = 0;
+        for (;;) {
+          const std::size_t at = text.find(marker, from);
+          if (at == std::string::npos) break;
+          out.write(text.data() + from, static_cast<std::streamsize>(at - from));
+          const std::size_t name_begin = at + marker.size();
+          const std::size_t name_end = text.find('"', name_begin);
+          stream_array(out, text.substr(name_begin, name_end - name_begin), options, records,
+                       step_logs);
+          from = name_end + 1;
+        }
+        out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+      },
+      replace);
 }
 
 std::string json_file_text(const nlohmann::ordered_json& j) {
@@ -454,7 +458,8 @@ void write_atomically(const std::string& path, const std::function<void(std::ost
     if (e == EEXIST) {
       std::error_code ignored;
       fs::remove(tmp, ignored);
-      throw ConfigError(path + ": not written: it already exists (written while this run was "
+      throw ConfigError(path +
+                        ": not written: it already exists (written while this run was "
                         "simulating); expected a new file (--overwrite replaces it)");
     }
     fail("rename failed: " + std::generic_category().message(e));
@@ -469,8 +474,8 @@ void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
   print_summary_table(os, m, options, ctx);
 }
 
-void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
-                         const MetricsOptions& options, const ResultContext& ctx) {
+void print_summary_table(std::ostream& os, const BenchmarkMetrics& m, const MetricsOptions& options,
+                         const ResultContext& ctx) {
   // benchmark(): the lines it prints for a generative backend with a tokenizer.
   os << centered(" Serving Benchmark Result ", 50, '=') << '\n';
   os << line_int("Successful requests:", m.completed) << '\n';

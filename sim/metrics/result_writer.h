@@ -19,7 +19,7 @@
 namespace servesim::metrics {
 
 struct ResultContext {
-  std::string date;          // "YYYYmmdd-HHMMSS"; callers pass a fixed value for reproducibility
+  std::string date;  // "YYYYmmdd-HHMMSS"; callers pass a fixed value for reproducibility
   std::string backend = "vllm";
   std::string model_id;
   std::string tokenizer_id;
@@ -78,8 +78,8 @@ void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
 // Same, plus the lines vLLM prints from its arguments: "Maximum request concurrency" (when
 // ctx.max_concurrency is set), "Request rate configured (RPS)" (when ctx.request_rate is finite),
 // and the client-queue sections (when selected and max_concurrency is set). (Added by sim/metrics.)
-void print_summary_table(std::ostream& os, const BenchmarkMetrics& m,
-                         const MetricsOptions& options, const ResultContext& ctx);
+void print_summary_table(std::ostream& os, const BenchmarkMetrics& m, const MetricsOptions& options,
+                         const ResultContext& ctx);
 
 // The "P" of p{P}_{metric}_ms as vLLM spells it: str(int(p)) when integral, else Python's
 // str(float) (shortest round-trip repr): 99 → "99", 99.9 → "99.9", 0.0001 → "0.0001".

@@ -78,8 +78,7 @@ bool WeightedNsSamples::merge_by_histogram() {
   const std::size_t stride = n / 2048;
   for (std::size_t i = 0; i < n; i += stride) sample.push_back(packed_[i] >> kWeightBits);
   std::sort(sample.begin(), sample.end());
-  const uint64_t window =
-      std::min<uint64_t>(n, sample[sample.size() * 95 / 100] - lo + 1);
+  const uint64_t window = std::min<uint64_t>(n, sample[sample.size() * 95 / 100] - lo + 1);
   std::size_t outside = 0;
   uint64_t hi = lo;
   for (const uint64_t p : packed_) {
@@ -266,11 +265,13 @@ MetricSummary WeightedNsSamples::summarize(const std::vector<double>& percentile
   s.mean_ms = mean_s * kMsPerSecond;
   s.median_ms = median_at(n, at) * kMsPerSecond;
   s.std_ms = static_cast<double>(std::sqrt(sq / static_cast<long double>(n))) * kMsPerSecond;
-  for (double p : percentiles) s.percentiles_ms.emplace_back(p, percentile_at(n, p, at) * kMsPerSecond);
+  for (double p : percentiles)
+    s.percentiles_ms.emplace_back(p, percentile_at(n, p, at) * kMsPerSecond);
   return s;
 }
 
-MetricSummary summarize_seconds(std::vector<double>& values, const std::vector<double>& percentiles) {
+MetricSummary summarize_seconds(std::vector<double>& values,
+                                const std::vector<double>& percentiles) {
   if (values.empty()) return zero_summary(percentiles);
   radix_sort_doubles(values);  // std::sort's order in linear time (radix_sort.h says why sort)
   const auto n = static_cast<int64_t>(values.size());
@@ -288,7 +289,8 @@ MetricSummary summarize_seconds(std::vector<double>& values, const std::vector<d
   s.mean_ms = mean_s * kMsPerSecond;
   s.median_ms = median_at(n, at) * kMsPerSecond;
   s.std_ms = static_cast<double>(std::sqrt(sq / static_cast<long double>(n))) * kMsPerSecond;
-  for (double p : percentiles) s.percentiles_ms.emplace_back(p, percentile_at(n, p, at) * kMsPerSecond);
+  for (double p : percentiles)
+    s.percentiles_ms.emplace_back(p, percentile_at(n, p, at) * kMsPerSecond);
   return s;
 }
 
@@ -296,10 +298,9 @@ MetricSummary summarize_seconds(std::vector<double>& values, const std::vector<d
 
 double percentile_linear(const std::vector<double>& sorted_values, double p) {
   SERVESIM_CHECK(!sorted_values.empty(), "percentile of an empty list");
-  return detail::percentile_at(static_cast<int64_t>(sorted_values.size()), p,
-                               [&sorted_values](int64_t k) {
-                                 return sorted_values[static_cast<std::size_t>(k)];
-                               });
+  return detail::percentile_at(
+      static_cast<int64_t>(sorted_values.size()), p,
+      [&sorted_values](int64_t k) { return sorted_values[static_cast<std::size_t>(k)]; });
 }
 
 }  // namespace servesim::metrics

@@ -89,7 +89,8 @@ class WeightedNsSamples {
   bool merged_ = true;
 };
 
-MetricSummary summarize_seconds(std::vector<double>& values, const std::vector<double>& percentiles);
+MetricSummary summarize_seconds(std::vector<double>& values,
+                                const std::vector<double>& percentiles);
 
 // numpy's _lerp (numpy/lib/function_base.py): a + (b−a)·t, or b − (b−a)·(1−t) when t ≥ 0.5.
 double numpy_lerp(double a, double b, double t);

@@ -49,7 +49,8 @@ class StepEnds {
   bool empty() const { return offsets_.empty(); }
   [[gnu::always_inline]] SimTime operator[](std::size_t i) const {
     const int64_t base = base_[i >> kBlockShift];
-    if (base >= 0) [[likely]] return SimTime::from_ns(base + static_cast<int64_t>(offsets_[i]));
+    if (base >= 0) [[likely]]
+      return SimTime::from_ns(base + static_cast<int64_t>(offsets_[i]));
     return wide_at(i);
   }
   // Calls f(i, end of step i) for every step in order: a pass over the whole log without the

@@ -166,8 +166,9 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
     result.saturation_rps = sum / double(runs.size());
   }
   if (!(result.saturation_rps > 0)) {
-    result.reason = "no request completed even when all were sent at once (check --max-model-len "
-                    "against the request lengths)";
+    result.reason =
+        "no request completed even when all were sent at once (check --max-model-len "
+        "against the request lengths)";
     return result;
   }
 
@@ -204,8 +205,8 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
     // For TPOT/ITL SLOs, the floor a faster engine could not beat on this hardware.
     bool per_token = false;
     for (const Slo& s : options.slos) {
-      per_token |= s.key.find("_tpot_") != std::string::npos ||
-                   s.key.find("_itl_") != std::string::npos;
+      per_token |=
+          s.key.find("_tpot_") != std::string::npos || s.key.find("_itl_") != std::string::npos;
     }
     if (per_token && prepared.ideal_cost) {
       models::BatchShape d;

@@ -86,10 +86,10 @@ std::vector<metrics::BenchmarkMetrics> run_seeds(const sim::SimulationConfig& co
 struct CapacityOptions {
   std::vector<Slo> slos;
   int seeds = 3;
-  double rel_tol = 0.01;           // bisection stops at 1% of the rate
-  double low_load_fraction = 0.01; // bottom of the bracket, as a fraction of saturation
-  int jobs = 1;                    // threads for the seeds of one probe
-  WorkShare* share = nullptr;      // instead of `jobs`: threads shared with other candidates
+  double rel_tol = 0.01;            // bisection stops at 1% of the rate
+  double low_load_fraction = 0.01;  // bottom of the bracket, as a fraction of saturation
+  int jobs = 1;                     // threads for the seeds of one probe
+  WorkShare* share = nullptr;       // instead of `jobs`: threads shared with other candidates
 };
 
 struct CapacityProbe {
@@ -105,7 +105,7 @@ struct CapacityResult {
   double min_failing_rate = 0;  // lowest rate that failed (the top of the final bracket)
   std::string binding;          // SLO text violated most at min_failing_rate, or "saturation"
   std::vector<double> per_seed_max_rate;  // each seed's own estimate (0 = fails at low load)
-  std::string reason;           // why it is infeasible (empty when feasible)
+  std::string reason;                     // why it is infeasible (empty when feasible)
   std::vector<CapacityProbe> probes;      // joint probes in the order they ran
   int64_t simulations = 0;
 };

@@ -25,10 +25,14 @@ struct MetricDef {
 };
 
 const MetricDef kMetrics[] = {
-    {"p50_ttft_ms", "P50 TTFT", "ms", true},   {"p99_ttft_ms", "P99 TTFT", "ms", true},
-    {"p50_tpot_ms", "P50 TPOT", "ms", true},   {"p99_tpot_ms", "P99 TPOT", "ms", true},
-    {"p50_itl_ms", "P50 ITL", "ms", true},     {"p99_itl_ms", "P99 ITL", "ms", true},
-    {"p50_e2el_ms", "P50 E2E", "ms", true},    {"p99_e2el_ms", "P99 E2E", "ms", true},
+    {"p50_ttft_ms", "P50 TTFT", "ms", true},
+    {"p99_ttft_ms", "P99 TTFT", "ms", true},
+    {"p50_tpot_ms", "P50 TPOT", "ms", true},
+    {"p99_tpot_ms", "P99 TPOT", "ms", true},
+    {"p50_itl_ms", "P50 ITL", "ms", true},
+    {"p99_itl_ms", "P99 ITL", "ms", true},
+    {"p50_e2el_ms", "P50 E2E", "ms", true},
+    {"p99_e2el_ms", "P99 E2E", "ms", true},
     {"request_throughput", "request throughput", "req/s", false},
     {"output_throughput", "output throughput", "tok/s", false},
 };
@@ -109,8 +113,8 @@ CompareResult run_compare(const CompareSide& a, const CompareSide& b, const Comp
   std::string side_names[2] = {"A", "B"};
   for (int s = 0; s < 2; ++s) {
     try {
-      prepared[s] = std::make_unique<sim::PreparedDeployment>(
-          sim::prepare_deployment(sides[s]->config));
+      prepared[s] =
+          std::make_unique<sim::PreparedDeployment>(sim::prepare_deployment(sides[s]->config));
     } catch (const ConfigError& e) {
       throw ConfigError(side_names[s] + " (" + sides[s]->label + "): " + e.what());
     }
@@ -282,16 +286,17 @@ void print_compare_table(std::ostream& out, const CompareResult& result, const C
     const std::string ci = tested ? "[" + signed_num(m.test.ci_low, prec) + ", " +
                                         signed_num(m.test.ci_high, prec) + "]"
                                   : "-";
-    std::snprintf(line, sizeof line, "%-25s %11s %11s %11s %25s %9s %7s\n",
-                  (m.name + " " + m.unit).c_str(), num(mean_of(m.a), prec).c_str(),
-                  num(mean_of(m.b), prec).c_str(),
-                  tested ? signed_num(m.test.mean_diff, prec).c_str() : "-", ci.c_str(),
-                  tested ? p_cell(m.test.p_value).c_str() : "-",
-                  (std::to_string(m.test.positive) + ":" + std::to_string(m.test.negative)).c_str());
+    std::snprintf(
+        line, sizeof line, "%-25s %11s %11s %11s %25s %9s %7s\n", (m.name + " " + m.unit).c_str(),
+        num(mean_of(m.a), prec).c_str(), num(mean_of(m.b), prec).c_str(),
+        tested ? signed_num(m.test.mean_diff, prec).c_str() : "-", ci.c_str(),
+        tested ? p_cell(m.test.p_value).c_str() : "-",
+        (std::to_string(m.test.positive) + ":" + std::to_string(m.test.negative)).c_str());
     out << line;
   }
   out << "\n";
-  for (const CompareMetric& m : result.metrics) out << "  " << verdict(m, options.confidence) << "\n";
+  for (const CompareMetric& m : result.metrics)
+    out << "  " << verdict(m, options.confidence) << "\n";
   if (result.a_saturated > 0 || result.b_saturated > 0) {
     out << "\nwarning: saturated runs (the queue grows without bound): A " << result.a_saturated
         << ", B " << result.b_saturated << " of " << result.seeds.size()

@@ -4,8 +4,8 @@
 //  - Both sides run with the same workload seeds seed_k = A's seed + k, k = 0..seeds−1, so pair k
 //    sees the identical request set (arrival times and lengths) on A and on B (the seed's A/B
 //    methodology: common random numbers remove the workload noise from the difference). B's own
-//    seed is ignored. The 2·seeds runs go through the executor (executor.h); the result is identical for any
-//    `jobs`.
+//    seed is ignored. The 2·seeds runs go through the executor (executor.h); the result is
+//    identical for any `jobs`.
 //  - Per seed it records P50 and P99 of TTFT, TPOT, ITL and E2E (ms; vLLM's metrics) and the
 //    request and output throughputs, then runs paired_t_test (compare_stats.h) on B − A per
 //    metric, with the sign test beside it.
@@ -36,21 +36,21 @@
 namespace servesim::planning {
 
 struct CompareSide {
-  std::string label;             // "a.json", "max-num-seqs=128", ...
+  std::string label;  // "a.json", "max-num-seqs=128", ...
   sim::SimulationConfig config;
 };
 
 struct CompareOptions {
-  int seeds = 10;            // --seeds: pairs of runs (>= 2)
-  int jobs = 0;              // 0 = all cores
+  int seeds = 10;                   // --seeds: pairs of runs (>= 2)
+  int jobs = 0;                     // 0 = all cores
   JobExecutor* executor = nullptr;  // where runs go (null: `jobs` threads here)
-  double confidence = 0.95;  // of the interval; α = 1 − confidence for the verdict
+  double confidence = 0.95;         // of the interval; α = 1 − confidence for the verdict
 };
 
 struct CompareMetric {
-  std::string key;    // "p99_ttft_ms" (result-file name)
-  std::string name;   // "P99 TTFT"
-  std::string unit;   // "ms", "req/s", "tok/s"
+  std::string key;   // "p99_ttft_ms" (result-file name)
+  std::string name;  // "P99 TTFT"
+  std::string unit;  // "ms", "req/s", "tok/s"
   bool lower_is_better = true;
   std::vector<double> a, b;  // per complete seed
   PairedTest test;           // valid when a.size() >= 2

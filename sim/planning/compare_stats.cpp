@@ -65,7 +65,8 @@ PairedTest paired_t_test(const std::vector<double>& a, const std::vector<double>
   r.sd_diff = std::sqrt(ss / r.df);
   const double se = r.sd_diff / std::sqrt(double(r.n));
   if (se == 0) {
-    r.t = r.mean_diff == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), r.mean_diff);
+    r.t =
+        r.mean_diff == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), r.mean_diff);
     r.p_value = r.mean_diff == 0 ? 1 : 0;
     r.ci_low = r.ci_high = r.mean_diff;
   } else {

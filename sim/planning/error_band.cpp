@@ -19,12 +19,10 @@ namespace {
 //  - datasheet-only: §3 "Predicted versus measured (uncalibrated)", "All 29 runs" (prediction
 //    bases: 29 datasheet-only): mean_ttft_ms 27.2 %, mean_tpot_ms 15.2 %, mean_e2el_ms 15.6 %.
 const ErrorBand kBands[] = {
-    {"calibrated", 0.039, 0.024, 0.029,
-     "docs/validation.md §3a, held-out runs"},
+    {"calibrated", 0.039, 0.024, 0.029, "docs/validation.md §3a, held-out runs"},
     {"transferred", 0.124, 0.044, 0.152,
      "docs/validation.md §6, median over the 16 serving groups"},
-    {"datasheet-only", 0.272, 0.152, 0.156,
-     "docs/validation.md §3, median over 29 runs"},
+    {"datasheet-only", 0.272, 0.152, 0.156, "docs/validation.md §3, median over 29 runs"},
 };
 
 }  // namespace

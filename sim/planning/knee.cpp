@@ -31,7 +31,8 @@ KneeResult find_knee(const std::vector<double>& xs, const std::vector<std::optio
   const size_t n = xs.size();
   if (n == 0) return r;
   // At most a quarter of the points (at least one): a coarse grid's plateau is its lowest point.
-  const size_t m = std::min({n, static_cast<size_t>(options.plateau_points), std::max<size_t>(1, n / 4)});
+  const size_t m =
+      std::min({n, static_cast<size_t>(options.plateau_points), std::max<size_t>(1, n / 4)});
   std::vector<double> base;
   for (size_t i = 0; i < m && ys[i]; ++i) base.push_back(*ys[i]);
   if (base.empty()) return r;  // saturated at the lowest load: no plateau
@@ -92,7 +93,8 @@ SaturationCheck check_saturation(const std::vector<metrics::RequestRecord>& reco
 
   auto quarter_median = [&](size_t q) {
     std::vector<double> lat;
-    for (size_t i = q * n / 4; i < (q + 1) * n / 4; ++i) lat.push_back(reqs[i].first - reqs[i].send);
+    for (size_t i = q * n / 4; i < (q + 1) * n / 4; ++i)
+      lat.push_back(reqs[i].first - reqs[i].send);
     return median_of(lat);
   };
   const double q2 = quarter_median(1);

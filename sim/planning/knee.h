@@ -69,11 +69,11 @@ struct SaturationOptions {
 };
 
 struct SaturationCheck {
-  bool applicable = false;     // false for rate inf or fewer than 2 measured requests
+  bool applicable = false;  // false for rate inf or fewer than 2 measured requests
   bool saturated = false;
-  double offered_rate = 0;     // λ, requests/s
-  double throughput_ratio = 0; // r
-  double latency_growth = 0;   // g
+  double offered_rate = 0;      // λ, requests/s
+  double throughput_ratio = 0;  // r
+  double latency_growth = 0;    // g
 };
 
 SaturationCheck check_saturation(const std::vector<metrics::RequestRecord>& records,

@@ -7,8 +7,8 @@
 #include <iomanip>
 #include <limits>
 #include <map>
-#include <set>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 #include "sim/base/error.h"
@@ -60,8 +60,8 @@ std::map<std::string, SeedStat> stats_at(const std::vector<metrics::BenchmarkMet
   for (const Slo& s : slos) {
     if (std::find(keys.begin(), keys.end(), s.key) == keys.end()) keys.push_back(s.key);
   }
-  for (const char* k : {"request_throughput", "output_throughput", "total_token_throughput",
-                        "request_goodput"}) {
+  for (const char* k :
+       {"request_throughput", "output_throughput", "total_token_throughput", "request_goodput"}) {
     keys.push_back(k);
   }
   std::map<std::string, SeedStat> out;
@@ -92,7 +92,8 @@ void add_window_throughputs(const std::vector<metrics::BenchmarkMetrics>& runs, 
     }
     out_tps.push_back(rate * static_cast<double>(m.total_output_tokens) / sent);
     // request_goodput = good / duration_s (vLLM's), so good = request_goodput · duration_s.
-    if (m.request_goodput) goodput.push_back(rate * std::round(*m.request_goodput * m.duration_s) / sent);
+    if (m.request_goodput)
+      goodput.push_back(rate * std::round(*m.request_goodput * m.duration_s) / sent);
   }
   if (!runs.empty()) (*at_target)["window_output_throughput"] = seed_stat(out_tps);
   if (!runs.empty() && goodput.size() == runs.size()) {
@@ -117,8 +118,8 @@ std::string shape(const CandidateResult& c) {
 }
 
 json seed_stat_json(const SeedStat& s) {
-  return json{{"mean", s.mean}, {"min", s.min}, {"max", s.max}, {"ci95", s.ci95},
-              {"values", s.values}};
+  return json{
+      {"mean", s.mean}, {"min", s.min}, {"max", s.max}, {"ci95", s.ci95}, {"values", s.values}};
 }
 
 std::string csv_num(double v) {
@@ -168,35 +169,54 @@ SloEvaluation eval_from_json(const json& j) {
 json candidate_result_to_json(const CandidateResult& r) {
   const CapacityResult& c = r.capacity;
   json probes = json::array();
-  for (const CapacityProbe& p : c.probes) probes.push_back({{"rate", p.rate}, {"eval", eval_to_json(p.eval)}});
+  for (const CapacityProbe& p : c.probes)
+    probes.push_back({{"rate", p.rate}, {"eval", eval_to_json(p.eval)}});
   json verification = json::array();
   for (const VerificationStep& v : r.verification) verification.push_back({v.replicas, v.pass});
   json at_target = json::object();
   for (const auto& [k, st] : r.at_target) {
-    at_target[k] = {{"values", st.values}, {"mean", st.mean}, {"min", st.min}, {"max", st.max},
+    at_target[k] = {{"values", st.values},
+                    {"mean", st.mean},
+                    {"min", st.min},
+                    {"max", st.max},
                     {"ci95", st.ci95}};
   }
-  return json{
-      {"gpu", r.gpu}, {"catalog_model", r.catalog_model}, {"tp", r.tensor_parallel_size},
-      {"pp", r.pipeline_parallel_size}, {"status", static_cast<int>(r.status)},
-      {"reason", r.reason},
-      {"gpus_per_replica", r.gpus_per_replica},
-      {"capacity",
-       {{"saturation_rps", c.saturation_rps}, {"feasible", c.feasible},
-        {"capped", c.capped_at_saturation}, {"max_rate", c.max_rate},
-        {"min_failing_rate", c.min_failing_rate}, {"binding", c.binding},
-        {"per_seed_max_rate", c.per_seed_max_rate}, {"reason", c.reason}, {"probes", probes},
-        {"simulations", c.simulations}}},
-      {"min_stable_replicas", r.min_stable_replicas}, {"estimated_replicas", r.estimated_replicas},
-      {"replicas", r.replicas}, {"total_gpus", r.total_gpus},
-      {"per_seed_replicas", r.per_seed_replicas}, {"min_gpus", r.min_gpus},
-      {"max_gpus", r.max_gpus}, {"verification", verification},
-      {"cluster_prompts", r.cluster_prompts}, {"at_target", at_target},
-      {"price_per_gpu_hour", r.price_per_gpu_hour}, {"cost_per_hour", r.cost_per_hour},
-      {"usd_per_million_output_tokens", r.usd_per_million_output_tokens},
-      {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-      {"output_tokens_per_usd", r.output_tokens_per_usd}, {"goodput_rps", r.goodput_rps},
-      {"basis", {r.basis.label, r.basis.reason}}, {"simulations", r.simulations}};
+  return json{{"gpu", r.gpu},
+              {"catalog_model", r.catalog_model},
+              {"tp", r.tensor_parallel_size},
+              {"pp", r.pipeline_parallel_size},
+              {"status", static_cast<int>(r.status)},
+              {"reason", r.reason},
+              {"gpus_per_replica", r.gpus_per_replica},
+              {"capacity",
+               {{"saturation_rps", c.saturation_rps},
+                {"feasible", c.feasible},
+                {"capped", c.capped_at_saturation},
+                {"max_rate", c.max_rate},
+                {"min_failing_rate", c.min_failing_rate},
+                {"binding", c.binding},
+                {"per_seed_max_rate", c.per_seed_max_rate},
+                {"reason", c.reason},
+                {"probes", probes},
+                {"simulations", c.simulations}}},
+              {"min_stable_replicas", r.min_stable_replicas},
+              {"estimated_replicas", r.estimated_replicas},
+              {"replicas", r.replicas},
+              {"total_gpus", r.total_gpus},
+              {"per_seed_replicas", r.per_seed_replicas},
+              {"min_gpus", r.min_gpus},
+              {"max_gpus", r.max_gpus},
+              {"verification", verification},
+              {"cluster_prompts", r.cluster_prompts},
+              {"at_target", at_target},
+              {"price_per_gpu_hour", r.price_per_gpu_hour},
+              {"cost_per_hour", r.cost_per_hour},
+              {"usd_per_million_output_tokens", r.usd_per_million_output_tokens},
+              {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+              {"output_tokens_per_usd", r.output_tokens_per_usd},
+              {"goodput_rps", r.goodput_rps},
+              {"basis", {r.basis.label, r.basis.reason}},
+              {"simulations", r.simulations}};
 }
 
 CandidateResult candidate_result_from_json(const json& j) {
@@ -274,10 +294,14 @@ SeedStat seed_stat(const std::vector<double>& values) {
 
 const char* status_name(CandidateStatus s) {
   switch (s) {
-    case CandidateStatus::kOk: return "ok";
-    case CandidateStatus::kUnverified: return "unverified";
-    case CandidateStatus::kInfeasible: return "infeasible";
-    case CandidateStatus::kSkipped: return "skipped";
+    case CandidateStatus::kOk:
+      return "ok";
+    case CandidateStatus::kUnverified:
+      return "unverified";
+    case CandidateStatus::kInfeasible:
+      return "infeasible";
+    case CandidateStatus::kSkipped:
+      return "skipped";
   }
   return "skipped";
 }
@@ -292,7 +316,8 @@ int smallest_passing(int start, int floor, int cap, const std::function<bool(int
     if (it != memo.end()) return it->second;
     return memo[n] = passes(n);
   };
-  int pass_at = 0, fail_at = floor - 1;  // fail_at < answer <= pass_at; floor − 1 fails by definition
+  int pass_at = 0,
+      fail_at = floor - 1;  // fail_at < answer <= pass_at; floor − 1 fails by definition
   if (p(start)) {
     pass_at = start;
     if (start == floor || p(floor)) return floor;
@@ -393,7 +418,9 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     return r;
   }
   // ceil with a guard against 2.0000000001 from rounding in the division.
-  auto ceil_ratio = [](double x) { return std::max(1, static_cast<int>(std::ceil(x * (1 - 1e-12)))); };
+  auto ceil_ratio = [](double x) {
+    return std::max(1, static_cast<int>(std::ceil(x * (1 - 1e-12))));
+  };
   // Fewer than L / S replicas cannot serve the load at all (S = one replica's saturation
   // throughput): such counts fail without a run, however a finite run would look.
   r.min_stable_replicas = ceil_ratio(load / r.capacity.saturation_rps);
@@ -422,15 +449,15 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     r.verification.push_back({n, e.pass});
     return e;
   };
-  const int cap = std::min(kMaxReplicas, std::max(4 * r.estimated_replicas, r.estimated_replicas + 8));
+  const int cap =
+      std::min(kMaxReplicas, std::max(4 * r.estimated_replicas, r.estimated_replicas + 8));
   r.replicas = smallest_passing(r.estimated_replicas, r.min_stable_replicas, cap,
                                 [&](int n) { return eval(n).pass; });
   if (r.replicas == 0) {
     r.status = CandidateStatus::kUnverified;
     r.reason = "the cluster missed the SLOs at " + short_num(load) + " req/s with up to " +
-               std::to_string(cap) + " replicas (estimate " +
-               std::to_string(r.estimated_replicas) + " from " +
-               short_num(r.capacity.max_rate) + " req/s per replica)";
+               std::to_string(cap) + " replicas (estimate " + std::to_string(r.estimated_replicas) +
+               " from " + short_num(r.capacity.max_rate) + " req/s per replica)";
     return r;
   }
   r.total_gpus = r.replicas * r.gpus_per_replica;
@@ -443,8 +470,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     });
     r.per_seed_replicas.push_back(n == 0 ? cap : n);
   }
-  const auto [lo, hi] =
-      std::minmax_element(r.per_seed_replicas.begin(), r.per_seed_replicas.end());
+  const auto [lo, hi] = std::minmax_element(r.per_seed_replicas.begin(), r.per_seed_replicas.end());
   r.min_gpus = *lo * r.gpus_per_replica;
   r.max_gpus = *hi * r.gpus_per_replica;
 
@@ -495,8 +521,9 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
   if (candidates.empty()) throw ConfigError("plan: no candidate deployment to evaluate");
   for (const auto& c : candidates) {
     if (c.config.max_concurrency > 0) {
-      throw ConfigError("--max-concurrency: plan sizes a deployment for an open-loop request "
-                        "rate (--target-qps); a client concurrency cap does not apply");
+      throw ConfigError(
+          "--max-concurrency: plan sizes a deployment for an open-loop request "
+          "rate (--target-qps); a client concurrency cap does not apply");
     }
   }
 
@@ -517,8 +544,8 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
   JobLoop loop;
   loop.n = n;
   loop.compute = [&](int64_t i) {
-    return to_job_bytes(
-        candidate_result_to_json(evaluate_candidate(candidates[size_t(i)], options, inner, local_share)));
+    return to_job_bytes(candidate_result_to_json(
+        evaluate_candidate(candidates[size_t(i)], options, inner, local_share)));
   };
   loop.accept = [&](int64_t i, std::string&& bytes) {
     results[size_t(i)] = candidate_result_from_json(from_job_bytes(bytes));
@@ -614,7 +641,8 @@ void resolve_ties(std::vector<CandidateResult> ranked, PlanResult* plan) {
       if (i == 0) continue;
       const double band = combined_band(*ba, *band_of(ranked[i]));
       const double d = apart(ranked[0], ranked[i]);
-      if (d < band) plan->ties.push_back({ranked[i].candidate.label, ranked[i].basis.label, d, band});
+      if (d < band)
+        plan->ties.push_back({ranked[i].candidate.label, ranked[i].basis.label, d, band});
     }
   }
   plan->candidates = std::move(ranked);
@@ -631,7 +659,10 @@ std::string headroom_text(const PlanOptions& options) {
 json band_json(const std::string& basis) {
   const std::optional<ErrorBand> b = error_band(basis);
   if (!b) return "unknown";
-  return json{{"basis", b->basis}, {"ttft", b->ttft}, {"tpot", b->tpot}, {"e2e", b->e2e},
+  return json{{"basis", b->basis},
+              {"ttft", b->ttft},
+              {"tpot", b->tpot},
+              {"e2e", b->e2e},
               {"source", b->source}};
 }
 
@@ -654,8 +685,7 @@ std::string plan_answer(const PlanResult& result, const PlanOptions& options) {
            (why.empty() ? "" : " — " + why);
   }
   const CandidateResult& c = result.candidates[0];
-  std::string s = "Answer: " + std::to_string(c.total_gpus) + " × " + c.gpu + " (" + shape(c) +
-                  ")";
+  std::string s = "Answer: " + std::to_string(c.total_gpus) + " × " + c.gpu + " (" + shape(c) + ")";
   if (!c.candidate.vary.empty()) {
     std::string knobs;
     for (const auto& [k, v] : c.candidate.vary.items()) {
@@ -669,8 +699,7 @@ std::string plan_answer(const PlanResult& result, const PlanOptions& options) {
   s += " meets " + slos_text(options.slos) + " at " + load;
   if (c.price_per_gpu_hour > 0) s += "; $" + fixed(c.cost_per_hour, 2) + "/h";
   s += "; " + gpu_range(c) + (c.max_gpus == 1 ? " GPU" : " GPUs") + " over " +
-       std::to_string(options.seeds) +
-       (options.seeds == 1 ? " seed" : " seeds");
+       std::to_string(options.seeds) + (options.seeds == 1 ? " seed" : " seeds");
   s += "; band " + band_text(c.basis.label);
   for (const PlanTie& t : result.ties) {
     s += "; " + c.candidate.label + " and " + t.label + " tie within ±" + percent_text(t.band) +
@@ -684,7 +713,8 @@ std::string plan_answer(const PlanResult& result, const PlanOptions& options) {
     for (const PlanTie& t : result.ties) {
       equal = equal && basis_rank(t.basis) == basis_rank(c.basis.label);
     }
-    s += equal ? ": none of them is better-founded" : ": the answer is the cheaper and the better-founded";
+    s += equal ? ": none of them is better-founded"
+               : ": the answer is the cheaper and the better-founded";
   }
   if (!result.unjudged.empty()) {
     std::string list;
@@ -713,8 +743,7 @@ std::string answer_latencies(const PlanResult& result, const PlanOptions& option
          std::to_string(options.seeds) + (options.seeds == 1 ? " seed" : " seeds") +
          "): TTFT p50/p99 " + get("p50_ttft_ms") + "/" + get("p99_ttft_ms") + " ms, TPOT p50/p99 " +
          get("p50_tpot_ms") + "/" + get("p99_tpot_ms") + " ms, E2E p50/p99 " + get("p50_e2el_ms") +
-         "/" + get("p99_e2el_ms") + " ms" +
-         (unnamed.empty() ? "" : " (no SLO on " + unnamed + ")");
+         "/" + get("p99_e2el_ms") + " ms" + (unnamed.empty() ? "" : " (no SLO on " + unnamed + ")");
 }
 
 ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
@@ -770,14 +799,14 @@ ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
     o["replicas_per_seed"] = c.per_seed_replicas;
     o["price_per_gpu_hour_usd"] = c.price_per_gpu_hour;
     o["cost_per_hour_usd"] = ok ? json(c.cost_per_hour) : json(nullptr);
-    o["usd_per_million_output_tokens"] =
-        ok && c.usd_per_million_output_tokens > 0 ? json(c.usd_per_million_output_tokens)
-                                                  : json(nullptr);
+    o["usd_per_million_output_tokens"] = ok && c.usd_per_million_output_tokens > 0
+                                             ? json(c.usd_per_million_output_tokens)
+                                             : json(nullptr);
     o["output_tokens_per_s_per_gpu"] = ok ? json(c.output_tokens_per_s_per_gpu) : json(nullptr);
     o["output_tokens_per_usd"] =
         ok && c.output_tokens_per_usd > 0 ? json(c.output_tokens_per_usd) : json(nullptr);
-    o["goodput_rps"] = ok && c.at_target.count("request_goodput") ? json(c.goodput_rps)
-                                                                   : json(nullptr);
+    o["goodput_rps"] =
+        ok && c.at_target.count("request_goodput") ? json(c.goodput_rps) : json(nullptr);
     ordered_json at = ordered_json::object();
     for (const auto& [k, s] : c.at_target) at[k] = seed_stat_json(s);
     o["at_target"] = at;
@@ -805,8 +834,10 @@ ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
   j["answer_band"] = result.found() ? band_json(result.candidates[0].basis.label) : json(nullptr);
   json ties = json::array();
   for (const PlanTie& t : result.ties) {
-    ties.push_back(json{{"label", t.label}, {"prediction_basis", t.basis},
-                        {"relative_difference", t.relative_difference}, {"band", t.band}});
+    ties.push_back(json{{"label", t.label},
+                        {"prediction_basis", t.basis},
+                        {"relative_difference", t.relative_difference},
+                        {"band", t.band}});
   }
   j["ties"] = ties;
   j["cheapest_passed_over"] = result.cheapest_passed_over;
@@ -826,8 +857,8 @@ std::string plan_to_csv(const PlanResult& result) {
   for (const CandidateResult& c : result.candidates) {
     const bool ok = c.status == CandidateStatus::kOk;
     os << (ok ? std::to_string(++rank) : "") << "," << csv_cell(c.candidate.label) << ","
-       << csv_cell(c.gpu) << "," << c.tensor_parallel_size << "," << c.pipeline_parallel_size
-       << "," << status_name(c.status) << ",";
+       << csv_cell(c.gpu) << "," << c.tensor_parallel_size << "," << c.pipeline_parallel_size << ","
+       << status_name(c.status) << ",";
     if (ok) {
       os << c.total_gpus << "," << c.min_gpus << "," << c.max_gpus << "," << c.replicas;
     } else {
@@ -843,8 +874,8 @@ std::string plan_to_csv(const PlanResult& result) {
     os << ",";
     if (ok) {
       os << csv_num(c.cost_per_hour) << "," << csv_num(c.usd_per_million_output_tokens) << ","
-         << csv_num(c.output_tokens_per_s_per_gpu) << "," << csv_num(c.output_tokens_per_usd)
-         << "," << (c.at_target.count("request_goodput") ? csv_num(c.goodput_rps) : "");
+         << csv_num(c.output_tokens_per_s_per_gpu) << "," << csv_num(c.output_tokens_per_usd) << ","
+         << (c.at_target.count("request_goodput") ? csv_num(c.goodput_rps) : "");
     } else {
       os << ",,,,";
     }
@@ -877,8 +908,9 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
   out << std::string(std::strlen(line) - 1, '-') << "\n";
   int rank = 0;
   auto ms = [](const CandidateResult& c, const std::string& k) {
-    return c.at_target.count(k) ? fixed(c.at_target.at(k).mean, c.at_target.at(k).mean < 100 ? 1 : 0)
-                                : std::string("-");
+    return c.at_target.count(k)
+               ? fixed(c.at_target.at(k).mean, c.at_target.at(k).mean < 100 ? 1 : 0)
+               : std::string("-");
   };
   std::vector<const CandidateResult*> others;
   for (const CandidateResult& c : result.candidates) {
@@ -886,21 +918,18 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
       others.push_back(&c);
       continue;
     }
-    const std::string gpus = std::to_string(c.total_gpus) +
-                             (c.min_gpus != c.max_gpus ? " (" + gpu_range(c) + ")" : "");
-    std::snprintf(line, sizeof line,
-                  "%-4d %-*s %-13s %-8d %-9s %-22s %-15s %-13s %-9s %-9s %-8s %-9s %s\n", ++rank, lw,
-                  c.candidate.label.c_str(), gpus.c_str(), c.replicas,
-                  fixed(c.capacity.max_rate, c.capacity.max_rate < 10 ? 2 : 1).c_str(),
-                  c.capacity.binding.c_str(),
-                  (ms(c, "p50_ttft_ms") + "/" + ms(c, "p99_ttft_ms")).c_str(),
-                  (ms(c, "p50_tpot_ms") + "/" + ms(c, "p99_tpot_ms")).c_str(),
-                  ms(c, "p99_e2el_ms").c_str(),
-                  c.price_per_gpu_hour > 0 ? fixed(c.cost_per_hour, 2).c_str() : "-",
-                  c.usd_per_million_output_tokens > 0
-                      ? fixed(c.usd_per_million_output_tokens, 2).c_str()
-                      : "-",
-                  fixed(c.output_tokens_per_s_per_gpu, 0).c_str(), c.basis.label.c_str());
+    const std::string gpus =
+        std::to_string(c.total_gpus) + (c.min_gpus != c.max_gpus ? " (" + gpu_range(c) + ")" : "");
+    std::snprintf(
+        line, sizeof line, "%-4d %-*s %-13s %-8d %-9s %-22s %-15s %-13s %-9s %-9s %-8s %-9s %s\n",
+        ++rank, lw, c.candidate.label.c_str(), gpus.c_str(), c.replicas,
+        fixed(c.capacity.max_rate, c.capacity.max_rate < 10 ? 2 : 1).c_str(),
+        c.capacity.binding.c_str(), (ms(c, "p50_ttft_ms") + "/" + ms(c, "p99_ttft_ms")).c_str(),
+        (ms(c, "p50_tpot_ms") + "/" + ms(c, "p99_tpot_ms")).c_str(), ms(c, "p99_e2el_ms").c_str(),
+        c.price_per_gpu_hour > 0 ? fixed(c.cost_per_hour, 2).c_str() : "-",
+        c.usd_per_million_output_tokens > 0 ? fixed(c.usd_per_million_output_tokens, 2).c_str()
+                                            : "-",
+        fixed(c.output_tokens_per_s_per_gpu, 0).c_str(), c.basis.label.c_str());
     out << line;
   }
   for (const CandidateResult* c : others) {

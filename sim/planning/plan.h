@@ -63,12 +63,12 @@ struct PlanCandidate {
 
 struct PlanOptions {
   double target_qps = 0;
-  double headroom = 0;      // verify at target_qps·(1 + headroom)
+  double headroom = 0;  // verify at target_qps·(1 + headroom)
   std::vector<Slo> slos;
   int seeds = 3;
-  int jobs = 0;             // 0 = all cores (under MPI: threads per rank for a candidate's seeds)
+  int jobs = 0;  // 0 = all cores (under MPI: threads per rank for a candidate's seeds)
   JobExecutor* executor = nullptr;  // where candidates run (null: `jobs` threads here)
-  double rel_tol = 0.01;    // capacity bisection tolerance (relative, on the rate)
+  double rel_tol = 0.01;            // capacity bisection tolerance (relative, on the rate)
   int64_t max_cluster_prompts = 10000;
   std::map<std::string, double> gpu_price;  // GPU catalog name → USD per GPU-hour (override)
 };
@@ -104,7 +104,7 @@ struct CandidateResult {
   CapacityResult capacity;
   int min_stable_replicas = 0;  // ceil(L / saturation throughput per replica)
   int estimated_replicas = 0;   // max(min_stable_replicas, ceil(L / per-replica max))
-  int replicas = 0;            // verified minimum
+  int replicas = 0;             // verified minimum
   int total_gpus = 0;
   std::vector<int> per_seed_replicas;
   int min_gpus = 0, max_gpus = 0;  // over seeds
@@ -141,9 +141,7 @@ struct PlanResult {
   std::vector<std::string> unjudged;
   bool cheapest_passed_over = false;  // the tie rule put a better-founded candidate first
   bool interrupted = false;
-  bool found() const {
-    return !candidates.empty() && candidates[0].status == CandidateStatus::kOk;
-  }
+  bool found() const { return !candidates.empty() && candidates[0].status == CandidateStatus::kOk; }
 };
 
 // Adds "window_output_throughput" and "window_request_goodput" (when the runs have goodput) to

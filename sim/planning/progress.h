@@ -40,8 +40,8 @@ class ProgressBar {
   int64_t done() const { return done_.load(); }
 
   // The line drawn for `done` of `total` after `elapsed_s` (no '\r'); exposed for tests.
-  static std::string render(const std::string& label, int64_t done, int64_t total,
-                            double elapsed_s, int width = 30);
+  static std::string render(const std::string& label, int64_t done, int64_t total, double elapsed_s,
+                            int width = 30);
 
  private:
   void draw(bool final_draw);

@@ -13,11 +13,16 @@ namespace servesim::planning {
 namespace {
 
 const char* kLatencyMetrics[] = {"ttft", "tpot", "itl", "e2el"};
-const char* kScalarKeys[] = {"request_throughput",      "request_goodput",
-                             "output_throughput",       "total_token_throughput",
-                             "max_output_tokens_per_s", "max_concurrent_requests",
-                             "completed",               "failed",
-                             "duration",                "total_input_tokens",
+const char* kScalarKeys[] = {"request_throughput",
+                             "request_goodput",
+                             "output_throughput",
+                             "total_token_throughput",
+                             "max_output_tokens_per_s",
+                             "max_concurrent_requests",
+                             "completed",
+                             "failed",
+                             "duration",
+                             "total_input_tokens",
                              "total_output_tokens"};
 
 std::string trim(const std::string& s) {
@@ -70,10 +75,14 @@ bool valid_class_name(const std::string& s) {
 
 std::string op_text(SloOp op) {
   switch (op) {
-    case SloOp::kLe: return "<=";
-    case SloOp::kLt: return "<";
-    case SloOp::kGe: return ">=";
-    case SloOp::kGt: return ">";
+    case SloOp::kLe:
+      return "<=";
+    case SloOp::kLt:
+      return "<";
+    case SloOp::kGe:
+      return ">=";
+    case SloOp::kGt:
+      return ">";
   }
   return "<=";
 }
@@ -89,10 +98,14 @@ std::string number_text(double v) {
 
 bool Slo::holds(double value) const {
   switch (op) {
-    case SloOp::kLe: return value <= threshold;
-    case SloOp::kLt: return value < threshold;
-    case SloOp::kGe: return value >= threshold;
-    case SloOp::kGt: return value > threshold;
+    case SloOp::kLe:
+      return value <= threshold;
+    case SloOp::kLt:
+      return value < threshold;
+    case SloOp::kGe:
+      return value >= threshold;
+    case SloOp::kGt:
+      return value > threshold;
   }
   return false;
 }
@@ -115,9 +128,7 @@ bool is_slo_metric(const std::string& qualified) {
 
 Slo parse_slo(const std::string& raw) {
   const std::string text = trim(raw);
-  auto bad = [&](const std::string& why) {
-    return ConfigError("--slo: '" + raw + "' " + why);
-  };
+  auto bad = [&](const std::string& why) { return ConfigError("--slo: '" + raw + "' " + why); };
   const auto pos = text.find_first_of("<>");
   if (pos == std::string::npos) {
     throw bad("is not an SLO; expected METRIC<=VALUE (or <, >=, >), e.g. p99_ttft_ms<=500");
@@ -136,7 +147,8 @@ Slo parse_slo(const std::string& raw) {
   if (slo.key.empty()) throw bad("has no metric; expected METRIC<=VALUE, e.g. p99_ttft_ms<=500");
   if (const auto [cls, metric] = split_class(slo.key);
       slo.key.find('/') != std::string::npos && !valid_class_name(cls)) {
-    throw bad("names the class '" + cls + "'; expected CLASS/METRIC with a class name of "
+    throw bad("names the class '" + cls +
+              "'; expected CLASS/METRIC with a class name of "
               "letters, digits, '_', '-' or '.', e.g. chat/p99_ttft_ms<=500");
   }
   if (!is_slo_metric(slo.key)) {

@@ -29,8 +29,8 @@ const char* const kLatencyMetrics[] = {"ttft", "tpot", "itl", "e2el"};
 
 // Columns whose values are counts: written as integers.
 bool is_count_column(const std::string& c) {
-  static const std::set<std::string> kCounts = {"completed",          "failed",     "kv_peak_blocks",
-                                                "kv_capacity_blocks", "preemptions", "num_gpus"};
+  static const std::set<std::string> kCounts = {
+      "completed", "failed", "kv_peak_blocks", "kv_capacity_blocks", "preemptions", "num_gpus"};
   return kCounts.count(c) > 0;
 }
 
@@ -61,8 +61,8 @@ SweepPoint make_point(double value, const sim::SimulationConfig& config,
   v["failed"] = double(m.failed);
   v["duration"] = m.duration_s;
   v["request_throughput"] = m.request_throughput;
-  v["request_goodput"] = m.request_goodput ? std::optional<double>(*m.request_goodput)
-                                           : std::nullopt;
+  v["request_goodput"] =
+      m.request_goodput ? std::optional<double>(*m.request_goodput) : std::nullopt;
   v["output_throughput"] = m.output_throughput;
   v["total_token_throughput"] = m.total_token_throughput;
   for (const char* name : kLatencyMetrics) {
@@ -398,8 +398,8 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& specs, const SweepOptio
     sim::SimulationConfig config = config_at(specs[c].config, options.axis, v);
     config.track_ideal_busy = false;  // a sweep point never reports it
     const sim::SimulationResult r = sim::run_simulation(config, *prepared[c]);
-    return to_job_bytes(point_to_bytes_json(make_point(v, config, *prepared[c], r, result.columns,
-                                                       options)));
+    return to_job_bytes(
+        point_to_bytes_json(make_point(v, config, *prepared[c], r, result.columns, options)));
   };
   loop.accept = [&](int64_t j, std::string&& bytes) {
     const size_t c = size_t(j) / n_values;
@@ -476,11 +476,11 @@ ordered_json sweep_to_json(const SweepResult& result, const SweepOptions& option
     auto opt = [&](const std::optional<double>& v) {
       return v ? ordered_json(axis_value_json(result.axis, *v)) : ordered_json(nullptr);
     };
-    jc["knee"] = {{"value", opt(c.knee_value)},
-                  {"left_plateau", c.knee.left_plateau},
-                  {"plateau", finite_or_null(c.knee.plateau) ? json(c.knee.plateau) : json(nullptr)},
-                  {"threshold",
-                   finite_or_null(c.knee.threshold) ? json(c.knee.threshold) : json(nullptr)}};
+    jc["knee"] = {
+        {"value", opt(c.knee_value)},
+        {"left_plateau", c.knee.left_plateau},
+        {"plateau", finite_or_null(c.knee.plateau) ? json(c.knee.plateau) : json(nullptr)},
+        {"threshold", finite_or_null(c.knee.threshold) ? json(c.knee.threshold) : json(nullptr)}};
     jc["saturation_value"] = opt(c.saturation_value);
     jc["max_sustained_value"] = opt(c.max_sustained_value);
     jc["plateau_value"] = opt(c.plateau_value);
@@ -538,8 +538,7 @@ std::string sweep_to_csv(const SweepResult& result) {
           os << csv_cell(v.is_string() ? v.get<std::string>() : v.dump());
         }
       }
-      os << "," << number_text(p.value, true)
-         << "," << (p.saturated ? "true" : "false") << ","
+      os << "," << number_text(p.value, true) << "," << (p.saturated ? "true" : "false") << ","
          << (c.knee.index && *c.knee.index == i ? "true" : "false") << ","
          << csv_cell(p.basis.label);
       for (size_t k = 0; k < result.columns.size(); ++k) {
@@ -598,12 +597,13 @@ void print_sweep_table(std::ostream& out, const SweepResult& result, const Sweep
       continue;
     }
     std::snprintf(line, sizeof line, "%8s %9s %9s %9s %9s %9s %9s %9s %8s %8s\n",
-                  rate ? "rate" : "conc", "achieved", "P50 TTFT", (P + " TTFT").c_str(),
-                  "P50 TPOT", (P + " TPOT").c_str(), (P + " ITL").c_str(),
-                  (P + " E2E").c_str(), "KV peak", "preempt");
+                  rate ? "rate" : "conc", "achieved", "P50 TTFT", (P + " TTFT").c_str(), "P50 TPOT",
+                  (P + " TPOT").c_str(), (P + " ITL").c_str(), (P + " E2E").c_str(), "KV peak",
+                  "preempt");
     out << line;
     std::snprintf(line, sizeof line, "%8s %9s %9s %9s %9s %9s %9s %9s %8s %8s\n",
-                  rate ? "req/s" : "requests", "req/s", "ms", "ms", "ms", "ms", "ms", "ms", "%", "");
+                  rate ? "req/s" : "requests", "req/s", "ms", "ms", "ms", "ms", "ms", "ms", "%",
+                  "");
     out << line;
     for (size_t i = 0; i < c.points.size(); ++i) {
       const SweepPoint& p = c.points[i];
@@ -614,9 +614,7 @@ void print_sweep_table(std::ostream& out, const SweepResult& result, const Sweep
                       "%8s %9s  saturated: achieved %.1f%% of the %.4g req/s offered, queueing "
                       "delay x%.1f over the run; KV peak %s%%, %s preemptions\n",
                       value_text(result.axis, p.value).c_str(), fixed(get(p, i_thr), 2).c_str(),
-                      100.0 * p.saturation.throughput_ratio,
-                      p.value,
-                      p.saturation.latency_growth,
+                      100.0 * p.saturation.throughput_ratio, p.value, p.saturation.latency_growth,
                       fixed(kv ? std::optional<double>(100 * *kv) : std::nullopt, 1).c_str(),
                       fixed(pre, 0).c_str());
         out << line;
@@ -656,7 +654,8 @@ void print_sweep_table(std::ostream& out, const SweepResult& result, const Sweep
     if (rate) {
       if (c.saturation_value) {
         s << "; saturated at " << value_text(result.axis, *c.saturation_value) << unit;
-        if (!c.skipped_values.empty()) s << " (" << c.skipped_values.size() << " higher values skipped)";
+        if (!c.skipped_values.empty())
+          s << " (" << c.skipped_values.size() << " higher values skipped)";
       } else {
         s << "; not saturated up to "
           << value_text(result.axis,

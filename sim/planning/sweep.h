@@ -3,10 +3,10 @@
 //
 // Contract:
 //  - run_sweep() runs every (curve, value) point as an independent simulation through
-//    the executor (executor.h: threads, MPI ranks or a shard): curve-major, values ascending. Each point is a pure function of its config
-//    (the curve's config with request_rate or max_concurrency set to the value; the workload seed
-//    is the same at every point: common random numbers make the curve smooth), so the result is
-//    identical for any `jobs`.
+//    the executor (executor.h: threads, MPI ranks or a shard): curve-major, values ascending. Each
+//    point is a pure function of its config (the curve's config with request_rate or
+//    max_concurrency set to the value; the workload seed is the same at every point: common random
+//    numbers make the curve smooth), so the result is identical for any `jobs`.
 //  - Early stop (open-loop rate axis, stop_at_saturation): once a point of a curve is saturated, no
 //    point above it is started, and any point above the lowest saturated one that a parallel
 //    worker already ran is dropped. The kept points are exactly "every value up to and including
@@ -48,21 +48,21 @@ enum class SweepAxis { kRequestRate, kMaxConcurrency };
 const char* axis_key(SweepAxis axis);
 
 struct SweepCurveSpec {
-  std::string label;                                  // "" for a single curve
-  nlohmann::json vary = nlohmann::json::object();     // the knob settings of this curve
-  sim::SimulationConfig config;                       // with the vary settings applied
+  std::string label;                               // "" for a single curve
+  nlohmann::json vary = nlohmann::json::object();  // the knob settings of this curve
+  sim::SimulationConfig config;                    // with the vary settings applied
 };
 
 struct SweepOptions {
   SweepAxis axis = SweepAxis::kRequestRate;
-  std::vector<double> values;                 // ascending (vary.h parse_axis_values)
-  int jobs = 0;                               // 0 = all cores
-  JobExecutor* executor = nullptr;            // where points run (null: `jobs` threads here)
-  std::string knee_metric = "p99_ttft_ms";    // any column of point_columns()
+  std::vector<double> values;               // ascending (vary.h parse_axis_values)
+  int jobs = 0;                             // 0 = all cores
+  JobExecutor* executor = nullptr;          // where points run (null: `jobs` threads here)
+  std::string knee_metric = "p99_ttft_ms";  // any column of point_columns()
   KneeOptions knee;
   SaturationOptions saturation;
   bool stop_at_saturation = true;
-  double plateau_fraction = 0.95;             // closed loop: share of the peak throughput
+  double plateau_fraction = 0.95;  // closed loop: share of the peak throughput
 };
 
 // The metric columns of every point, in their stable order (JSON keys and CSV columns):
@@ -82,10 +82,10 @@ std::vector<std::string> point_columns(const metrics::MetricsOptions& metrics,
 bool is_latency_column(const std::string& column);
 
 struct SweepPoint {
-  double value = 0;                           // the swept value
+  double value = 0;  // the swept value
   bool saturated = false;
   SaturationCheck saturation;
-  std::vector<std::optional<double>> metrics; // aligned with SweepResult::columns
+  std::vector<std::optional<double>> metrics;  // aligned with SweepResult::columns
   // Calibrated, transferred or datasheet-only at this load (a rate above a profile's fitted range
   // is transferred): sim::prediction_basis of the point's config.
   calibration::PredictionBasis basis;
@@ -94,10 +94,10 @@ struct SweepPoint {
 struct SweepCurve {
   std::string label;
   nlohmann::json vary = nlohmann::json::object();
-  std::string error;                          // non-empty: not run (e.g. the model does not fit)
-  nlohmann::ordered_json deployment;          // resolved deployment echo (GPUs, price, KV, knobs)
-  std::vector<SweepPoint> points;             // values ascending; only points that ran
-  std::vector<double> skipped_values;         // not run: above saturation or interrupted
+  std::string error;                   // non-empty: not run (e.g. the model does not fit)
+  nlohmann::ordered_json deployment;   // resolved deployment echo (GPUs, price, KV, knobs)
+  std::vector<SweepPoint> points;      // values ascending; only points that ran
+  std::vector<double> skipped_values;  // not run: above saturation or interrupted
   KneeResult knee;
   std::optional<double> knee_value;
   std::optional<double> saturation_value;     // first saturated value (rate axis)

@@ -54,8 +54,9 @@ std::string number_text(double v) {
 std::vector<double> parse_axis_values(const std::string& flag, const std::string& raw_text,
                                       bool integers) {
   const std::string text = trim(raw_text);
-  const std::string shape = integers ? "expected start:stop:step or a list of integers >= 1 such as 1,2,4,8"
-                                     : "expected start:stop:step such as 1:40:1, or a list such as 1,2,5,10";
+  const std::string shape =
+      integers ? "expected start:stop:step or a list of integers >= 1 such as 1,2,4,8"
+               : "expected start:stop:step such as 1:40:1, or a list such as 1,2,5,10";
   auto bad = [&](const std::string& why) {
     return ConfigError(flag + ": '" + raw_text + "' is invalid: " + why + "; " + shape);
   };
@@ -138,8 +139,10 @@ VaryAxis parse_vary(const std::string& raw) {
   std::string knob_list;
   for (const KnobInfo& k : vary_knobs()) knob_list += (knob_list.empty() ? "" : ", ") + k.flag;
   if (eq == std::string::npos) {
-    throw ConfigError("--vary: '" + raw + "' is invalid; expected KNOB=v1,v2,... such as "
-                      "max-num-seqs=64,128,256 (knobs: " + knob_list + ")");
+    throw ConfigError("--vary: '" + raw +
+                      "' is invalid; expected KNOB=v1,v2,... such as "
+                      "max-num-seqs=64,128,256 (knobs: " +
+                      knob_list + ")");
   }
   std::string name = trim(text.substr(0, eq));
   while (!name.empty() && name.front() == '-') name.erase(name.begin());

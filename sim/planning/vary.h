@@ -4,11 +4,11 @@
 // Contract:
 //  - parse_axis_values() reads "start:stop:step" (inclusive of stop) or a comma list, and returns
 //    the values sorted ascending without duplicates. Range values are start + k·step (never an
-//    accumulated sum), rounded to 10 decimals so that 0.1:0.5:0.1 gives 0.3, not 0.30000000000000004.
-//    Every value must be finite and > 0 (rates in requests/s, concurrencies >= 1).
-//    Errors (ConfigError, one line naming the flag and the text): empty text, a non-number, "inf",
-//    a start above stop, a step <= 0, a value <= 0, a non-integer when `integers` is set, more
-//    than kMaxAxisValues values.
+//    accumulated sum), rounded to 10 decimals so that 0.1:0.5:0.1 gives 0.3, not
+//    0.30000000000000004. Every value must be finite and > 0 (rates in requests/s, concurrencies >=
+//    1). Errors (ConfigError, one line naming the flag and the text): empty text, a non-number,
+//    "inf", a start above stop, a step <= 0, a value <= 0, a non-integer when `integers` is set,
+//    more than kMaxAxisValues values.
 //  - parse_vary() reads "KNOB=v1,v2,..." where KNOB is a flag name with or without the leading
 //    "--" (max-num-seqs, --max-num-seqs and max_num_seqs all work) from vary_knobs(). Each value
 //    is converted to the JSON type of its config field (integer, number, string or bool), so a

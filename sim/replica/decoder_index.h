@@ -48,8 +48,8 @@ class DecoderIndex {
   void add(int32_t slot, const RequestState& r) {
     ++count_;
     ctx_offset_ += r.num_computed - r.base_step;
-    const int64_t bucket = ((r.base_step - r.num_computed) % block_size_ + block_size_) %
-                           block_size_;
+    const int64_t bucket =
+        ((r.base_step - r.num_computed) % block_size_ + block_size_) % block_size_;
     buckets_[bucket].push_back(Entry{slot, r.epoch});
     finishes_.push(FinishEntry{r.base_step + (r.output - r.generated) - 1, r.id, slot, r.epoch});
   }
@@ -86,7 +86,7 @@ class DecoderIndex {
  private:
   int64_t block_size_;
   int64_t count_ = 0;
-  int64_t ctx_offset_ = 0;  // Σ (num_computed − base_step) over decoders
+  int64_t ctx_offset_ = 0;                   // Σ (num_computed − base_step) over decoders
   std::vector<std::vector<Entry>> buckets_;  // [step % block_size]: decoders needing a block
   std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<FinishEntry>> finishes_;
 };

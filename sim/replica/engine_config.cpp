@@ -33,9 +33,10 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   if (c.enable_chunked_prefill < 0) {
     c.enable_chunked_prefill = !v0 || c.max_model_len > 32768 ? 1 : 0;
   } else if (c.enable_chunked_prefill == 0 && !v0) {
-    throw ConfigError("--no-enable-chunked-prefill: modelled for the V0 engine only; expected "
-                      "--vllm-version 0.6 or 0.7 (vLLM " + version.version +
-                      " is V1, whose scheduler servesim always runs chunked)");
+    throw ConfigError(
+        "--no-enable-chunked-prefill: modelled for the V0 engine only; expected "
+        "--vllm-version 0.6 or 0.7 (vLLM " +
+        version.version + " is V1, whose scheduler servesim always runs chunked)");
   }
   const BatchDefaults defaults = batch_defaults(version, gpu);
   if (c.max_num_seqs == 0) c.max_num_seqs = defaults.max_num_seqs;
@@ -45,7 +46,8 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
                                    ? std::max(c.max_model_len, 2048)
                                    : defaults.max_num_batched_tokens;
   }
-  if (std::isnan(c.gpu_memory_utilization)) c.gpu_memory_utilization = version.gpu_memory_utilization;
+  if (std::isnan(c.gpu_memory_utilization))
+    c.gpu_memory_utilization = version.gpu_memory_utilization;
   if (c.async_scheduling < 0) {
     c.async_scheduling = version.async_scheduling_default ? 1 : 0;
   } else if (c.async_scheduling > 0 && !version.async_scheduling_available) {
@@ -60,8 +62,7 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   c.kv_sliding_window = 0;
   const int64_t full_layers = model.num_full_attention_layers();
   if (version.hybrid_kv_cache && !c.disable_hybrid_kv_cache_manager &&
-      model.num_sliding_layers > 0 && full_layers > 0 &&
-      full_layers <= model.num_sliding_layers) {
+      model.num_sliding_layers > 0 && full_layers > 0 && full_layers <= model.num_sliding_layers) {
     c.kv_layers_per_block = full_layers;
     c.kv_sliding_groups =
         static_cast<int>((model.num_sliding_layers + full_layers - 1) / full_layers);
@@ -77,21 +78,21 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
           "a value >= --max-num-seqs (" + std::to_string(c.max_num_seqs) + ")");
   require(c.block_size >= 1 && c.block_size <= 1024, "--block-size", std::to_string(c.block_size),
           "a block size in [1, 1024] (vLLM uses 8, 16, 32, ...)");
-  require(c.gpu_memory_utilization > 0 && c.gpu_memory_utilization <= 1,
-          "--gpu-memory-utilization", num(c.gpu_memory_utilization),
-          "a fraction in (0, 1]");
+  require(c.gpu_memory_utilization > 0 && c.gpu_memory_utilization <= 1, "--gpu-memory-utilization",
+          num(c.gpu_memory_utilization), "a fraction in (0, 1]");
   require(c.long_prefill_token_threshold >= 0, "--long-prefill-token-threshold",
           std::to_string(c.long_prefill_token_threshold), "an integer >= 0");
   require(c.max_model_len >= 2, "--max-model-len", std::to_string(c.max_model_len),
           "an integer >= 2");
-  require(c.scheduling_policy == "fcfs" || c.scheduling_policy == "priority",
-          "--scheduling-policy", "'" + c.scheduling_policy + "'", "'fcfs' or 'priority'");
-  require(c.num_scheduler_steps >= 1, "--num-scheduler-steps", std::to_string(c.num_scheduler_steps),
-          "an integer >= 1");
+  require(c.scheduling_policy == "fcfs" || c.scheduling_policy == "priority", "--scheduling-policy",
+          "'" + c.scheduling_policy + "'", "'fcfs' or 'priority'");
+  require(c.num_scheduler_steps >= 1, "--num-scheduler-steps",
+          std::to_string(c.num_scheduler_steps), "an integer >= 1");
   if (c.num_scheduler_steps > 1) {
     require(v0, "--num-scheduler-steps", std::to_string(c.num_scheduler_steps),
-            "1 on vLLM " + version.version + " (multi-step scheduling is a V0 feature: "
-            "--vllm-version 0.6 or 0.7)");
+            "1 on vLLM " + version.version +
+                " (multi-step scheduling is a V0 feature: "
+                "--vllm-version 0.6 or 0.7)");
     require(c.enable_chunked_prefill == 0, "--num-scheduler-steps",
             std::to_string(c.num_scheduler_steps),
             "1 with chunked prefill on (servesim models multi-step with V0's prefill-first "

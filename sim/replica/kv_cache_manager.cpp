@@ -246,15 +246,14 @@ void KvCacheManager::register_shared(int64_t group, const KvTable& table, int64_
 // The caller (Replica) never reports fewer full blocks than the hits it took at admission (cached
 // blocks count as computed), so a hit block is always inside [0, full_blocks): the extent below
 // covers every block that can still be hit.
-void KvCacheManager::free(int64_t request_id, KvTable& table, int64_t full_blocks,
-                          bool preempted) {
+void KvCacheManager::free(int64_t request_id, KvTable& table, int64_t full_blocks, bool preempted) {
   // Reverse order: the tail of a request is evicted before its head (vLLM free_blocks reversed).
   const int64_t first_anonymous = static_cast<int64_t>(table.ids.size());
   // Blocks [first_anonymous, full_end) hold content (vLLM keeps a full block's hash); the rest
   // are partial. A preempted request can hit its own; a finished one's can never be hit.
-  const int64_t full_end =
-      prefix_caching_ ? std::clamp<int64_t>(full_blocks, first_anonymous, table.count)
-                      : first_anonymous;
+  const int64_t full_end = prefix_caching_
+                               ? std::clamp<int64_t>(full_blocks, first_anonymous, table.count)
+                               : first_anonymous;
   const int64_t cached_end = preempted ? full_end : first_anonymous;
   push_dead(table.count - full_end);  // partial blocks
   push_dead(full_end - cached_end, Kind::kDeadKeyed);

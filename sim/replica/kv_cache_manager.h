@@ -43,10 +43,10 @@ namespace servesim::sim {
 // shared_limit)); blocks [ids.size(), count) are anonymous. After a preemption `extent` names
 // the queue node holding its cached unique blocks (−1: none), until its next admission.
 struct KvTable {
-  int32_t shared_limit = 0;    // blocks of the table that lie inside the shared prefix
-  int64_t count = 0;           // blocks held
-  std::vector<int32_t> ids;    // identified blocks, in table order
-  int32_t extent = -1;         // free-queue node of the unique blocks cached at a preemption
+  int32_t shared_limit = 0;  // blocks of the table that lie inside the shared prefix
+  int64_t count = 0;         // blocks held
+  std::vector<int32_t> ids;  // identified blocks, in table order
+  int32_t extent = -1;       // free-queue node of the unique blocks cached at a preemption
   // Resets to an empty table for a new request whose first `shared_limit` blocks are shareable.
   void reset(int32_t limit) {
     shared_limit = limit;
@@ -79,8 +79,8 @@ class KvCacheManager {
   // `shared_hits` with the ids of the hits among those; the rest of the hits are the request's
   // own cached unique blocks. With `chain_keys`, shared block i has key chain_keys[i] (values of
   // chain_key()) instead of (group, i). Does not change any state.
-  int64_t find_cached(int64_t request_id, int64_t group, const KvTable& table,
-                      int64_t max_blocks, std::vector<int32_t>& shared_hits,
+  int64_t find_cached(int64_t request_id, int64_t group, const KvTable& table, int64_t max_blocks,
+                      std::vector<int32_t>& shared_hits,
                       const uint64_t* chain_keys = nullptr) const;
 
   // The number of free blocks that taking `hits` (from find_cached) and allocating `new_blocks`
@@ -140,23 +140,23 @@ class KvCacheManager {
   struct Node {
     int32_t prev = -1, next = -1;
     Kind kind = Kind::kDead;
-    int32_t a = 0;  // dead (keyed or not): block count; extent: lo; block: block id
-    int32_t b = 0;  // extent: hi
+    int32_t a = 0;            // dead (keyed or not): block count; extent: lo; block: block id
+    int32_t b = 0;            // extent: hi
     int64_t request_id = -1;  // extent: owner
     int64_t size() const {
       return kind == Kind::kDead || kind == Kind::kDeadKeyed ? a
-             : kind == Kind::kExtent                          ? int64_t{b} - a
-                                                              : 1;
+             : kind == Kind::kExtent                         ? int64_t{b} - a
+                                                             : 1;
     }
   };
-  struct Block {  // an identified block
+  struct Block {            // an identified block
     uint64_t key = kNoKey;  // shared key when cached (then shared_ maps it here), else kNoKey
     int32_t ref = 0;        // holders
     int32_t node = -1;      // its free-queue node while ref == 0
   };
 
-  int32_t new_node(const Node& n);  // appended at the tail
-  void unlink(int32_t node);        // removed from the queue and recycled
+  int32_t new_node(const Node& n);                     // appended at the tail
+  void unlink(int32_t node);                           // removed from the queue and recycled
   void push_dead(int64_t n, Kind kind = Kind::kDead);  // kDead or kDeadKeyed
   // Pops `n` blocks from the head, evicting what they cached; identified blocks popped are
   // released unless one is asked for in `reuse` (then the first such id is returned there).

@@ -19,8 +19,8 @@
 //   The step ends when the last stage has computed (the sampled tokens are out).
 // With PP = 1 a replica never uses this class (its step is estimate().total_s, unchanged).
 //
-// Steady state (models::pipeline_round_s): m identical micro-batches, each issuing its next step as soon as
-// its previous one ends, repeat every
+// Steady state (models::pipeline_round_s): m identical micro-batches, each issuing its next step as
+// soon as its previous one ends, repeat every
 //   round = max(o + Σ_s τ_s + Σ_s hop_s,  m · max(o, max_s (hop_{s−1} + τ_s + hop_s)))
 // (one micro-batch's own loop vs. the busiest resource serving all m). Each request advances one
 // token per round; the bubble of stage s is 1 − m·occupancy_s / round. One request alone (m = 1)
@@ -67,7 +67,7 @@ class PipelineStages {
   std::vector<int64_t> free_at_ns_;  // per stage: when it finishes what it has been given
   std::vector<int64_t> busy_ns_;
   int64_t in_flight_ns_ = 0;
-  int64_t covered_until_ns_ = 0;     // end of the union of in-flight intervals so far
+  int64_t covered_until_ns_ = 0;  // end of the union of in-flight intervals so far
 };
 
 }  // namespace servesim::sim

@@ -183,7 +183,6 @@ void Replica::on_event(engine::Simulator& sim, int64_t tag) {
   }
 }
 
-
 void Replica::set_chain_keys(Req& r, const workloads::RequestSpec& spec) const {
   // Engine block i holds tokens [i*bs, (i+1)*bs): its content and its whole prefix are fixed by
   // the chain entry of the trace block holding its last token, so (that entry, i) is its key —
@@ -194,8 +193,8 @@ void Replica::set_chain_keys(Req& r, const workloads::RequestSpec& spec) const {
   // A session's chain also covers the answer (RequestSpec::chain_covers_output).
   const int64_t tokens =
       int64_t{spec.prompt_tokens} + (spec.chain_covers_output ? spec.output_tokens : 0);
-  const int64_t full = std::min<int64_t>(tokens / bs,
-                                         static_cast<int64_t>(chain.size()) * cbt / bs);
+  const int64_t full =
+      std::min<int64_t>(tokens / bs, static_cast<int64_t>(chain.size()) * cbt / bs);
   for (int64_t i = 0; i < full; ++i) {
     uint64_t h = chain[static_cast<size_t>(((i + 1) * bs - 1) / cbt)] ^
                  (static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull);
@@ -217,9 +216,7 @@ void Replica::add_decoder(int32_t slot, int64_t base_step) {
 }
 
 // Takes a decoder out of the running sums (its index entries go stale with an epoch bump).
-void Replica::remove_decoder(Req& r) {
-  decoders_.remove(r);
-}
+void Replica::remove_decoder(Req& r) { decoders_.remove(r); }
 
 void Replica::close_segment(Req& r, int64_t last_step) {
   if (r.seg_start >= 0 && r.seg_start <= last_step) {

@@ -92,9 +92,9 @@
 #include "sim/engine/simulator.h"
 #include "sim/metrics/request_record.h"
 #include "sim/replica/decoder_index.h"
+#include "sim/replica/dp_group.h"
 #include "sim/replica/engine_config.h"
 #include "sim/replica/kv_cache_manager.h"
-#include "sim/replica/dp_group.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/request_state.h"
 #include "sim/replica/scheduler_policy.h"
@@ -114,20 +114,20 @@ class RequestObserver {
 // Aggregate counters of one replica over a run.
 struct ReplicaStats {
   int64_t steps = 0;
-  int64_t busy_ns = 0;            // Σ step durations
-  int64_t scheduled_seqs = 0;     // Σ sequences per step (for the mean batch size)
-  int64_t scheduled_tokens = 0;   // Σ tokens per step
+  int64_t busy_ns = 0;           // Σ step durations
+  int64_t scheduled_seqs = 0;    // Σ sequences per step (for the mean batch size)
+  int64_t scheduled_tokens = 0;  // Σ tokens per step
   int64_t preemptions = 0;
-  int64_t slow_path_steps = 0;    // steps that needed the exact ordered walk
+  int64_t slow_path_steps = 0;  // steps that needed the exact ordered walk
   int64_t peak_used_blocks = 0;
   int64_t peak_running = 0;
-  int64_t peak_step_tokens = 0;    // most tokens scheduled in one step
-  int64_t outstanding_ns = 0;      // ∫ (running + waiting) dt: for Little's law checks
+  int64_t peak_step_tokens = 0;  // most tokens scheduled in one step
+  int64_t outstanding_ns = 0;    // ∫ (running + waiting) dt: for Little's law checks
   int64_t prefix_queried_tokens = 0;
   int64_t prefix_hit_tokens = 0;
   int64_t prefix_evicted_blocks = 0;  // cached KV blocks evicted (KvCacheManager::evicted_blocks)
-  double ideal_busy_s = 0;        // Σ ideal step times, when an ideal model is attached
-  int64_t used_blocks_now = 0;    // KV blocks held when stats() was called (0 after a drained run)
+  double ideal_busy_s = 0;            // Σ ideal step times, when an ideal model is attached
+  int64_t used_blocks_now = 0;  // KV blocks held when stats() was called (0 after a drained run)
 };
 
 class Replica : public engine::EventHandler {
@@ -314,19 +314,19 @@ class Replica : public engine::EventHandler {
   std::vector<int32_t> free_slots_;
   std::vector<int32_t> running_;     // vLLM's self.running, in order
   std::vector<int32_t> prefilling_;  // the running requests still computing their prompt, in order
-  DecoderIndex decoders_;  // the decoding requests of running_, progress implicit
+  DecoderIndex decoders_;            // the decoding requests of running_, progress implicit
 
   // The step being scheduled or in flight.
   struct Step {
-    int64_t index = 0;         // index of the next step to start (= steps run so far)
+    int64_t index = 0;  // index of the next step to start (= steps run so far)
     bool in_flight = false;
-    bool end_queued = false;   // the step in flight has its kStepEnd event in the queue
-    SimTime end;               // when the step in flight ends
-    bool kick_pending = false; // a kick event is queued (add_local_request)
+    bool end_queued = false;        // the step in flight has its kStepEnd event in the queue
+    SimTime end;                    // when the step in flight ends
+    bool kick_pending = false;      // a kick event is queued (add_local_request)
     std::vector<int32_t> prefills;  // slots with prefill tokens in the step in flight
     int64_t decoders = 0;
-    int64_t decoder_ctx = 0;   // Σ context of the decoders in the step
-    int64_t budget = 0;        // token budget left while scheduling
+    int64_t decoder_ctx = 0;  // Σ context of the decoders in the step
+    int64_t budget = 0;       // token budget left while scheduling
   };
   Step step_;
   // Rows of a step's batch that emit no token: their count and Σ context tokens.

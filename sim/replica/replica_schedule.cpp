@@ -51,9 +51,8 @@ void Replica::after_allocation(int32_t slot, int32_t q) {
   Req& r = slots_[slot];
   if (r.group < 0 || r.shared_registered >= r.shared_blocks) return;
   // vLLM caches a block as soon as the tokens that fill it are scheduled (allocate_slots).
-  const int64_t covered = std::min<int64_t>((static_cast<int64_t>(r.num_computed) + q) /
-                                                config_.block_size,
-                                            r.shared_blocks);
+  const int64_t covered = std::min<int64_t>(
+      (static_cast<int64_t>(r.num_computed) + q) / config_.block_size, r.shared_blocks);
   if (covered > r.shared_registered) {
     kv_.register_shared(r.group, r.kv, r.shared_registered, covered, chain_keys_of(r));
     r.shared_registered = static_cast<int32_t>(covered);
@@ -66,9 +65,9 @@ void Replica::register_computed(Req& r) {
   // blocks are freed. For every other request the shared range ends inside the prompt and
   // after_allocation has registered all of it already (a no-op here).
   if (r.group < 0 || r.shared_registered >= r.shared_blocks) return;
-  const int64_t covered = std::min<int64_t>(
-      {static_cast<int64_t>(r.num_computed) / config_.block_size, int64_t{r.shared_blocks},
-       static_cast<int64_t>(r.kv.ids.size())});
+  const int64_t covered =
+      std::min<int64_t>({static_cast<int64_t>(r.num_computed) / config_.block_size,
+                         int64_t{r.shared_blocks}, static_cast<int64_t>(r.kv.ids.size())});
   if (covered > r.shared_registered) {
     kv_.register_shared(r.group, r.kv, r.shared_registered, covered, chain_keys_of(r));
     r.shared_registered = static_cast<int32_t>(covered);
@@ -156,9 +155,9 @@ void Replica::schedule_running_slow(bool& preempted) {
     bool scheduled = false;
     for (;;) {
       const int64_t need = new_blocks_for(r, static_cast<int32_t>(q));
-      if (sliding_groups() == 0 ? need <= kv_.num_free_blocks()
-                               : need + sliding_delta(r, need, r.num_computed) <=
-                                     kv_.num_free_blocks()) {
+      if (sliding_groups() == 0
+              ? need <= kv_.num_free_blocks()
+              : need + sliding_delta(r, need, r.num_computed) <= kv_.num_free_blocks()) {
         if (sliding_groups() == 0) {
           kv_.allocate(need, r.kv);
         } else {
@@ -173,7 +172,7 @@ void Replica::schedule_running_slow(bool& preempted) {
       running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(vi));
       Req& v = slots_[victim];
       if (vi > i) {
-        make_ready(v);  // not reached by the walk yet
+        make_ready(v);               // not reached by the walk yet
       } else if (v.scheduled > 0) {  // already scheduled this step: give its tokens back
         step_.budget += v.scheduled;
         if (v.phase == Phase::kDecode) {

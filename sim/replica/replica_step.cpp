@@ -45,8 +45,8 @@ SimTime duration_ceil(double s) {
 // The accounting of a step that starts now and lasts `duration`, written once for both the
 // general path (start_step) and decode runs (run_decode_steps): `seqs` and `tokens` scheduled,
 // `running` requests, `ideal_s` the ideal model's time for it (0 without one).
-inline void Replica::record_step(const engine::Simulator& sim, SimTime duration,
-                                 int64_t seqs, int64_t tokens, int64_t running, double ideal_s) {
+inline void Replica::record_step(const engine::Simulator& sim, SimTime duration, int64_t seqs,
+                                 int64_t tokens, int64_t running, double ideal_s) {
   step_.in_flight = true;
   step_.end = sim.now() + duration;
   step_.end_queued = links_.dp_lockstep;  // a DP round schedules the end itself
@@ -74,8 +74,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   // has nothing to do.
   if (n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
       !waiting_empty() || ghosts_.seqs != 0 || dead_.seqs != 0 || links_.pipeline != nullptr ||
-      links_.dp_lockstep ||
-      n > config_.max_num_batched_tokens) {
+      links_.dp_lockstep || n > config_.max_num_batched_tokens) {
     return false;
   }
   // Multi-step: with nothing waiting, a decode block begins here (schedule_v0_step).
@@ -189,8 +188,8 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
         // The head of the queue does not fit even in an empty cache: it can never run.
         const Req& r = slots_[waiting_front()];
         fail(sim, waiting_front(),
-             "needs " + std::to_string((num_tokens(r) + config_.block_size - 1) /
-                                       config_.block_size) +
+             "needs " +
+                 std::to_string((num_tokens(r) + config_.block_size - 1) / config_.block_size) +
                  " KV blocks but the cache holds " + std::to_string(kv_.num_blocks()) +
                  (watermark_blocks_ > 0 ? " (V0 keeps " + std::to_string(watermark_blocks_) +
                                               " of them free: its block manager's watermark)"
@@ -224,8 +223,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
                 static_cast<int64_t>(running_.size()), ideal_s);
     SERVESIM_CHECK(static_cast<int64_t>(running_.size()) <= config_.max_num_seqs,
                    "max_num_seqs exceeded");
-    SERVESIM_CHECK(shape.total_tokens() <= config_.max_num_batched_tokens,
-                   "token budget exceeded");
+    SERVESIM_CHECK(shape.total_tokens() <= config_.max_num_batched_tokens, "token budget exceeded");
     return;
   }
 }

@@ -21,16 +21,16 @@ struct RequestState {
   int32_t priority = 0;
   int64_t arrival_ns = 0;
   RequestPhase phase = RequestPhase::kWaiting;
-  uint32_t epoch = 0;           // bumped whenever queued bucket/heap entries become stale
-  int32_t generated = 0;        // settled value (at base_step for decoders)
-  int32_t num_computed = 0;     // settled value (at base_step for decoders)
-  int64_t base_step = 0;        // decoders: the step at which `generated` holds
+  uint32_t epoch = 0;        // bumped whenever queued bucket/heap entries become stale
+  int32_t generated = 0;     // settled value (at base_step for decoders)
+  int32_t num_computed = 0;  // settled value (at base_step for decoders)
+  int64_t base_step = 0;     // decoders: the step at which `generated` holds
   int32_t shared_registered = 0;
-  int32_t scheduled = 0;        // tokens scheduled in the step in flight
-  int64_t seg_start = -1;       // first step of the open token segment, -1 = none
+  int32_t scheduled = 0;   // tokens scheduled in the step in flight
+  int64_t seg_start = -1;  // first step of the open token segment, -1 = none
   bool admitted_before = false;
-  int32_t sw_lo = 0;            // sliding-window groups: blocks [0, sw_lo) freed (replica.h)
-  KvTable kv;                   // block table (after a preemption: its cached blocks)
+  int32_t sw_lo = 0;  // sliding-window groups: blocks [0, sw_lo) freed (replica.h)
+  KvTable kv;         // block table (after a preemption: its cached blocks)
   // Content keys of the prompt's full blocks when the request carries a trace hash chain
   // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
   std::vector<uint64_t> chain_keys;

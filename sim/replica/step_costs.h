@@ -18,7 +18,9 @@ class StepCosts {
  public:
   // `ideal` may be null (then ideal_s() is 0).
   StepCosts(const models::CostModel& cost, const models::CostModel* ideal)
-      : cost_(cost), ideal_(ideal), cost_memo_(cost.make_memo()),
+      : cost_(cost),
+        ideal_(ideal),
+        cost_memo_(cost.make_memo()),
         ideal_memo_(ideal != nullptr ? ideal->make_memo() : nullptr) {}
 
   bool has_ideal() const { return ideal_ != nullptr; }

@@ -66,11 +66,12 @@ std::vector<VllmVersionInfo> build_table() {
     v.hybrid_kv_cache = true;
     v.async_scheduling_available = false;
     v.rescale_arrivals = false;
-    v.sources += "; --cuda-graph-sizes [512] -> [1,2,4]+range(8,513,8) (SchedulerConfig); "
-                 "hybrid KV cache manager for sliding-window + full-attention models "
-                 "(vllm/v1/core/kv_cache_coordinator.py, vllm/v1/kv_cache_interface.py v0.9.0); "
-                 "RandomDataset lengths on [floor(L(1-r)), ceil(L(1+r))] "
-                 "(vllm/benchmarks/datasets.py)";
+    v.sources +=
+        "; --cuda-graph-sizes [512] -> [1,2,4]+range(8,513,8) (SchedulerConfig); "
+        "hybrid KV cache manager for sliding-window + full-attention models "
+        "(vllm/v1/core/kv_cache_coordinator.py, vllm/v1/kv_cache_interface.py v0.9.0); "
+        "RandomDataset lengths on [floor(L(1-r)), ceil(L(1+r))] "
+        "(vllm/benchmarks/datasets.py)";
     t.push_back(v);
   }
   {
@@ -78,9 +79,10 @@ std::vector<VllmVersionInfo> build_table() {
     v.cuda_graphs = CudaGraphSizesRule::kV1Dense2x;
     v.hybrid_kv_cache = true;
     v.rescale_arrivals = false;
-    v.sources += "; --cuda-graph-sizes [] -> [min(2*max_num_seqs,512)] -> "
-                 "[1,2,4]+range(8,max+1,8) (vllm/config/scheduler.py); --async-scheduling added, "
-                 "off (vllm/v1/core/sched/async_scheduler.py)";
+    v.sources +=
+        "; --cuda-graph-sizes [] -> [min(2*max_num_seqs,512)] -> "
+        "[1,2,4]+range(8,max+1,8) (vllm/config/scheduler.py); --async-scheduling added, "
+        "off (vllm/v1/core/sched/async_scheduler.py)";
     t.push_back(v);
   }
   for (int minor = 11; minor <= 19; ++minor) {
@@ -88,12 +90,14 @@ std::vector<VllmVersionInfo> build_table() {
     v.cuda_graphs = CudaGraphSizesRule::kV1Sparse;
     v.hybrid_kv_cache = true;
     v.async_scheduling_default = minor >= 14;
-    v.sources += "; capture sizes [1,2,4]+range(8,256,8)+range(256,max+1,16), "
-                 "max=min(2*max_num_seqs,512) (CompilationConfig); vllm bench serve get_request "
-                 "rescales the cumulated delays to n/rate (vllm/benchmarks/serve.py)";
-    v.sources += minor >= 14 ? "; async scheduling on by default (PR #27614, vllm/config/scheduler.py "
-                               "async_scheduling=None -> on where supported)"
-                             : "; async scheduling off by default (vllm/config/scheduler.py)";
+    v.sources +=
+        "; capture sizes [1,2,4]+range(8,256,8)+range(256,max+1,16), "
+        "max=min(2*max_num_seqs,512) (CompilationConfig); vllm bench serve get_request "
+        "rescales the cumulated delays to n/rate (vllm/benchmarks/serve.py)";
+    v.sources += minor >= 14
+                     ? "; async scheduling on by default (PR #27614, vllm/config/scheduler.py "
+                       "async_scheduling=None -> on where supported)"
+                     : "; async scheduling off by default (vllm/config/scheduler.py)";
     t.push_back(v);
   }
   return t;
@@ -125,7 +129,8 @@ const VllmVersionInfo& vllm_version(const std::string& version, const std::strin
   for (const VllmVersionInfo& v : vllm_version_table()) {
     if (v.version == minor) return v;
   }
-  throw ConfigError(flag + ": '" + version + "' is not a vLLM version servesim models; expected X.Y " +
+  throw ConfigError(flag + ": '" + version +
+                    "' is not a vLLM version servesim models; expected X.Y " +
                     "or X.Y.Z with X.Y one of " + known_versions());
 }
 
@@ -136,7 +141,8 @@ BatchDefaults batch_defaults(const VllmVersionInfo& info, const hardware::GpuSpe
     case BatchDefaultsRule::kV0:
       break;
     case BatchDefaultsRule::kV1DeviceName:
-      big = gpu.name.find("h100") != std::string::npos || gpu.name.find("h200") != std::string::npos;
+      big =
+          gpu.name.find("h100") != std::string::npos || gpu.name.find("h200") != std::string::npos;
       break;
     case BatchDefaultsRule::kV1Memory:
       big = gpu.memory_bytes >= 70.0 * double(1ull << 30) &&

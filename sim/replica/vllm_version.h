@@ -46,9 +46,10 @@ struct VllmVersionInfo {
   // allocated like full attention — FullAttentionSpec.sliding_window's docstring).
   bool hybrid_kv_cache = false;
   // Benchmark client of the same release (benchmark_serving.py / vllm bench serve):
-  bool legacy_random_lengths = false;  // random dataset lengths on [int(L·r), L] (else [L(1−r), L(1+r)])
-  bool rescale_arrivals = true;        // delays cumulated then rescaled so the last is at n/rate
-  std::string sources;                 // the vLLM files / PRs this row is read from
+  bool legacy_random_lengths =
+      false;  // random dataset lengths on [int(L·r), L] (else [L(1−r), L(1+r)])
+  bool rescale_arrivals = true;  // delays cumulated then rescaled so the last is at n/rate
+  std::string sources;           // the vLLM files / PRs this row is read from
 };
 
 // Every row, oldest first.

@@ -115,8 +115,8 @@ json envelope(Endpoint endpoint, const ResponseIds& ids, bool chunk) {
 }  // namespace
 
 json error_body(int status, const std::string& type, const std::string& message) {
-  return json{{"error",
-               {{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}}}};
+  return json{
+      {"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", status}}}};
 }
 
 int32_t text_tokens(const std::string& text, double chars_per_token) {
@@ -149,16 +149,18 @@ CompletionRequest parse_request(Endpoint endpoint, const std::string& body_text,
                 " input tokens. Please reduce the length of the input messages.");
   }
   int64_t max_tokens = int_field(body, "max_tokens", -1);
-  if (endpoint == Endpoint::kChat) max_tokens = int_field(body, "max_completion_tokens", max_tokens);
+  if (endpoint == Endpoint::kChat)
+    max_tokens = int_field(body, "max_completion_tokens", max_tokens);
   if (max_tokens == -1) max_tokens = limits.max_model_len - r.prompt_tokens;
-  if (max_tokens < 1) bad_request("max_tokens must be at least 1, got " + std::to_string(max_tokens));
+  if (max_tokens < 1)
+    bad_request("max_tokens must be at least 1, got " + std::to_string(max_tokens));
   if (r.prompt_tokens + max_tokens > limits.max_model_len) {
-    bad_request("'max_tokens' or 'max_completion_tokens' is too large: " +
-                std::to_string(max_tokens) + ". This model's maximum context length is " +
-                std::to_string(limits.max_model_len) + " tokens and your request has " +
-                std::to_string(r.prompt_tokens) + " input tokens (" + std::to_string(max_tokens) +
-                " > " + std::to_string(limits.max_model_len) + " - " +
-                std::to_string(r.prompt_tokens) + ").");
+    bad_request(
+        "'max_tokens' or 'max_completion_tokens' is too large: " + std::to_string(max_tokens) +
+        ". This model's maximum context length is " + std::to_string(limits.max_model_len) +
+        " tokens and your request has " + std::to_string(r.prompt_tokens) + " input tokens (" +
+        std::to_string(max_tokens) + " > " + std::to_string(limits.max_model_len) + " - " +
+        std::to_string(r.prompt_tokens) + ").");
   }
   const int64_t min_tokens = int_field(body, "min_tokens", 0);
   if (min_tokens < 0 || min_tokens > max_tokens) {
@@ -229,8 +231,7 @@ json role_chunk(const ResponseIds& ids, bool include_usage) {
   return out;
 }
 
-json usage_chunk(Endpoint endpoint, const ResponseIds& ids, int64_t prompt_tokens,
-                 int64_t tokens) {
+json usage_chunk(Endpoint endpoint, const ResponseIds& ids, int64_t prompt_tokens, int64_t tokens) {
   json out = envelope(endpoint, ids, true);
   out["choices"] = json::array();
   out["usage"] = usage_json(prompt_tokens, tokens);

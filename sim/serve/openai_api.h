@@ -61,7 +61,8 @@ struct CompletionRequest {
 // Parses and checks a request body. Throws ApiError: 400 for malformed JSON, a missing or
 // mistyped field, n != 1, several prompts, max_tokens < 1, min_tokens out of range, or a prompt
 // plus max_tokens over max_model_len (vLLM's message); 404 for another model than served_model.
-CompletionRequest parse_request(Endpoint endpoint, const std::string& body, const ApiLimits& limits);
+CompletionRequest parse_request(Endpoint endpoint, const std::string& body,
+                                const ApiLimits& limits);
 
 // Text tokens by the rule of the file comment.
 int32_t text_tokens(const std::string& text, double chars_per_token);

@@ -11,8 +11,8 @@ Histogram::Histogram(std::vector<double> bounds)
 
 void Histogram::observe(double x) {
   // Bucket i counts x <= bounds_[i] (Prometheus' "le"); the last one is +Inf.
-  const auto i = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), x) -
-                                     bounds_.begin());
+  const auto i =
+      static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), x) - bounds_.begin());
   ++counts_[i];
   ++count_;
   sum_ += x;
@@ -33,22 +33,21 @@ void Histogram::render(std::string& out, const std::string& name, const std::str
 }
 
 const std::vector<double>& ttft_buckets() {
-  static const std::vector<double> b = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,
-                                        0.25,  0.5,   0.75, 1.0,  2.5,  5.0,  7.5,  10.0,
+  static const std::vector<double> b = {0.001, 0.005, 0.01, 0.02,  0.04,  0.06,  0.08, 0.1,
+                                        0.25,  0.5,   0.75, 1.0,   2.5,   5.0,   7.5,  10.0,
                                         20.0,  40.0,  80.0, 160.0, 640.0, 2560.0};
   return b;
 }
 
 const std::vector<double>& itl_buckets() {
-  static const std::vector<double> b = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
-                                        0.3,  0.4,   0.5,  0.75,  1.0, 2.5,  5.0,
-                                        7.5,  10.0,  20.0, 40.0,  80.0};
+  static const std::vector<double> b = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+                                        0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
   return b;
 }
 
 const std::vector<double>& request_latency_buckets() {
-  static const std::vector<double> b = {0.3,  0.5,  0.8,  1.0,   1.5,   2.0,   2.5,
-                                        5.0,  10.0, 15.0, 20.0,  30.0,  40.0,  50.0,
+  static const std::vector<double> b = {0.3,  0.5,   0.8,   1.0,   1.5,   2.0,    2.5,
+                                        5.0,  10.0,  15.0,  20.0,  30.0,  40.0,   50.0,
                                         60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
   return b;
 }

@@ -42,11 +42,14 @@ void send_error(httplib::Response& res, int status, const std::string& type,
 struct Server::Impl {
   Impl(const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
        const ServeOptions& o)
-      : options(o), engine(config, prepared), ttft(ttft_buckets()), itl(itl_buckets()),
+      : options(o),
+        engine(config, prepared),
+        ttft(ttft_buckets()),
+        itl(itl_buckets()),
         e2e(request_latency_buckets()),
-        lateness({0.00001, 0.00002, 0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004, 0.0005,
-                  0.00075, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                  1.0}) {
+        lateness({0.00001, 0.00002, 0.00005, 0.0001, 0.00015, 0.0002, 0.0003, 0.0004,
+                  0.0005,  0.00075, 0.001,   0.0015, 0.002,   0.003,  0.005,  0.01,
+                  0.025,   0.05,    0.1,     0.25,   0.5,     1.0}) {
     limits.served_model = o.served_model.empty() ? config.model : o.served_model;
     limits.max_model_len = prepared.engine.max_model_len;
     limits.chars_per_token = o.chars_per_token;
@@ -119,9 +122,8 @@ struct Server::Impl {
       generated += static_cast<int64_t>(times.size());
     }
     const double total_blocks = static_cast<double>(std::max<int64_t>(1, engine.total_kv_blocks()));
-    render_gauge(out, "vllm:num_requests_running",
-                 "Number of requests in model execution batches.", labels,
-                 static_cast<double>(engine.num_running()));
+    render_gauge(out, "vllm:num_requests_running", "Number of requests in model execution batches.",
+                 labels, static_cast<double>(engine.num_running()));
     render_gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.",
                  labels, static_cast<double>(engine.num_waiting()));
     render_gauge(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.",
@@ -136,8 +138,8 @@ struct Server::Impl {
                    labels, static_cast<double>(engine.preemptions()));
     render_counter(out, "vllm:prompt_tokens", "Number of prefill tokens processed.", labels,
                    static_cast<double>(prompt));
-    render_counter(out, "vllm:generation_tokens", "Number of generation tokens processed.",
-                   labels, static_cast<double>(generated));
+    render_counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", labels,
+                   static_cast<double>(generated));
     render_counter(out, "vllm:request_success", "Count of successfully processed requests.",
                    labels + ",finished_reason=\"length\"", static_cast<double>(completed));
     ttft.render(out, "vllm:time_to_first_token_seconds",
@@ -220,9 +222,8 @@ struct Server::Impl {
     }
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        "text/event-stream", [this, id, r, ids](size_t, httplib::DataSink& sink) {
-          return stream(id, r, ids, sink);
-        });
+        "text/event-stream",
+        [this, id, r, ids](size_t, httplib::DataSink& sink) { return stream(id, r, ids, sink); });
   }
 
   static bool write_event(httplib::DataSink& sink, const std::string& data) {
@@ -238,7 +239,8 @@ struct Server::Impl {
       ++disconnects;
       return false;
     };
-    if (r.endpoint == Endpoint::kChat && !write_event(sink, role_chunk(ids, r.include_usage).dump())) {
+    if (r.endpoint == Endpoint::kChat &&
+        !write_event(sink, role_chunk(ids, r.include_usage).dump())) {
       return disconnected();
     }
     int64_t sent = 0;
@@ -257,8 +259,8 @@ struct Server::Impl {
         send_at(wall_of(t + offset));
         ++sent;
         const bool last = sent == r.max_tokens;
-        if (!write_event(sink, token_chunk(r.endpoint, ids, kFillerToken, last, r.include_usage)
-                                   .dump())) {
+        if (!write_event(
+                sink, token_chunk(r.endpoint, ids, kFillerToken, last, r.include_usage).dump())) {
           return disconnected();
         }
       }

@@ -37,9 +37,9 @@ namespace servesim::serve {
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;              // 0 = any free port (Server::port() says which)
-  double time_scale = 1.0;      // simulated seconds per wall second
-  std::string served_model;     // the model name clients send ("" = --model as given)
+  int port = 8000;                   // 0 = any free port (Server::port() says which)
+  double time_scale = 1.0;           // simulated seconds per wall second
+  std::string served_model;          // the model name clients send ("" = --model as given)
   int64_t max_waiting_requests = 0;  // 0 = no limit
   double chars_per_token = 4.0;
   int threads = 1024;

@@ -32,9 +32,9 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-const std::vector<std::string> kSmall = {"simulate", "--model", "llama-3.1-8b", "--gpu",
-                                         "h100-sxm", "--num-prompts", "200", "--request-rate",
-                                         "10", "--random-output-len", "64"};
+const std::vector<std::string> kSmall = {
+    "simulate",       "--model", "llama-3.1-8b",        "--gpu", "h100-sxm", "--num-prompts", "200",
+    "--request-rate", "10",      "--random-output-len", "64"};
 
 TEST_CASE("simulate prints vLLM's table and the engine summary", "[cli]") {
   Outcome o = run(kSmall);
@@ -69,9 +69,9 @@ TEST_CASE("a JSON config file sets the same fields, and flags override it", "[cl
   const fs::path dir = temp_dir();
   std::ofstream(dir / "run.json") << R"({"model": "llama-3.1-8b", "gpu": "h100-sxm",
       "num_prompts": 200, "request_rate": 10, "random_output_len": 64, "seed": 0})";
-  auto from_file = std::vector<std::string>{"simulate", "--config", (dir / "run.json").string(),
-                                            "--save-result", "--result-dir", dir.string(),
-                                            "--result-filename", "file.json"};
+  auto from_file = std::vector<std::string>{
+      "simulate",     "--config",   (dir / "run.json").string(), "--save-result",
+      "--result-dir", dir.string(), "--result-filename",         "file.json"};
   auto from_flags = kSmall;
   from_flags.insert(from_flags.end(), {"--save-result", "--result-dir", dir.string(),
                                        "--result-filename", "flags.json"});
@@ -85,10 +85,10 @@ TEST_CASE("simulate takes a Hugging Face id for --model as vllm serve does", "[c
   const fs::path dir = temp_dir();
   auto by_id = kSmall, by_name = kSmall;
   by_id[2] = "meta-llama/Llama-3.1-8B-Instruct";
-  by_id.insert(by_id.end(), {"--save-result", "--result-dir", dir.string(), "--result-filename",
-                             "id.json"});
-  by_name.insert(by_name.end(), {"--save-result", "--result-dir", dir.string(),
-                                 "--result-filename", "name.json"});
+  by_id.insert(by_id.end(),
+               {"--save-result", "--result-dir", dir.string(), "--result-filename", "id.json"});
+  by_name.insert(by_name.end(),
+                 {"--save-result", "--result-dir", dir.string(), "--result-filename", "name.json"});
   Outcome o = run(by_id);
   INFO(o.err);
   REQUIRE(o.code == 0);
@@ -113,8 +113,8 @@ TEST_CASE("simulate takes a Hugging Face id for --model as vllm serve does", "[c
 TEST_CASE("bad input: one clear line, exit code 2, no output file", "[cli][errors]") {
   const fs::path dir = temp_dir();
   auto expect_error = [&](std::vector<std::string> args, const std::string& needle) {
-    args.insert(args.end(), {"--save-result", "--result-dir", dir.string(), "--result-filename",
-                             "never.json"});
+    args.insert(args.end(),
+                {"--save-result", "--result-dir", dir.string(), "--result-filename", "never.json"});
     Outcome o = run(args);
     INFO(o.err);
     REQUIRE(o.code == 2);

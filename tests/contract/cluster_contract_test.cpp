@@ -252,28 +252,28 @@ TEST_CASE("more replicas never give a worse P99 at the same load (seed-matched)"
   // can only improve. Rates: 25 req/s of 600/120-token requests saturates one A100 (P99 TTFT
   // 6.5 s), 15 req/s keeps it below its knee, so both regimes are compared.
   for (const std::string router : {"round-robin", "least-outstanding"})
-  for (double rate : {15.0, 25.0})
-  for (uint64_t seed : {1, 2, 3}) {
-    double prev_ttft = std::numeric_limits<double>::infinity();
-    double prev_tpot = prev_ttft, prev_e2el = prev_ttft;
-    for (int n : {1, 2, 4}) {
-      SimulationConfig c = cluster_run(seed, n, router);
-      c.workload.request_rate = rate;
-      c.metrics.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
-      const PreparedDeployment p = prepare_deployment(c);
-      const SimulationResult r = run_simulation(c, p);
-      auto p99 = [&](const std::string& m) {
-        return r.metrics.summaries.at(m).percentiles_ms.at(0).second;
-      };
-      INFO(router << " rate " << rate << " seed " << seed << " replicas " << n);
-      REQUIRE(p99("ttft") <= prev_ttft);
-      REQUIRE(p99("tpot") <= prev_tpot);
-      REQUIRE(p99("e2el") <= prev_e2el);
-      prev_ttft = p99("ttft");
-      prev_tpot = p99("tpot");
-      prev_e2el = p99("e2el");
-    }
-  }
+    for (double rate : {15.0, 25.0})
+      for (uint64_t seed : {1, 2, 3}) {
+        double prev_ttft = std::numeric_limits<double>::infinity();
+        double prev_tpot = prev_ttft, prev_e2el = prev_ttft;
+        for (int n : {1, 2, 4}) {
+          SimulationConfig c = cluster_run(seed, n, router);
+          c.workload.request_rate = rate;
+          c.metrics.percentile_metrics = {"ttft", "tpot", "itl", "e2el"};
+          const PreparedDeployment p = prepare_deployment(c);
+          const SimulationResult r = run_simulation(c, p);
+          auto p99 = [&](const std::string& m) {
+            return r.metrics.summaries.at(m).percentiles_ms.at(0).second;
+          };
+          INFO(router << " rate " << rate << " seed " << seed << " replicas " << n);
+          REQUIRE(p99("ttft") <= prev_ttft);
+          REQUIRE(p99("tpot") <= prev_tpot);
+          REQUIRE(p99("e2el") <= prev_e2el);
+          prev_ttft = p99("ttft");
+          prev_tpot = p99("tpot");
+          prev_e2el = p99("e2el");
+        }
+      }
 }
 
 }  // namespace

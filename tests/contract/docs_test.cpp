@@ -1,6 +1,6 @@
 // Docs are part of the product: every run option must be documented in docs/cli.md.
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <filesystem>
 #include <fstream>
@@ -13,8 +13,8 @@ namespace servesim::app {
 namespace {
 
 TEST_CASE("every run option appears in docs/cli.md", "[docs]") {
-  const auto path = std::filesystem::path(SERVESIM_TEST_DATA_DIR).parent_path().parent_path() /
-                    "docs" / "cli.md";
+  const auto path =
+      std::filesystem::path(SERVESIM_TEST_DATA_DIR).parent_path().parent_path() / "docs" / "cli.md";
   std::ifstream in(path);
   REQUIRE(in.good());
   std::stringstream s;

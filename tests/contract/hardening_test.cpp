@@ -18,9 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/app/cli.h"
-#include "tests/contract/cli_outcome.h"
 #include "sim/base/error.h"
 #include "sim/base/output_file.h"
+#include "tests/contract/cli_outcome.h"
 
 namespace servesim::app {
 namespace {
@@ -53,14 +53,13 @@ std::string vllm_result(int n, double ttft_s, double itl_s) {
   return j.dump();
 }
 
-TEST_CASE("replicas without a TTFT or TPOT sample: no abort, a result file",
-          "[cli][hardening]") {
+TEST_CASE("replicas without a TTFT or TPOT sample: no abort, a result file", "[cli][hardening]") {
   // Each command once ended with an uncaught nlohmann::type_error (exit 134): one replica had
   // no TTFT or no TPOT sample, and its null summary was read as a number.
   TempDir d("item1");
   const std::vector<std::vector<std::string>> runs = {
-      {"--num-replicas", "2", "--random-output-len", "1"},                    // no TPOT anywhere
-      {"--num-replicas", "2", "--num-prompts", "1"},                          // replica 1 idle
+      {"--num-replicas", "2", "--random-output-len", "1"},  // no TPOT anywhere
+      {"--num-replicas", "2", "--num-prompts", "1"},        // replica 1 idle
       {"--num-replicas", "4", "--num-prompts", "100", "--warmup-requests", "97"},  // 3 measured
   };
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -86,8 +85,7 @@ TEST_CASE("replicas without a TTFT or TPOT sample: no abort, a result file",
   CHECK_FALSE(fs::exists(none));
 }
 
-TEST_CASE("request rate 1e-6 over 1,000 prompts: bounded memory",
-          "[cli][hardening]") {
+TEST_CASE("request rate 1e-6 over 1,000 prompts: bounded memory", "[cli][hardening]") {
   // The run spans about 1e9 simulated seconds. vLLM's peak output throughput counts tokens in
   // one-second buckets; a dense vector of them took 7.8 GB. The buckets are now sparse when
   // there are fewer steps than seconds: the whole run fits in a few MiB.
@@ -128,14 +126,14 @@ TEST_CASE("multi-file output: written together or not at all, no temporary left"
     CHECK(fs::is_directory(d.path / "b.csv"));
   }
   SECTION("a write fails (its folder is missing): nothing is renamed") {
-    CHECK_THROWS_AS(
-        write_files_atomically({{d / "c.json", "{}\n"}, {d / "nope/c.csv", "x\n"}}), ConfigError);
+    CHECK_THROWS_AS(write_files_atomically({{d / "c.json", "{}\n"}, {d / "nope/c.csv", "x\n"}}),
+                    ConfigError);
     CHECK(d.names().empty());
   }
   SECTION("sweep and plan refuse a CSV path that cannot be written before any work") {
     fs::create_directory(d.path / "p.csv");
-    const Outcome o = run({"plan", "--target-qps", "10", "--slo", "p99_ttft_ms<=500",
-                           "--output", d / "p.json"});
+    const Outcome o =
+        run({"plan", "--target-qps", "10", "--slo", "p99_ttft_ms<=500", "--output", d / "p.json"});
     CHECK(o.code == 2);
     CHECK(o.err.find("(its CSV)") != std::string::npos);
     CHECK(d.names() == std::vector<std::string>{"p.csv"});
@@ -172,8 +170,8 @@ TEST_CASE("calibrate: a degenerate serving fit is refused unless --force",
   std::ofstream(d.path / "absurd.json") << vllm_result(20, 500.0, 5.0);
   const std::string out = d / "cal.json";
   // --tensor-parallel-size is a calibrate flag, as it is validate's.
-  const std::vector<std::string> args = {"calibrate", "--gpu", "h100-sxm", "-tp", "1",
-                                         "--measured", d / "absurd.json", "--out", out};
+  const std::vector<std::string> args = {"calibrate",  "--gpu",           "h100-sxm", "-tp", "1",
+                                         "--measured", d / "absurd.json", "--out",    out};
   const Outcome o = run(args);
   CHECK(o.code == 1);
   CHECK(o.err.find("servesim: degenerate fit: ") != std::string::npos);
@@ -196,8 +194,8 @@ TEST_CASE("calibrate on a summary-only result without token totals: refused",
   std::ofstream(d.path / "s.json")
       << R"({"backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
             "request_rate": 1.0, "completed": 5, "mean_ttft_ms": 55, "mean_tpot_ms": 9})";
-  const Outcome o = run({"calibrate", "--gpu", "h100-sxm", "-tp", "1", "--measured",
-                         d / "s.json", "--out", d / "cal.json"});
+  const Outcome o = run({"calibrate", "--gpu", "h100-sxm", "-tp", "1", "--measured", d / "s.json",
+                         "--out", d / "cal.json"});
   CHECK(o.code == 2);
   CHECK(o.err.find("s.json: no per-request data and no usable mean input length") !=
         std::string::npos);
@@ -218,8 +216,7 @@ TEST_CASE("measured runs: a runs/*.json glob that picks up sidecar files",
   CHECK(o.out.find("over 1 run(s)") != std::string::npos);
 }
 
-TEST_CASE("repeated flags: the last one wins, as with vLLM's argparse",
-          "[cli][hardening]") {
+TEST_CASE("repeated flags: the last one wins, as with vLLM's argparse", "[cli][hardening]") {
   const Outcome o = run({"simulate", "--num-prompts", "5", "--num-prompts", "7"});
   CHECK(o.code == 0);
   CHECK(o.out.find("Successful requests:                     7") != std::string::npos);
@@ -229,8 +226,7 @@ TEST_CASE("unknown flags are named in the order given", "[cli][hardening]") {
   // CLI11 2.1 joined them from the back: "2 --bar 1 --foo".
   const Outcome o = run({"simulate", "--foo", "1", "--bar", "2"});
   CHECK(o.code == 2);
-  CHECK(o.err ==
-        "servesim: error: The following arguments were not expected: --foo 1 --bar 2\n");
+  CHECK(o.err == "servesim: error: The following arguments were not expected: --foo 1 --bar 2\n");
   const Outcome one = run({"simulate", "--foo"});
   CHECK(one.code == 2);
   CHECK(one.err == "servesim: error: The following argument was not expected: --foo\n");
@@ -242,7 +238,8 @@ TEST_CASE("negative measured TTFT: refused naming the file and the request",
   json j = json::parse(vllm_result(2, 0.05, 0.01));
   j["ttfts"][0] = -0.05;
   std::ofstream(d.path / "neg.json") << j.dump();
-  const Outcome o = run({"validate", "--gpu", "h100-sxm", "-tp", "1", "--measured", d / "neg.json"});
+  const Outcome o =
+      run({"validate", "--gpu", "h100-sxm", "-tp", "1", "--measured", d / "neg.json"});
   CHECK(o.code == 2);
   CHECK(o.err.find("neg.json: ttfts[0] is -0.050000; expected a time >= 0") != std::string::npos);
 }

@@ -21,8 +21,8 @@ using testing::Outcome;
 using testing::run;
 
 std::vector<std::string> small(const std::string& gpu) {
-  return {"simulate", "--model", "llama-3.1-8b", "--gpu", gpu, "--num-prompts", "50",
-          "--request-rate", "10", "--random-output-len", "16"};
+  return {"simulate",       "--model", "llama-3.1-8b",        "--gpu", gpu, "--num-prompts", "50",
+          "--request-rate", "10",      "--random-output-len", "16"};
 }
 
 TEST_CASE("simulate reports where the kernel times come from", "[cli][kernels]") {
@@ -47,7 +47,8 @@ TEST_CASE("simulate reports where the kernel times come from", "[cli][kernels]")
         std::string::npos);
 }
 
-TEST_CASE("kernel table flag: a profile without kernels is one clear error", "[cli][kernels][errors]") {
+TEST_CASE("kernel table flag: a profile without kernels is one clear error",
+          "[cli][kernels][errors]") {
   auto args = small("h100-sxm");
   args.insert(args.end(), {"--kernel-table", "hardware/calibration/h100-sxm.json"});
   Outcome o = run(args);

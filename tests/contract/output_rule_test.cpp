@@ -28,9 +28,9 @@ namespace servesim::app {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::file_text;
 using testing::Outcome;
 using testing::run;
-using testing::file_text;
 using testing::TempDir;
 
 std::string lower(std::string s) {
@@ -55,9 +55,9 @@ bool looks_like_output(const OptionInfo& o) {
   for (std::string w; std::getline(name, w, '-');) {
     if (!w.empty()) words.push_back(w);
   }
-  static const std::set<std::string> kWords = {"out",  "output", "outputs", "write", "save",
-                                               "report", "result", "results", "file", "filename",
-                                               "dir",  "folder", "part",    "log",   "dump"};
+  static const std::set<std::string> kWords = {"out",    "output", "outputs", "write", "save",
+                                               "report", "result", "results", "file",  "filename",
+                                               "dir",    "folder", "part",    "log",   "dump"};
   if (!words.empty() && (kWords.count(words.front()) > 0 || kWords.count(words.back()) > 0)) {
     return true;
   }
@@ -104,15 +104,26 @@ TEST_CASE("output rule: every option that names a file to write is a registered 
 // table for kernel-check), so that the input case has an input to protect.
 std::vector<std::string> base_args(const std::string& command, const TempDir& d) {
   const std::string c = d / "c.json";
-  if (command == "simulate") return {"simulate", "--num-prompts", "4", "--config", c, "--save-result"};
-  if (command == "sweep") return {"sweep", "--request-rate", "1", "--num-prompts", "4", "--config", c};
+  if (command == "simulate")
+    return {"simulate", "--num-prompts", "4", "--config", c, "--save-result"};
+  if (command == "sweep")
+    return {"sweep", "--request-rate", "1", "--num-prompts", "4", "--config", c};
   if (command == "compare") {
-    return {"compare", "--vary", "max-num-seqs=8,16", "--seeds", "2", "--num-prompts", "4",
-            "--config", c};
+    return {"compare",       "--vary", "max-num-seqs=8,16", "--seeds", "2",
+            "--num-prompts", "4",      "--config",          c};
   }
   if (command == "plan") {
-    return {"plan", "--target-qps", "1", "--slo", "p99_ttft_ms<=100000", "--seeds", "1",
-            "--num-prompts", "4", "--config", c};
+    return {"plan",
+            "--target-qps",
+            "1",
+            "--slo",
+            "p99_ttft_ms<=100000",
+            "--seeds",
+            "1",
+            "--num-prompts",
+            "4",
+            "--config",
+            c};
   }
   if (command == "matrix") return {"matrix", "--num-prompts", "4", "--config", c};
   if (command == "validate") {
@@ -138,9 +149,10 @@ std::vector<std::string> with_flag(const OutputFlag& f, const std::string& value
   return a;
 }
 
-TEST_CASE("output rule: every output flag refuses a device, a symlink and an input, before any "
-          "work, and changes none of them",
-          "[cli][reliability][outputs]") {
+TEST_CASE(
+    "output rule: every output flag refuses a device, a symlink and an input, before any "
+    "work, and changes none of them",
+    "[cli][reliability][outputs]") {
   for (const OutputFlag& f : output_flags()) {
     INFO(f.command << " " << f.flag << " (" << f.kind << ")");
     TempDir d("output_rule");
@@ -162,8 +174,8 @@ TEST_CASE("output rule: every output flag refuses a device, a symlink and an inp
     };
     // Whatever the case, the folder keeps exactly its files, unchanged (no temporary left).
     auto same_folder = [&]() {
-      CHECK(d.names() == std::vector<std::string>{"c.json", "link.json", "m.json", "mlp.csv",
-                                                  "target.json"});
+      CHECK(d.names() ==
+            std::vector<std::string>{"c.json", "link.json", "m.json", "mlp.csv", "target.json"});
       CHECK(file_text(d / "c.json") == config_text);
       CHECK(file_text(d / "target.json") == "keep");
       CHECK(fs::is_symlink(d / "link.json"));
@@ -181,7 +193,7 @@ TEST_CASE("output rule: every output flag refuses a device, a symlink and an inp
       same_folder();
     }
     if (f.kind == "folder") continue;  // the files inside are checked when written
-    {  // A symbolic link: rename would replace the link.
+    {                                  // A symbolic link: rename would replace the link.
       const Outcome o = attempt(d / "link.json");
       INFO(o.err);
       CHECK(o.code == 2);
@@ -208,8 +220,8 @@ TEST_CASE("output rule: merge never writes over the part files it merges",
   // replays the study, whose output would replace the part being merged.
   TempDir d("output_rule_merge");
   const std::string part = d / "p0.json";
-  const std::vector<std::string> study = {"sweep", "--request-rate", "1", "--num-prompts", "4",
-                                          "--output", part};
+  const std::vector<std::string> study = {"sweep", "--request-rate", "1", "--num-prompts",
+                                          "4",     "--output",       part};
   std::vector<std::string> shard = study;
   for (const char* a : {"--shard", "0/1", "--part-file"}) shard.push_back(a);
   shard.push_back(part);

@@ -35,8 +35,9 @@ std::string llama8b(const std::string& dtype) {
 
 json result_of(const TempDir& d, const std::string& model, std::vector<std::string> extra) {
   const std::string file = d / ("r" + std::to_string(d.names().size()) + ".json");
-  std::vector<std::string> args = {"simulate", "--model", model, "--num-prompts", "4",
-                                   "--save-result", "--result-filename", file};
+  std::vector<std::string> args = {"simulate",          "--model", model,
+                                   "--num-prompts",     "4",       "--save-result",
+                                   "--result-filename", file};
   args.insert(args.end(), extra.begin(), extra.end());
   const Outcome o = run(args);
   INFO(o.err);

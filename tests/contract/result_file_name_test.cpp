@@ -23,9 +23,9 @@ namespace servesim::app {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::file_text;
 using testing::Outcome;
 using testing::run;
-using testing::file_text;
 using testing::TempDir;
 
 // Sets (or, with nullopt, unsets) an environment variable for the scope; restores it after.
@@ -87,8 +87,8 @@ TEST_CASE("default result name: the wall-clock date as vLLM's, the content's dat
 TEST_CASE("result files are never replaced without --overwrite", "[cli][reliability][outputs]") {
   TempDir d("result_name_overwrite");
   EnvVar epoch("SOURCE_DATE_EPOCH", "86400");  // 1970-01-02: the same name at every run
-  const std::vector<std::string> args = {"simulate",      "--num-prompts", "4", "--save-result",
-                                         "--result-dir", d.path.string()};
+  const std::vector<std::string> args = {"simulate",      "--num-prompts", "4",
+                                         "--save-result", "--result-dir",  d.path.string()};
   const Outcome first = run(args);
   REQUIRE(first.code == 0);
   const fs::path file = d.path / "vllm-infqps-llama-3.1-8b-19700102-000000.json";
@@ -115,11 +115,13 @@ TEST_CASE("result files are never replaced without --overwrite", "[cli][reliabil
     CHECK(file_text(file) != text);  // another seed, other numbers
     CHECK(d.names().size() == 1);
   }
-  SECTION("an explicit --result-filename that exists is refused too, and replaced with "
-          "--overwrite") {
+  SECTION(
+      "an explicit --result-filename that exists is refused too, and replaced with "
+      "--overwrite") {
     std::ofstream(d.path / "mine.json") << "keep";
-    std::vector<std::string> named = {"simulate", "--num-prompts", "4", "--save-result",
-                                      "--result-filename", (d.path / "mine.json").string()};
+    std::vector<std::string> named = {
+        "simulate",      "--num-prompts",     "4",
+        "--save-result", "--result-filename", (d.path / "mine.json").string()};
     const Outcome refused = run(named);
     CHECK(refused.code == 2);
     CHECK(refused.err.find("--result-filename: '" + (d.path / "mine.json").string() +
@@ -147,7 +149,8 @@ TEST_CASE("a result file that appears while the run simulates is not replaced",
   CHECK_THROWS(metrics::write_atomically(
       d / "new.json", [](std::ostream&) { throw ConfigError("interrupted"); }, false));
   CHECK(d.names() == std::vector<std::string>{"r.json"});
-  metrics::write_atomically(d / "new.json", [](std::ostream& out) { out << "x"; }, false);
+  metrics::write_atomically(
+      d / "new.json", [](std::ostream& out) { out << "x"; }, false);
   CHECK(file_text(d / "new.json") == "x");
 }
 

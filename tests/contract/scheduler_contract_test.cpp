@@ -27,7 +27,7 @@ void check_contract(const SimulationConfig& c) {
   const SimulationResult r = run_simulation(c, p);
   const ReplicaStats& s = r.replica_stats.at(0);
   INFO("seed " << c.workload.seed << " max_num_seqs " << p.engine.max_num_seqs << " budget "
-                << p.engine.max_num_batched_tokens << " blocks " << p.memory.num_blocks);
+               << p.engine.max_num_batched_tokens << " blocks " << p.memory.num_blocks);
   // Limits are never exceeded.
   REQUIRE(s.peak_running <= p.engine.max_num_seqs);
   REQUIRE(s.peak_step_tokens <= p.engine.max_num_batched_tokens);
@@ -152,7 +152,8 @@ TEST_CASE("requests over max-model-len fail with vLLM's reason and the run goes 
   for (const auto& rec : r.records) {
     const bool too_long = rec.prompt_tokens + rec.output_tokens > 1000;
     REQUIRE(rec.failed == too_long);
-    if (too_long) REQUIRE(rec.error.find("maximum context length is 1000 tokens") != std::string::npos);
+    if (too_long)
+      REQUIRE(rec.error.find("maximum context length is 1000 tokens") != std::string::npos);
   }
 }
 
@@ -189,8 +190,7 @@ TEST_CASE("the calibration shipped for a GPU applies by default, none turns it o
   c.gpu = "a100-80gb";
   c.calibration = "";
   const PreparedDeployment a100 = prepare_deployment(c);
-  REQUIRE(a100.calibration_source.find("hardware/calibration/a100-80gb.json") !=
-          std::string::npos);
+  REQUIRE(a100.calibration_source.find("hardware/calibration/a100-80gb.json") != std::string::npos);
   REQUIRE(a100.client_ttft_overhead_s > 0);
   c.calibration = "none";
   const PreparedDeployment a100_none = prepare_deployment(c);

@@ -1,7 +1,7 @@
 // Datasets and trace replay through the command line: a result file replayed as a trace gives
 // the same latencies; bad trace rows exit 2 naming file and line with nothing written; matrix.
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <unistd.h>
 
@@ -41,17 +41,24 @@ TEST_CASE("a --save-detailed result replayed as a vllm-result trace gives the sa
   // shift changes no latency. Expectations: identical input/output lengths, start times shifted
   // by the first one (to 1 ns), and identical TTFT and E2E arrays.
   const fs::path dir = temp_dir();
-  const std::vector<std::string> common = {"--model", "llama-3.1-8b", "--gpu", "h100-sxm",
-                                           "--save-detailed", "--result-dir", dir.string()};
-  std::vector<std::string> a = {"simulate", "--num-prompts", "150", "--request-rate", "12",
-                                "--random-input-len", "700", "--random-range-ratio", "0.5",
-                                "--random-output-len", "90", "--seed", "4",
-                                "--result-filename", "a.json"};
+  const std::vector<std::string> common = {"--model",   "llama-3.1-8b",    "--gpu",
+                                           "h100-sxm",  "--save-detailed", "--result-dir",
+                                           dir.string()};
+  std::vector<std::string> a = {"simulate", "--num-prompts",       "150",   "--request-rate",
+                                "12",       "--random-input-len",  "700",   "--random-range-ratio",
+                                "0.5",      "--random-output-len", "90",    "--seed",
+                                "4",        "--result-filename",   "a.json"};
   a.insert(a.end(), common.begin(), common.end());
   REQUIRE(run(a).code == 0);
-  std::vector<std::string> b = {"simulate", "--dataset-name", "trace", "--trace-format",
-                                "vllm-result", "--trace", (dir / "a.json").string(),
-                                "--result-filename", "b.json"};
+  std::vector<std::string> b = {"simulate",
+                                "--dataset-name",
+                                "trace",
+                                "--trace-format",
+                                "vllm-result",
+                                "--trace",
+                                (dir / "a.json").string(),
+                                "--result-filename",
+                                "b.json"};
   b.insert(b.end(), common.begin(), common.end());
   const Outcome ob = run(b);
   INFO(ob.err);
@@ -77,7 +84,8 @@ TEST_CASE("a bad trace row exits 2 naming file and line, and writes nothing", "[
                          trace.string(), "--save-result", "--result-dir", dir.string(),
                          "--result-filename", "r.json"});
   CHECK(o.code == 2);
-  CHECK(o.err.find(trace.string() + ":3: column 'output_tokens' has value 'x'") != std::string::npos);
+  CHECK(o.err.find(trace.string() + ":3: column 'output_tokens' has value 'x'") !=
+        std::string::npos);
   CHECK_FALSE(fs::exists(dir / "r.json"));
   fs::remove_all(dir);
 }
@@ -87,10 +95,26 @@ TEST_CASE("trace replay is deterministic: same command, byte-identical file", "[
   const std::string trace =
       std::string(SERVESIM_REALDATA_DIR) + "/mooncake_traces/conversation_trace.jsonl";
   auto go = [&](const std::string& name) {
-    return run({"simulate", "--dataset-name", "trace", "--trace-format", "mooncake", "--trace",
-                trace, "--trace-duration", "60", "--request-rate", "2", "--num-replicas", "2",
-                "--router", "prefix-aware", "--save-result", "--result-dir", dir.string(),
-                "--result-filename", name});
+    return run({"simulate",
+                "--dataset-name",
+                "trace",
+                "--trace-format",
+                "mooncake",
+                "--trace",
+                trace,
+                "--trace-duration",
+                "60",
+                "--request-rate",
+                "2",
+                "--num-replicas",
+                "2",
+                "--router",
+                "prefix-aware",
+                "--save-result",
+                "--result-dir",
+                dir.string(),
+                "--result-filename",
+                name});
   };
   REQUIRE(go("x.json").code == 0);
   REQUIRE(go("y.json").code == 0);
@@ -112,10 +136,10 @@ TEST_CASE("simulate prints and records the mean lengths it sent, and sharegpt is
   // set). The table's line and the result file's servesim.sent agree, and with every request
   // completed they equal vLLM's total_input_tokens / completed and total_output_tokens / completed.
   const fs::path dir = temp_dir();
-  const Outcome o = run({"simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
-                         "--dataset-name", "sharegpt", "--num-prompts", "1000", "--request-rate",
-                         "20", "--save-result", "--result-dir", dir.string(), "--result-filename",
-                         "s.json"});
+  const Outcome o =
+      run({"simulate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--dataset-name", "sharegpt",
+           "--num-prompts", "1000", "--request-rate", "20", "--save-result", "--result-dir",
+           dir.string(), "--result-filename", "s.json"});
   INFO(o.err);
   REQUIRE(o.code == 0);
   const json j = read(dir / "s.json");
@@ -150,8 +174,8 @@ TEST_CASE("simulate prints and records the mean lengths it sent, and sharegpt is
 }
 
 TEST_CASE("matrix prints one row per standard workload", "[cli][matrix]") {
-  const Outcome o = run({"matrix", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
-                         "--num-prompts", "40"});
+  const Outcome o =
+      run({"matrix", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--num-prompts", "40"});
   INFO(o.err);
   REQUIRE(o.code == 0);
   for (const char* row : {"short chat", "long prefill", "long decode", "saturating mix",
@@ -167,12 +191,12 @@ TEST_CASE("matrix: each row's prediction basis, in the table and the JSON", "[cl
   // The vLLM 0.11 async H200 profile was fitted on closed-loop runs only: every matrix row (open
   // loop or a burst) lies outside it, each for its own load.
   namespace fs = std::filesystem;
-  const fs::path out = fs::temp_directory_path() /
-                       ("servesim_matrix_basis_" + std::to_string(::getpid()) + ".json");
-  const Outcome o = run({"matrix", "--model", "llama-3.1-70b-fp8", "--quantization", "fp8",
-                         "--gpu", "h200", "-tp", "2", "--vllm-version", "0.11",
-                         "--async-scheduling", "--max-model-len", "16384", "--num-prompts", "40",
-                         "--output", out.string()});
+  const fs::path out =
+      fs::temp_directory_path() / ("servesim_matrix_basis_" + std::to_string(::getpid()) + ".json");
+  const Outcome o =
+      run({"matrix", "--model", "llama-3.1-70b-fp8", "--quantization", "fp8", "--gpu", "h200",
+           "-tp", "2", "--vllm-version", "0.11", "--async-scheduling", "--max-model-len", "16384",
+           "--num-prompts", "40", "--output", out.string()});
   INFO(o.err);
   REQUIRE(o.code == 0);
   CHECK(o.out.find("Prediction basis of saturating mix: transferred — "

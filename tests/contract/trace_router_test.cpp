@@ -80,8 +80,8 @@ TEST_CASE("prefix-aware routing: a chain that matches only its first block sprea
     std::ofstream out(path);
     for (int i = 0; i < 200; ++i) {
       out << "{\"timestamp\": " << 50 * i << ", \"input_length\": 2048, \"output_length\": 16, "
-          << "\"hash_ids\": [7, " << 10000 + 3 * i << ", " << 10001 + 3 * i << ", "
-          << 10002 + 3 * i << "]}\n";
+          << "\"hash_ids\": [7, " << 10000 + 3 * i << ", " << 10001 + 3 * i << ", " << 10002 + 3 * i
+          << "]}\n";
     }
   }
   const SimulationConfig c = four_replicas(path, "prefix-aware");

@@ -51,7 +51,8 @@ TEST_CASE("split_shell_words reads a pasted line as bash would", "[cli][vllm]") 
             std::string::npos);
     }
   };
-  CHECK(split_shell_words("a \"5$\" 'x$y' $", "--f") == std::vector<std::string>{"a", "5$", "x$y", "$"});
+  CHECK(split_shell_words("a \"5$\" 'x$y' $", "--f") ==
+        std::vector<std::string>{"a", "5$", "x$y", "$"});
   refused("vllm bench serve --model $MODEL", "the shell expansion $MODEL");
   refused("vllm bench serve --model \"$(cat m)\"", "the command substitution $(…)");
   refused("vllm bench serve --model `cat m`", "the command substitution `…`");
@@ -68,12 +69,12 @@ TEST_CASE("split_shell_words reads a pasted line as bash would", "[cli][vllm]") 
 TEST_CASE("vLLM flags that change nothing simulated are accepted, named once, and recorded",
           "[cli][vllm]") {
   const fs::path dir = temp_dir();
-  const std::vector<std::string> base = {"simulate", "--num-prompts", "100", "--request-rate", "8",
-                                         "--random-output-len", "32"};
+  const std::vector<std::string> base = {"simulate", "--num-prompts",       "100", "--request-rate",
+                                         "8",        "--random-output-len", "32"};
   std::vector<std::string> with = base;
   with.insert(with.end(), {"--backend", "vllm", "--endpoint", "/v1/completions", "--port", "8000",
-                           "--trust-remote-code", "--served-model-name", "m1", "m2",
-                           "--ignore-eos", "--tokenizer", "meta-llama/Llama-3.1-8B"});
+                           "--trust-remote-code", "--served-model-name", "m1", "m2", "--ignore-eos",
+                           "--tokenizer", "meta-llama/Llama-3.1-8B"});
   const Outcome a = run_to(base, dir, "plain.json");
   const Outcome b = run_to(with, dir, "ignored.json");
   REQUIRE(a.code == 0);
@@ -112,7 +113,8 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
        "--speculative-config: speculative decoding is not modelled yet"},
       {{"--kv-transfer-config", "{}"}, "--kv-transfer-config: KV transfer"},
       {{"--enable-lora"}, "--enable-lora: LoRA adapters are not modelled yet"},
-      {{"--cpu-offload-gb", "10"}, "--cpu-offload-gb: weight offload to CPU memory is not modelled"},
+      {{"--cpu-offload-gb", "10"},
+       "--cpu-offload-gb: weight offload to CPU memory is not modelled"},
       {{"--kv-offloading-size", "8"}, "--kv-offloading-size: KV cache offload to CPU memory"},
       {{"--dtype", "int8"}, "--dtype: 'int8' is not supported"},
       {{"--endpoint", "/v1/chat/completions"}, "--endpoint /v1/chat/completions: chat completions"},
@@ -122,8 +124,9 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
       {{"--load-format", "bitsandbytes"}, "--load-format bitsandbytes:"},
   };
   for (const auto& [extra, message] : cases) {
-    std::vector<std::string> args = {"simulate", "--num-prompts", "50", "--save-result",
-                                     "--result-filename", (dir / "r.json").string()};
+    std::vector<std::string> args = {
+        "simulate",      "--num-prompts",     "50",
+        "--save-result", "--result-filename", (dir / "r.json").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     const Outcome o = run(args);
     INFO(o.err);
@@ -133,7 +136,8 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
     CHECK_FALSE(fs::exists(dir / "r.json"));
   }
   // Every run command refuses them (plan here), before any work.
-  const Outcome p = run({"plan", "--target-qps", "5", "--slo", "p99_ttft_ms<=500", "--enable-lora"});
+  const Outcome p =
+      run({"plan", "--target-qps", "5", "--slo", "p99_ttft_ms<=500", "--enable-lora"});
   CHECK(p.code == 2);
   CHECK(p.err.find("--enable-lora: LoRA adapters") != std::string::npos);
   fs::remove_all(dir);
@@ -142,15 +146,13 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
 TEST_CASE("a pasted vllm serve and vllm bench serve line run as the same flags typed",
           "[cli][vllm]") {
   const fs::path dir = temp_dir();
-  const Outcome typed =
-      run_to({"simulate", "--model", "llama-3.1-8b", "-tp", "2", "--max-num-seqs", "64",
-              "--dataset-name", "random", "--random-input-len", "1024", "--num-prompts", "300",
-              "--request-rate", "10"},
-             dir, "typed.json");
+  const Outcome typed = run_to(
+      {"simulate", "--model", "llama-3.1-8b", "-tp", "2", "--max-num-seqs", "64", "--dataset-name",
+       "random", "--random-input-len", "1024", "--num-prompts", "300", "--request-rate", "10"},
+      dir, "typed.json");
   const Outcome pasted = run_to(
       {"simulate", "--vllm-serve-cmd",
-       "vllm serve llama-3.1-8b --tensor-parallel-size 2 --max-num-seqs 64",
-       "--vllm-bench-cmd",
+       "vllm serve llama-3.1-8b --tensor-parallel-size 2 --max-num-seqs 64", "--vllm-bench-cmd",
        "vllm bench serve --model llama-3.1-8b --dataset-name random --random-input-len 1024 "
        "--num-prompts 300 --request-rate 10"},
       dir, "pasted.json");
@@ -160,8 +162,8 @@ TEST_CASE("a pasted vllm serve and vllm bench serve line run as the same flags t
   CHECK(slurp(dir / "typed.json") == slurp(dir / "pasted.json"));
 
   // After `--`, and with a flag typed on servesim's line: the typed one wins wherever it is.
-  const Outcome dashed = run_to({"simulate", "--num-prompts", "300", "--", "vllm", "bench",
-                                 "serve", "--model", "llama-3.1-8b", "--num-prompts", "999",
+  const Outcome dashed = run_to({"simulate", "--num-prompts", "300", "--", "vllm", "bench", "serve",
+                                 "--model", "llama-3.1-8b", "--num-prompts", "999",
                                  "--request-rate", "10", "--random-input-len", "1024"},
                                 dir, "dashed.json");
   REQUIRE(dashed.code == 0);
@@ -172,7 +174,8 @@ TEST_CASE("a pasted vllm serve and vllm bench serve line run as the same flags t
 }
 
 // A real command line, copied as printed from vLLM's documentation: docs/benchmarking/cli.md,
-// "Prefix Repetition Dataset" (vllm-project/vllm at commit 9ba5e24cf917f98c4d60f9ede0b837f71dfa12b0).
+// "Prefix Repetition Dataset" (vllm-project/vllm at commit
+// 9ba5e24cf917f98c4d60f9ede0b837f71dfa12b0).
 const char kVllmDocsPrefixRepetition[] = R"(vllm bench serve \
   --backend openai \
   --model meta-llama/Llama-2-7b-chat-hf \
@@ -192,14 +195,13 @@ const char kVllmDocsSpeculative[] = R"(vllm serve meta-llama/Meta-Llama-3-8B-Ins
 TEST_CASE("a vllm bench serve line from vLLM's documentation runs as pasted", "[cli][vllm]") {
   const fs::path dir = temp_dir();
   // servesim's --model typed after the line wins over the line's Hugging Face id.
-  const Outcome pasted = run_to(
-      {"simulate", "--vllm-bench-cmd", kVllmDocsPrefixRepetition, "--model", "llama-2-7b"}, dir,
-      "pasted.json");
+  const Outcome pasted =
+      run_to({"simulate", "--vllm-bench-cmd", kVllmDocsPrefixRepetition, "--model", "llama-2-7b"},
+             dir, "pasted.json");
   const Outcome typed = run_to(
-      {"simulate", "--model", "llama-2-7b", "--dataset-name", "prefix_repetition",
-       "--num-prompts", "100", "--prefix-repetition-prefix-len", "512",
-       "--prefix-repetition-suffix-len", "128", "--prefix-repetition-num-prefixes", "5",
-       "--prefix-repetition-output-len", "128"},
+      {"simulate", "--model", "llama-2-7b", "--dataset-name", "prefix_repetition", "--num-prompts",
+       "100", "--prefix-repetition-prefix-len", "512", "--prefix-repetition-suffix-len", "128",
+       "--prefix-repetition-num-prefixes", "5", "--prefix-repetition-output-len", "128"},
       dir, "typed.json");
   INFO(pasted.err);
   REQUIRE(pasted.code == 0);
@@ -248,8 +250,7 @@ TEST_CASE("a pasted line with what servesim cannot read is refused by name",
          "--dtype is a flag of vllm serve, not of vllm bench serve");
   expect({"simulate", "--vllm-serve-cmd", "vllm serve llama-3.1-8b --gpu h200"},
          "--gpu is servesim's flag, not vllm serve's");
-  expect({"simulate", "--vllm-bench-cmd", "vllm bench serve --num-prompts 10"},
-         "names no --model");
+  expect({"simulate", "--vllm-bench-cmd", "vllm bench serve --num-prompts 10"}, "names no --model");
   expect({"simulate", "--vllm-serve-cmd", "CUDA_VISIBLE_DEVICES=0,1 vllm serve llama-3.1-8b"},
          "the environment variable CUDA_VISIBLE_DEVICES is not read");
   expect({"simulate", "--vllm-bench-cmd", "vllm serve llama-3.1-8b"},

@@ -1,8 +1,8 @@
 // Job arrays: `--shard I/N` parts merged by `servesim merge` equal one process's output, byte for
 // byte, for every study command; missing, duplicated and foreign parts are errors that name them.
 // Also the executor contract (sim/base/executor.h) on threads and on a replay.
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <unistd.h>
 
@@ -46,7 +46,8 @@ std::string slurp(const fs::path& p) {
 struct Scratch {
   fs::path dir;
   explicit Scratch(const std::string& name)
-      : dir(fs::temp_directory_path() / ("servesim_shard_" + name + "_" + std::to_string(getpid()))) {
+      : dir(fs::temp_directory_path() /
+            ("servesim_shard_" + name + "_" + std::to_string(getpid()))) {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -115,13 +116,29 @@ TEST_CASE("sweep: shards 0..N-1 merged equal one process, early stop included", 
 }
 
 TEST_CASE("plan: shards merged equal one process", "[distributed]") {
-  check_shards_equal_one_process(
-      "plan",
-      {"plan", "--model", "llama-3.1-8b", "--target-qps", "30", "--slo", "p99_ttft_ms<=400",
-       "--slo", "p99_tpot_ms<=40", "--gpu", "h100-sxm,l40s", "--tensor-parallel-size", "1,2",
-       "--num-prompts", "200", "--random-input-len", "256", "--random-output-len", "32",
-       "--seeds", "2"},
-      "--output", {"plan.json", "plan.csv"}, 2);
+  check_shards_equal_one_process("plan",
+                                 {"plan",
+                                  "--model",
+                                  "llama-3.1-8b",
+                                  "--target-qps",
+                                  "30",
+                                  "--slo",
+                                  "p99_ttft_ms<=400",
+                                  "--slo",
+                                  "p99_tpot_ms<=40",
+                                  "--gpu",
+                                  "h100-sxm,l40s",
+                                  "--tensor-parallel-size",
+                                  "1,2",
+                                  "--num-prompts",
+                                  "200",
+                                  "--random-input-len",
+                                  "256",
+                                  "--random-output-len",
+                                  "32",
+                                  "--seeds",
+                                  "2"},
+                                 "--output", {"plan.json", "plan.csv"}, 2);
 }
 
 TEST_CASE("compare: shards merged equal one process", "[distributed]") {
@@ -136,8 +153,8 @@ TEST_CASE("validate: shards merged equal one process", "[distributed]") {
   check_shards_equal_one_process(
       "validate",
       {"validate", "--calibration", "none", "--measured", kMeasured + "sglang_bench_serving.jsonl",
-       kMeasured + "profile_export_genai_perf.json", "--model", "llama-3.1-8b", "--gpu",
-       "h100-sxm", "-tp", "1"},
+       kMeasured + "profile_export_genai_perf.json", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
+       "-tp", "1"},
       "--output", {"validate.json"}, 2);
 }
 
@@ -219,20 +236,20 @@ TEST_CASE("The shard flag takes I/N with 0 <= I < N, and calibrate refuses it", 
   }
   // The boundary: N-1 of N is a valid shard.
   Scratch s("boundary");
-  CHECK(run({"sweep", "--request-rate", "5", "--num-prompts", "20", "--shard", "1/2",
-             "--part-file", s / "p"})
+  CHECK(run({"sweep", "--request-rate", "5", "--num-prompts", "20", "--shard", "1/2", "--part-file",
+             s / "p"})
             .code == 0);
-  const CliRun c = run({"calibrate", "--gpu", "h100-sxm", "--measured",
-                        kMeasured + "sglang_bench_serving.jsonl", "--out", s / "c.json",
-                        "--shard", "0/2"});
+  const CliRun c =
+      run({"calibrate", "--gpu", "h100-sxm", "--measured", kMeasured + "sglang_bench_serving.jsonl",
+           "--out", s / "c.json", "--shard", "0/2"});
   CHECK(c.code == 2);
   CHECK_THAT(c.err, Contains("--shard: calibrate is an iterative fit"));
   CHECK(run({"sweep", "--request-rate", "5", "--part-file", s / "q"}).code == 2);
 }
 
 TEST_CASE("docs/cli.md documents --shard, --part-file and merge", "[distributed][docs]") {
-  const std::string doc = slurp(fs::path(SERVESIM_TEST_DATA_DIR).parent_path().parent_path() /
-                                "docs" / "cli.md");
+  const std::string doc =
+      slurp(fs::path(SERVESIM_TEST_DATA_DIR).parent_path().parent_path() / "docs" / "cli.md");
   for (const char* s : {"`--shard`", "`--part-file`", "servesim merge"}) {
     INFO(s);
     CHECK(doc.find(s) != std::string::npos);
@@ -286,8 +303,8 @@ TEST_CASE("ShardExecutor + ReplayExecutor reproduce the one-process loop", "[dis
       ex.run(s.loop(), nullptr);
       FAIL("a shard stops with ShardComplete");
     } catch (const distributed::ShardComplete& done) {
-      distributed::PartFile p = distributed::decode_part(distributed::encode_part(done.part()),
-                                                         "p" + std::to_string(i));
+      distributed::PartFile p =
+          distributed::decode_part(distributed::encode_part(done.part()), "p" + std::to_string(i));
       for (const auto& [k, v] : p.results) CHECK(k % 3 == i);
       parts.push_back(p);
     }
@@ -318,9 +335,9 @@ TEST_CASE("merge refuses a study whose input changed between the shards and the 
   std::vector<std::string> parts;
   for (int i = 0; i < 2; ++i) {
     parts.push_back(s / ("part" + std::to_string(i)));
-    const CliRun r = run({"sweep", "--config", cfg, "--request-rate", "5,10", "--num-prompts",
-                          "50", "--output", s / "out.json", "--shard",
-                          std::to_string(i) + "/2", "--part-file", parts.back()});
+    const CliRun r =
+        run({"sweep", "--config", cfg, "--request-rate", "5,10", "--num-prompts", "50", "--output",
+             s / "out.json", "--shard", std::to_string(i) + "/2", "--part-file", parts.back()});
     INFO(r.err);
     REQUIRE(r.code == 0);
   }
@@ -350,8 +367,13 @@ TEST_CASE("merge: part files with out-of-range or non-integer fields, damaged re
     const std::vector<std::uint8_t> v = json::to_cbor(j);
     return std::string(v.begin(), v.end());
   };
-  const json good = {{"format", "servesim_part/2"}, {"version", "v"}, {"command", {"sweep"}},
-                     {"shard", 0}, {"shards", 1}, {"jobs_total", 1}, {"inputs", json::array()},
+  const json good = {{"format", "servesim_part/2"},
+                     {"version", "v"},
+                     {"command", {"sweep"}},
+                     {"shard", 0},
+                     {"shards", 1},
+                     {"jobs_total", 1},
+                     {"inputs", json::array()},
                      {"results", json::array({json::array({0, json::binary({1, 2})})})}};
   std::string format;
   try {
@@ -377,7 +399,8 @@ TEST_CASE("merge: part files with out-of-range or non-integer fields, damaged re
   };
   // "format" of another type than a string (found by fuzz_merge in CI: a binary string made
   // json::value() throw type_error 302, which escaped as an abort).
-  for (const json& format_value : {json::binary({'s', 'e'}), json(7), json(nullptr), json::array()}) {
+  for (const json& format_value :
+       {json::binary({'s', 'e'}), json(7), json(nullptr), json::array()}) {
     json j = good;
     j["format"] = format_value;
     CAPTURE(format_value.dump());
@@ -416,8 +439,8 @@ TEST_CASE("merge: part files with out-of-range or non-integer fields, damaged re
 TEST_CASE("merge: a sweep part holding another job's point is refused, exit 2",
           "[distributed][fuzz]") {
   Scratch dir("swapped_point");
-  REQUIRE(run({"sweep", "--request-rate", "5,10", "--num-prompts", "20", "--random-input-len",
-               "64", "--random-output-len", "8", "--shard", "0/1", "--part-file", dir / "p"})
+  REQUIRE(run({"sweep", "--request-rate", "5,10", "--num-prompts", "20", "--random-input-len", "64",
+               "--random-output-len", "8", "--shard", "0/1", "--part-file", dir / "p"})
               .code == 0);
   distributed::PartFile part = distributed::read_parts({dir / "p"}).front();
   REQUIRE(part.results.size() == 2);

@@ -78,8 +78,8 @@ TEST_CASE("a decode step at batch 1 is never faster than reading the weights", "
         const double unread = m.tie_word_embeddings ? 0.0 : double(m.vocab_size * m.hidden_size);
         const double params = m.is_moe() ? m.active_param_count() : m.param_count();
         // MXFP4 (gpt-oss): the top-k routed experts' weights at 0.53125 bytes, the rest at w.
-        const double moe_i = double(m.moe_intermediate_size > 0 ? m.moe_intermediate_size
-                                                                : m.intermediate_size);
+        const double moe_i =
+            double(m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size);
         const double routed = m.is_moe() ? double(m.num_layers * m.experts_per_token) * 3.0 *
                                                double(m.hidden_size) * moe_i
                                          : 0.0;
@@ -163,8 +163,8 @@ TEST_CASE("batching disabled: M/D/1 and M/G/1 waiting times (Pollaczek-Khinchine
   // Tolerances: 200k requests; the sample mean of an M/G/1 wait at ρ = 0.5 has a relative
   // standard error below 1%, at ρ = 0.7 below 2% (batch-means estimates on this run length), so
   // 3% and 6% are 3-sigma bounds.
-  for (auto [rho, ratio, tol] : {std::tuple{0.5, 0.0, 0.03}, std::tuple{0.7, 0.0, 0.06},
-                                 std::tuple{0.5, 0.5, 0.03}}) {
+  for (auto [rho, ratio, tol] :
+       {std::tuple{0.5, 0.0, 0.03}, std::tuple{0.7, 0.0, 0.06}, std::tuple{0.5, 0.5, 0.03}}) {
     const QueueRun q = run_single_server(rho, ratio, 200000);
     const double lambda = rho / q.mean_s;
     const double wait = lambda * q.mean_s2 / (2 * (1 - rho));

@@ -34,7 +34,7 @@ SimulationConfig queue_config(int replicas) {
   // Synchronous engine: with async scheduling a finished request keeps its seat one more step,
   // which lengthens the service time this closed form assumes (docs/semantics.md).
   c.engine.async_scheduling = 0;
-  c.calibration = "none";          // no client overhead: TTFT is queueing + the first step
+  c.calibration = "none";  // no client overhead: TTFT is queueing + the first step
   return c;
 }
 

@@ -34,7 +34,9 @@ class Driver : public engine::EventHandler {
  public:
   Driver(FrontEnd& fe, std::vector<double> times, int32_t prompt, int32_t output)
       : fe_(fe), times_(std::move(times)), prompt_(prompt), output_(output) {}
-  void start(engine::Simulator& sim) { sim.schedule_at(SimTime::from_seconds_ceil(times_[0]), this, 0); }
+  void start(engine::Simulator& sim) {
+    sim.schedule_at(SimTime::from_seconds_ceil(times_[0]), this, 0);
+  }
   void on_event(engine::Simulator& sim, int64_t) override {
     workloads::RequestSpec spec;
     spec.id = next_;

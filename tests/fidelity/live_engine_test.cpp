@@ -20,7 +20,8 @@ std::vector<SimTime> batch_tokens(const SimulationResult& r, const metrics::Requ
   std::vector<SimTime> out;
   const metrics::StepEnds& ends = r.step_logs[static_cast<size_t>(rec.replica)].step_end;
   for (const metrics::TokenSegment& s : rec.segments) {
-    for (int64_t k = s.first_step; k <= s.last_step; ++k) out.push_back(ends[static_cast<size_t>(k)]);
+    for (int64_t k = s.first_step; k <= s.last_step; ++k)
+      out.push_back(ends[static_cast<size_t>(k)]);
   }
   return out;
 }

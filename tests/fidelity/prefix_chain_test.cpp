@@ -1,7 +1,7 @@
 // Prefix reuse from a trace: the KV cache's hits on Mooncake hash chains against what the chains
 // predict for an unbounded cache.
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <set>
 #include <string>

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <string>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -58,7 +58,8 @@ SimulationConfig session_config() {
   SimulationConfig c;
   c.model = "llama-3.1-8b";
   c.gpu = "h100-sxm";
-  c.calibration = "none";  // no client overhead: the client learns of a completion at its last token
+  c.calibration =
+      "none";  // no client overhead: the client learns of a completion at its last token
   c.workload.multi_turn = true;
   c.workload.num_prompts = 20;  // conversations
   c.workload.num_turns = 4;
@@ -303,7 +304,8 @@ TEST_CASE("sessions from a trace: each turn at max(answer, sent + recorded gap),
   CHECK(kept_recorded == 6);       // turn 2 (5 s gap)
 }
 
-TEST_CASE("sessions from a trace: --max-concurrency counts sessions", "[fidelity][sessions][trace]") {
+TEST_CASE("sessions from a trace: --max-concurrency counts sessions",
+          "[fidelity][sessions][trace]") {
   // In details: 8 sessions of 3 turns, all first turns recorded at t = 0, --max-concurrency 2.
   // Expectations: a session holds its slot from its first send to its last answer, through its
   // recorded gaps, so at most 2 sessions are active and 2 start at t = 0; 6 first turns wait for

@@ -15,7 +15,8 @@ namespace {
 // stops at -rss_limit_mb (4096 in scripts/sanitize.sh). A smaller budget makes an input that asks
 // for too much meet the guard's ConfigError, as it would on a smaller machine, instead of the RSS
 // limit. An explicit $SERVESIM_MEMORY_BUDGET_MB wins.
-[[maybe_unused]] const bool kBudgetSet = ::setenv("SERVESIM_MEMORY_BUDGET_MB", "512", /*overwrite=*/0) == 0;
+[[maybe_unused]] const bool kBudgetSet =
+    ::setenv("SERVESIM_MEMORY_BUDGET_MB", "512", /*overwrite=*/0) == 0;
 
 }  // namespace
 

@@ -35,7 +35,9 @@ void exercise(const KernelProfile& p) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<servesim::fuzz::Reader> readers = {
       {'c', "kernels_h100.csv",
-       [](const std::string& p) { exercise(KernelProfile::from_rows(read_kernel_csv(p), "h100")); }},
+       [](const std::string& p) {
+         exercise(KernelProfile::from_rows(read_kernel_csv(p), "h100"));
+       }},
       {'j', "kernels.json",
        [](const std::string& p) {
          const servesim::calibration::Calibration c = servesim::calibration::load_calibration(p);

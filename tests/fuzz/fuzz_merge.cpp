@@ -42,7 +42,8 @@ void reseal(const std::string& path) {
   j["checksum"] = h;
   const std::vector<std::uint8_t> sealed = nlohmann::json::to_cbor(j);
   std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(sealed.data()), static_cast<std::streamsize>(sealed.size()));
+      .write(reinterpret_cast<const char*>(sealed.data()),
+             static_cast<std::streamsize>(sealed.size()));
 }
 
 void read_and_replay(const std::string& path) {

@@ -5,8 +5,9 @@
 // sweep; the rest is one job's result (CBOR, as to_job_bytes writes it). The target runs a small
 // study of that command once per process with --shard 0/1 (so the part file and its job count
 // come from the tool itself), stores the fuzzed bytes as job 0's result in a copy of that part
-// (the other jobs keep theirs), and runs `servesim merge` on it. Exit 2 (a ConfigError: damaged input) is the contract;
-// exit 1 is an internal error, a bug: the target aborts so that libFuzzer keeps the input.
+// (the other jobs keep theirs), and runs `servesim merge` on it. Exit 2 (a ConfigError: damaged
+// input) is the contract; exit 1 is an internal error, a bug: the target aborts so that libFuzzer
+// keeps the input.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -27,14 +28,29 @@ namespace {
 
 using servesim::distributed::PartFile;
 
-const std::vector<std::string> kCommon = {"--model", "llama-3.1-8b", "--num-prompts", "20",
-                                          "--random-input-len", "64", "--random-output-len", "8"};
+const std::vector<std::string> kCommon = {"--model",
+                                          "llama-3.1-8b",
+                                          "--num-prompts",
+                                          "20",
+                                          "--random-input-len",
+                                          "64",
+                                          "--random-output-len",
+                                          "8"};
 
 std::vector<std::string> study(const std::string& name) {
   std::vector<std::string> args;
   if (name == "plan") {
-    args = {"plan", "--target-qps", "5", "--slo", "p99_ttft_ms<=400", "--gpu", "h100-sxm",
-            "--tensor-parallel-size", "1,2", "--seeds", "1"};
+    args = {"plan",
+            "--target-qps",
+            "5",
+            "--slo",
+            "p99_ttft_ms<=400",
+            "--gpu",
+            "h100-sxm",
+            "--tensor-parallel-size",
+            "1,2",
+            "--seeds",
+            "1"};
   } else if (name == "compare") {
     args = {"compare", "--vary", "max-num-seqs=32,256", "--request-rate", "5", "--seeds", "2"};
   } else {
@@ -62,7 +78,8 @@ const PartFile& part_of(const std::string& name) {
   args.push_back(path);
   std::string err;
   if (cli(args, &err) != 0) {
-    std::fprintf(stderr, "fuzz_study_results: the %s study failed: %s\n", name.c_str(), err.c_str());
+    std::fprintf(stderr, "fuzz_study_results: the %s study failed: %s\n", name.c_str(),
+                 err.c_str());
     std::abort();
   }
   return parts.emplace(name, servesim::distributed::read_parts({path}).front()).first->second;

@@ -5,8 +5,8 @@
 // is reproduced exactly. Across compilers and libm versions a last-bit difference in a step time
 // can move one event by a nanosecond; 1e-6 relative absorbs that and still catches any real change
 // of behaviour (which moves latencies by far more).
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <unistd.h>
 
@@ -42,8 +42,7 @@ void compare(const json& expected, const json& actual, const std::string& path) 
       compare(expected[i], actual[i], path + "[" + std::to_string(i) + "]");
     }
   } else if (expected.is_number_float() || (expected.is_number() && actual.is_number_float())) {
-    REQUIRE(actual.get<double>() ==
-            Approx(expected.get<double>()).epsilon(1e-6).margin(1e-12));
+    REQUIRE(actual.get<double>() == Approx(expected.get<double>()).epsilon(1e-6).margin(1e-12));
   } else {
     REQUIRE(actual == expected);
   }
@@ -59,7 +58,8 @@ TEST_CASE("golden end-to-end runs reproduce their checked-in results", "[golden]
     std::istringstream words(line.substr(line.find('|') + 1));
     std::vector<std::string> args = {"simulate"};
     for (std::string w; words >> w;) args.push_back(w);
-    const fs::path dir = fs::temp_directory_path() / ("servesim_golden_" + std::to_string(getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("servesim_golden_" + std::to_string(getpid()));
     fs::create_directories(dir);
     args.insert(args.end(), {"--save-result", "--result-dir", dir.string(), "--result-filename",
                              name + ".json"});

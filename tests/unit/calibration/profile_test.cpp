@@ -111,16 +111,17 @@ TEST_CASE("bad calibration files are rejected with the field named", "[calibrati
           "f.json"),
       Catch::Contains("f.json: unknown parameter 'speed' in 'parameters'; expected some of "
                       "compute_efficiency, memory_efficiency,"));
-  REQUIRE_THROWS_WITH(
-      calibration_from_json(nlohmann::json::parse(
-                                R"({"servesim_calibration": 1,
+  REQUIRE_THROWS_WITH(calibration_from_json(nlohmann::json::parse(
+                                                R"({"servesim_calibration": 1,
                                     "parameters": {"compute_efficiency": {"value": 1.5}}})"),
-                            "f.json"),
-      Catch::Contains("compute_efficiency"));
+                                            "f.json"),
+                      Catch::Contains("compute_efficiency"));
 }
 
-TEST_CASE("calibration profiles carry a format_version, and another version or no parameters is "
-          "refused by name", "[calibration]") {
+TEST_CASE(
+    "calibration profiles carry a format_version, and another version or no parameters is "
+    "refused by name",
+    "[calibration]") {
   const std::string params = R"("parameters": {"step_overhead_s": {"value": 1e-4}})";
   // Written since the field exists: format_version 1, read back as version 1.
   Calibration c;
@@ -130,38 +131,38 @@ TEST_CASE("calibration profiles carry a format_version, and another version or n
   REQUIRE(kCalibrationFormatVersion == 1);
   REQUIRE(calibration_from_json(nlohmann::json::parse(j.dump()), "f.json").terms.step_overhead_s);
   // Written before it: only the marker "servesim_calibration": 1, version 1.
-  CHECK(calibration_from_json(nlohmann::json::parse(R"({"servesim_calibration": 1, )" + params + "}"),
-                              "old.json")
+  CHECK(calibration_from_json(
+            nlohmann::json::parse(R"({"servesim_calibration": 1, )" + params + "}"), "old.json")
             .terms.step_overhead_s->value == 1e-4);
+  CHECK_THROWS_WITH(calibration_from_json(
+                        nlohmann::json::parse(
+                            R"({"servesim_calibration": 1, "format_version": 2, )" + params + "}"),
+                        "f.json"),
+                    Catch::StartsWith("f.json: field 'format_version' has value 2; expected 1"));
   CHECK_THROWS_WITH(
       calibration_from_json(
-          nlohmann::json::parse(R"({"servesim_calibration": 1, "format_version": 2, )" + params + "}"),
-          "f.json"),
-      Catch::StartsWith("f.json: field 'format_version' has value 2; expected 1"));
-  CHECK_THROWS_WITH(
-      calibration_from_json(
-          nlohmann::json::parse(R"({"servesim_calibration": 1, "format_version": "1", )" + params + "}"),
+          nlohmann::json::parse(R"({"servesim_calibration": 1, "format_version": "1", )" + params +
+                                "}"),
           "f.json"),
       Catch::Contains("field 'format_version' has value \"1\""));
   CHECK_THROWS_WITH(
       calibration_from_json(nlohmann::json::parse(R"({"servesim_calibration": 2, )" + params + "}"),
                             "f.json"),
       Catch::Contains("field 'servesim_calibration' has value 2"));
-  CHECK_THROWS_WITH(calibration_from_json(nlohmann::json::parse(R"({"servesim_calibration": 1})"),
-                                          "f.json"),
-                    Catch::Contains("f.json: no fitted 'parameters'"));
-  CHECK_THROWS_WITH(calibration_from_json(
-                        nlohmann::json::parse(R"({"servesim_calibration": 1, "parameters": {}})"),
-                        "f.json"),
-                    Catch::Contains("no fitted 'parameters'"));
-  CHECK_THROWS_WITH(calibration_from_json(
-                        nlohmann::json::parse(R"({"servesim_calibration": 1, "parameters": [1]})"),
-                        "f.json"),
-                    Catch::Contains("no fitted 'parameters'"));
+  CHECK_THROWS_WITH(
+      calibration_from_json(nlohmann::json::parse(R"({"servesim_calibration": 1})"), "f.json"),
+      Catch::Contains("f.json: no fitted 'parameters'"));
+  CHECK_THROWS_WITH(
+      calibration_from_json(
+          nlohmann::json::parse(R"({"servesim_calibration": 1, "parameters": {}})"), "f.json"),
+      Catch::Contains("no fitted 'parameters'"));
+  CHECK_THROWS_WITH(
+      calibration_from_json(
+          nlohmann::json::parse(R"({"servesim_calibration": 1, "parameters": [1]})"), "f.json"),
+      Catch::Contains("no fitted 'parameters'"));
 }
 
-TEST_CASE("every shipped profile and kernel table is format version 1 and loads",
-          "[calibration]") {
+TEST_CASE("every shipped profile and kernel table is format version 1 and loads", "[calibration]") {
   // They were written before format_version existed: read as version 1, not regenerated.
   int n = 0;
   for (const char* folder : {"hardware/calibration", "hardware/kernels"}) {
@@ -361,7 +362,8 @@ TEST_CASE("a profile whose serving terms came from another GPU's runs is transfe
   c.domain.gpus = {"a100-40gb"};
   const PredictionBasis b = classify_prediction(&c, "p.json", model_a_query("a100-80gb"));
   CHECK(b.label == "transferred");
-  CHECK(b.reason == "p.json: its serving terms were fitted on runs on a100-40gb, applied to a100-80gb");
+  CHECK(b.reason ==
+        "p.json: its serving terms were fitted on runs on a100-40gb, applied to a100-80gb");
   // Anything else outside the domain is listed after it.
   PredictionQuery tp2 = model_a_query("a100-80gb");
   tp2.tensor_parallel_size = 2;

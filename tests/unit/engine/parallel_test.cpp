@@ -30,7 +30,11 @@ TEST_CASE("parallel_for rethrows the first failing job's exception", "[parallel]
 TEST_CASE("parallel_for stops starting jobs once cancelled", "[parallel]") {
   std::atomic<bool> cancel{false};
   const int64_t done = parallel_for(
-      100, 1, [&](int64_t i) { if (i == 9) cancel = true; }, &cancel);
+      100, 1,
+      [&](int64_t i) {
+        if (i == 9) cancel = true;
+      },
+      &cancel);
   REQUIRE(done == 10);
 }
 

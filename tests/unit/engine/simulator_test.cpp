@@ -30,7 +30,8 @@ TEST_CASE("events run in (time, seq) order", "[engine]") {
   sim.schedule_at(SimTime::from_ns(20), &r, 21);
   sim.schedule_at(SimTime::from_ns(20), &r, 22);
   REQUIRE(sim.run() == 5);
-  std::vector<std::pair<int64_t, int64_t>> expected = {{10, 1}, {20, 20}, {20, 21}, {20, 22}, {30, 3}};
+  std::vector<std::pair<int64_t, int64_t>> expected = {
+      {10, 1}, {20, 20}, {20, 21}, {20, 22}, {30, 3}};
   REQUIRE(r.seen == expected);
   REQUIRE(sim.now().ns() == 30);
 }

@@ -2,10 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "sim/base/error.h"
 
@@ -17,7 +17,8 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
 
 std::string write_temp(const std::string& file_name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("servesim_gpu_test_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_gpu_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path p = dir / file_name;
   std::ofstream(p) << text;
@@ -51,10 +52,10 @@ TEST_CASE("every catalog GPU loads with sourced defaults", "[hardware]") {
     CHECK(g.non_torch_memory_bytes < 1e9);  // well under 1 GB on every derivation
     CHECK(g.price_per_hour_usd > 0);
     // Every number carries a note saying where it comes from.
-    for (const char* field : {"memory_bytes", "hbm_bandwidth_bytes_per_s", "bf16_flops",
-                              "fp8_flops", "scale_up", "compute_efficiency", "memory_efficiency",
-                              "step_overhead_s", "per_seq_overhead_s", "non_torch_memory_bytes",
-                              "price_per_hour_usd"}) {
+    for (const char* field :
+         {"memory_bytes", "hbm_bandwidth_bytes_per_s", "bf16_flops", "fp8_flops", "scale_up",
+          "compute_efficiency", "memory_efficiency", "step_overhead_s", "per_seq_overhead_s",
+          "non_torch_memory_bytes", "price_per_hour_usd"}) {
       INFO(field);
       CHECK(g.sources.contains(field));
     }
@@ -92,7 +93,8 @@ TEST_CASE("loading by path", "[hardware]") {
     CHECK(g.sources.is_object());
   }
   SECTION("an explicit name and comment keys") {
-    const GpuSpec g = load_gpu(write_temp("x.json", minimal_gpu(R"(, "name": "lab-card", "_note": "hi")")));
+    const GpuSpec g =
+        load_gpu(write_temp("x.json", minimal_gpu(R"(, "name": "lab-card", "_note": "hi")")));
     CHECK(g.name == "lab-card");
   }
 }
@@ -101,36 +103,43 @@ TEST_CASE("errors name the file and the field", "[hardware]") {
   SECTION("unknown name lists the catalog") {
     CHECK_THROWS_WITH(load_gpu("h100"),
                       Contains("unknown GPU 'h100'; known: a100-40gb, a100-80gb, ") &&
-                          Contains("rtx-pro-6000") && Contains("(or give a path to a GPU JSON file)"));
+                          Contains("rtx-pro-6000") &&
+                          Contains("(or give a path to a GPU JSON file)"));
   }
   SECTION("missing field") {
     const std::string p = write_temp("nobw.json",
-        R"({"memory_bytes": 1e10, "bf16_flops": 1e14,
+                                     R"({"memory_bytes": 1e10, "bf16_flops": 1e14,
             "scale_up": {"kind": "pcie", "bandwidth_bytes_per_s": 3.2e10, "latency_s": 0}})");
-    CHECK_THROWS_WITH(load_gpu(p), Contains(p) && Contains("missing required field 'hbm_bandwidth_bytes_per_s'"));
+    CHECK_THROWS_WITH(
+        load_gpu(p), Contains(p) && Contains("missing required field 'hbm_bandwidth_bytes_per_s'"));
   }
   SECTION("efficiency outside (0, 1]") {
     const std::string p = write_temp("eff.json", minimal_gpu(R"(, "memory_efficiency": 1.2)"));
-    CHECK_THROWS_WITH(load_gpu(p), Contains(p) && Contains("'memory_efficiency'") && Contains("1.2"));
+    CHECK_THROWS_WITH(load_gpu(p),
+                      Contains(p) && Contains("'memory_efficiency'") && Contains("1.2"));
     const std::string z = write_temp("eff0.json", minimal_gpu(R"(, "compute_efficiency": 0)"));
     CHECK_THROWS_WITH(load_gpu(z), Contains("'compute_efficiency'"));
     // The boundary 1.0 itself is allowed.
-    CHECK(load_gpu(write_temp("eff1.json", minimal_gpu(R"(, "compute_efficiency": 1.0)"))).compute_efficiency == 1.0);
+    CHECK(load_gpu(write_temp("eff1.json", minimal_gpu(R"(, "compute_efficiency": 1.0)")))
+              .compute_efficiency == 1.0);
   }
   SECTION("non-positive peak, negative overhead, bad link") {
     CHECK_THROWS_WITH(load_gpu(write_temp("neg.json", minimal_gpu(R"(, "bf16_flops": -1)"))),
                       Contains("'bf16_flops'"));
-    CHECK_THROWS_WITH(load_gpu(write_temp("ovh.json", minimal_gpu(R"(, "step_overhead_s": -0.001)"))),
-                      Contains("'step_overhead_s'"));
-    const std::string p = write_temp("link.json",
-        R"({"memory_bytes": 1e10, "hbm_bandwidth_bytes_per_s": 1e12, "bf16_flops": 1e14,
+    CHECK_THROWS_WITH(
+        load_gpu(write_temp("ovh.json", minimal_gpu(R"(, "step_overhead_s": -0.001)"))),
+        Contains("'step_overhead_s'"));
+    const std::string p =
+        write_temp("link.json",
+                   R"({"memory_bytes": 1e10, "hbm_bandwidth_bytes_per_s": 1e12, "bf16_flops": 1e14,
             "scale_up": {"kind": "pcie", "latency_s": 0}})");
-    CHECK_THROWS_WITH(load_gpu(p), Contains(p) && Contains("scale_up") &&
-                                       Contains("'bandwidth_bytes_per_s'"));
+    CHECK_THROWS_WITH(load_gpu(p),
+                      Contains(p) && Contains("scale_up") && Contains("'bandwidth_bytes_per_s'"));
   }
   SECTION("unknown key (a typo) is rejected") {
-    CHECK_THROWS_WITH(load_gpu(write_temp("typo.json", minimal_gpu(R"(, "memory_efficency": 0.8)"))),
-                      Contains("unknown field 'memory_efficency'"));
+    CHECK_THROWS_WITH(
+        load_gpu(write_temp("typo.json", minimal_gpu(R"(, "memory_efficency": 0.8)"))),
+        Contains("unknown field 'memory_efficency'"));
   }
   SECTION("malformed JSON") {
     const std::string p = write_temp("broken.json", R"({"memory_bytes": )");

@@ -33,8 +33,7 @@ TEST_CASE("parse_json_text: a repeated key is refused at any depth", "[json][err
   // Nested, after the inner object closed and reopened elsewhere; the first repeat is named.
   CHECK(error_of(R"({"x": {"a": 1}, "y": [{"b": 1, "b": 2}], "x": 3})").find("key 'b'") !=
         std::string::npos);
-  CHECK(error_of(R"({"x": {"a": 1, "z": {"q": 0}, "a": 2}})").find("key 'a'") !=
-        std::string::npos);
+  CHECK(error_of(R"({"x": {"a": 1, "z": {"q": 0}, "a": 2}})").find("key 'a'") != std::string::npos);
 }
 
 TEST_CASE("parse_json_text: malformed text and out-of-range numbers", "[json][errors]") {

@@ -1,5 +1,5 @@
-#include "tests/test_paths.h"
 #include "hardware/kernel_profile.h"
+#include "tests/test_paths.h"
 
 #include <catch2/catch.hpp>
 
@@ -48,8 +48,8 @@ TEST_CASE("monotone curve: exact at measured points, log-log between, proportion
 TEST_CASE("monotone curve: isotonic regression pools decreasing points at their geometric mean",
           "[kernels]") {
   // 9.80 µs at 64 tokens, then 9.19 µs at 128 (a real H100 fp8 pair): pooled to one level.
-  const MonotoneCurve c = MonotoneCurve::fit({{32, 8.03e-6}, {64, 9.80e-6}, {128, 9.19e-6},
-                                              {256, 13.70e-6}});
+  const MonotoneCurve c =
+      MonotoneCurve::fit({{32, 8.03e-6}, {64, 9.80e-6}, {128, 9.19e-6}, {256, 13.70e-6}});
   const double pooled = std::sqrt(9.80e-6 * 9.19e-6);
   CHECK(c.at(32) == Approx(8.03e-6).epsilon(1e-12));
   CHECK(c.at(64) == Approx(pooled).epsilon(1e-12));
@@ -139,42 +139,43 @@ TEST_CASE("kernel table reader: errors name the file, the line and the column", 
   const std::string header =
       "gpu,kind,dtype,model,tp,op,m_tokens,n,k,batch,q_len,kv_len,q_heads,kv_heads,head_dim,"
       "time_us,tflops,gbps\n";
-  const std::string bad_time =
-      write_temp("servesim_kt_bad_time.csv", header + "x,linear,bf16,m,1,qkv,1,64,64,,,,,,,abc,,\n");
-  REQUIRE_THROWS_WITH(read_kernel_csv(bad_time),
-                      Catch::Contains("servesim_kt_bad_time.csv:2") &&
-                          Catch::Contains("'time_us' has 'abc'"));
+  const std::string bad_time = write_temp("servesim_kt_bad_time.csv",
+                                          header + "x,linear,bf16,m,1,qkv,1,64,64,,,,,,,abc,,\n");
+  REQUIRE_THROWS_WITH(read_kernel_csv(bad_time), Catch::Contains("servesim_kt_bad_time.csv:2") &&
+                                                     Catch::Contains("'time_us' has 'abc'"));
   const std::string bad_kind =
       write_temp("servesim_kt_bad_kind.csv", header + "x,conv,bf16,m,1,qkv,1,64,64,,,,,,,1.0,,\n");
   REQUIRE_THROWS_WITH(read_kernel_csv(bad_kind), Catch::Contains("'kind' has 'conv'"));
-  const std::string bad_dtype =
-      write_temp("servesim_kt_bad_dtype.csv", header + "x,linear,int4,m,1,qkv,1,64,64,,,,,,,1.0,,\n");
+  const std::string bad_dtype = write_temp("servesim_kt_bad_dtype.csv",
+                                           header + "x,linear,int4,m,1,qkv,1,64,64,,,,,,,1.0,,\n");
   REQUIRE_THROWS_WITH(read_kernel_csv(bad_dtype), Catch::Contains("expected bf16 or fp8"));
-  const std::string no_col = write_temp("servesim_kt_no_col.csv", "gpu,kind,dtype\nx,linear,bf16\n");
+  const std::string no_col =
+      write_temp("servesim_kt_no_col.csv", "gpu,kind,dtype\nx,linear,bf16\n");
   REQUIRE_THROWS_WITH(read_kernel_csv(no_col), Catch::Contains("missing column 'm_tokens'"));
   const std::string zero =
       write_temp("servesim_kt_zero.csv", header + "x,linear,bf16,m,1,qkv,1,64,64,,,,,,,0,,\n");
   REQUIRE_THROWS_WITH(read_kernel_csv(zero), Catch::Contains("expected a time > 0"));
   // Found by fuzz_kernel_tables: an integer cell of 5.6e83 was cast to long long (UB) before the
   // integrality check.
-  const std::string huge =
-      write_temp("servesim_kt_huge.csv", header + "x,linear,bf16,m,1,qkv,5.6e83,64,64,,,,,,,1.0,,\n");
-  REQUIRE_THROWS_WITH(read_kernel_csv(huge), Catch::Contains("servesim_kt_huge.csv:2") &&
-                                                 Catch::Contains("column 'm_tokens' has '5.6e83'; "
-                                                                 "expected a non-negative integer"));
+  const std::string huge = write_temp("servesim_kt_huge.csv",
+                                      header + "x,linear,bf16,m,1,qkv,5.6e83,64,64,,,,,,,1.0,,\n");
+  REQUIRE_THROWS_WITH(read_kernel_csv(huge),
+                      Catch::Contains("servesim_kt_huge.csv:2") &&
+                          Catch::Contains("column 'm_tokens' has '5.6e83'; "
+                                          "expected a non-negative integer"));
 }
 
 // Found by fuzz_kernel_tables: a "linear" or "attention_prefill" that is an object or a number was
 // indexed by position, and nlohmann's type_error escaped as an internal error (exit 1, not 2).
 TEST_CASE("kernel profile JSON: shape lists that are not lists", "[kernels][fuzz]") {
-  for (const char* text : {R"({"linear": {"dtype": "bf16"}})", R"({"linear": 3})",
-                           R"({"attention_prefill": {"q_heads": 1}})",
-                           R"({"attention_prefill": "x"})"}) {
+  for (const char* text :
+       {R"({"linear": {"dtype": "bf16"}})", R"({"linear": 3})",
+        R"({"attention_prefill": {"q_heads": 1}})", R"({"attention_prefill": "x"})"}) {
     CAPTURE(text);
     REQUIRE_THROWS_AS(KernelProfile::from_json(nlohmann::json::parse(text), "k.json"), ConfigError);
-    REQUIRE_THROWS_WITH(KernelProfile::from_json(nlohmann::json::parse(text), "k.json"),
-                        Catch::StartsWith("k.json: kernels.") &&
-                            Catch::Contains("expected a list of shapes"));
+    REQUIRE_THROWS_WITH(
+        KernelProfile::from_json(nlohmann::json::parse(text), "k.json"),
+        Catch::StartsWith("k.json: kernels.") && Catch::Contains("expected a list of shapes"));
   }
 }
 

@@ -1,5 +1,5 @@
-#include "tests/test_paths.h"
 #include "hardware/profile_fit.h"
+#include "tests/test_paths.h"
 
 #include <catch2/catch.hpp>
 
@@ -147,10 +147,11 @@ TEST_CASE("the collective fit recovers α and bandwidth", "[calibration]") {
   REQUIRE(f.bandwidth_bytes_per_s == Approx(200e9).epsilon(1e-6));
 }
 
-TEST_CASE("profile readers on the real files give the documented values", "[calibration][realdata]") {
+TEST_CASE("profile readers on the real files give the documented values",
+          "[calibration][realdata]") {
   // Values from data/realdata/README.md ("Sanity" lines).
-  const auto vidur = read_vidur_mlp(kReal +
-      "/vidur_profiling/profiling/compute/h100/meta-llama/Llama-2-7b-hf/mlp.csv");
+  const auto vidur = read_vidur_mlp(
+      kReal + "/vidur_profiling/profiling/compute/h100/meta-llama/Llama-2-7b-hf/mlp.csv");
   auto qkv = [&](int64_t tokens) {
     for (const auto& s : vidur) {
       if (s.op == "qkv" && s.tp == 1 && s.tokens == tokens) return s;
@@ -164,7 +165,8 @@ TEST_CASE("profile readers on the real files give the documented values", "[cali
   REQUIRE(qkv(1).in_dim == 4096);
   REQUIRE(qkv(1).out_dim == 12288);  // MHA: (32 + 2·32)·128
 
-  const auto ar = read_vidur_collective(kReal + "/vidur_profiling/profiling/network/h100_dgx/all_reduce.csv");
+  const auto ar =
+      read_vidur_collective(kReal + "/vidur_profiling/profiling/network/h100_dgx/all_reduce.csv");
   bool found = false;
   for (const auto& s : ar) {
     if (s.num_workers == 8 && s.devices_per_node == 8 && s.bytes == 64.0 * 1024 * 1024) {
@@ -208,19 +210,19 @@ TEST_CASE("LLMServingSim layers map to per-rank GEMM shapes", "[calibration]") {
   // Llama-3.1-8B: h 4096, 32 heads, 8 KV heads, d 128, I 14336, V 128256.
   // Column-parallel outputs and row-parallel inputs are divided by TP; K/V keep at least one head.
   const LayerDims d{4096, 32, 8, 128, 14336, 128256};
-  const std::vector<LayerSample> layers = {{"q_proj", 8, 0, 2, 1e-5},   {"k_proj", 8, 0, 2, 1e-5},
-                                           {"o_proj", 8, 0, 2, 1e-5},   {"up_proj", 8, 0, 2, 1e-5},
-                                           {"down_proj", 8, 0, 2, 1e-5}, {"lm_head", 8, 0, 2, 1e-5},
-                                           {"rope", 8, 0, 2, 1e-5},     {"k_proj", 8, 0, 16, 1e-5}};
+  const std::vector<LayerSample> layers = {
+      {"q_proj", 8, 0, 2, 1e-5},  {"k_proj", 8, 0, 2, 1e-5},    {"o_proj", 8, 0, 2, 1e-5},
+      {"up_proj", 8, 0, 2, 1e-5}, {"down_proj", 8, 0, 2, 1e-5}, {"lm_head", 8, 0, 2, 1e-5},
+      {"rope", 8, 0, 2, 1e-5},    {"k_proj", 8, 0, 16, 1e-5}};
   const auto g = gemm_samples_from_layers(layers, d);
-  REQUIRE(g.size() == 7);  // rope is not a GEMM
-  CHECK((g[0].in_dim == 4096 && g[0].out_dim == 2048));    // q: 32·128/2
-  CHECK((g[1].in_dim == 4096 && g[1].out_dim == 512));     // k: 8·128/2
-  CHECK((g[2].in_dim == 2048 && g[2].out_dim == 4096));    // o: row-parallel
-  CHECK((g[3].in_dim == 4096 && g[3].out_dim == 7168));    // up: 14336/2
-  CHECK((g[4].in_dim == 7168 && g[4].out_dim == 4096));    // down
-  CHECK((g[5].in_dim == 4096 && g[5].out_dim == 64128));   // lm_head: 128256/2
-  CHECK(g[6].out_dim == 128);                              // TP 16 > 8 KV heads: one head
+  REQUIRE(g.size() == 7);                                 // rope is not a GEMM
+  CHECK((g[0].in_dim == 4096 && g[0].out_dim == 2048));   // q: 32·128/2
+  CHECK((g[1].in_dim == 4096 && g[1].out_dim == 512));    // k: 8·128/2
+  CHECK((g[2].in_dim == 2048 && g[2].out_dim == 4096));   // o: row-parallel
+  CHECK((g[3].in_dim == 4096 && g[3].out_dim == 7168));   // up: 14336/2
+  CHECK((g[4].in_dim == 7168 && g[4].out_dim == 4096));   // down
+  CHECK((g[5].in_dim == 4096 && g[5].out_dim == 64128));  // lm_head: 128256/2
+  CHECK(g[6].out_dim == 128);                             // TP 16 > 8 KV heads: one head
 }
 
 }  // namespace

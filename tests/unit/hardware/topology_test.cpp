@@ -78,7 +78,8 @@ TEST_CASE("paths: NVLink inside a node, the NIC path across nodes", "[topology]"
   CHECK(t.path(2, 2).hops == 0);
 }
 
-TEST_CASE("cross-node send/recv = α + bytes / bw of the NIC path, shared NICs share", "[topology]") {
+TEST_CASE("cross-node send/recv = α + bytes / bw of the NIC path, shared NICs share",
+          "[topology]") {
   // 4 TP ranks of stage 0 (node 0) each send B = 8 MiB to their peer on node 1.
   // One IB NIC per GPU: flows do not share an edge: 20 µs + B / 25 GB/s.
   // One Ethernet NIC per node: the 4 flows share it: 50 µs + 4·B / 3 GB/s.

@@ -5,8 +5,8 @@
 // Tolerances: values the file states are compared exactly; the realdata README's sanity figures
 // are rounded to 1 ms (half a unit of tolerance). Simulated quantities that must be equal by
 // construction (same simulation, an offset that must not apply) are compared to 1e-9 relative.
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <unistd.h>
 
@@ -28,8 +28,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFile = std::string(SERVESIM_REALDATA_DIR) +
-                          "/argonne_llm_inference_bench/All_results.csv";
+const std::string kFile =
+    std::string(SERVESIM_REALDATA_DIR) + "/argonne_llm_inference_bench/All_results.csv";
 
 SidecarOptions realdata_sidecars() {
   SidecarOptions o;
@@ -76,8 +76,8 @@ TEST_CASE("argonne: vLLM static batches on the A100 and H100 with catalog models
   }
   // The realdata README's sanity figures: H100, Llama-3-8B, 128/128, 1 GPU, batch 1 -> 0.994 s;
   // A100 at batch 64 -> 3.289 s.
-  const MeasuredRun* h100 =
-      find_run(runs, "Nvidia H100 GPU", 1, "meta-llama/Meta-Llama-3-8B", "static batch 1 x 128/128");
+  const MeasuredRun* h100 = find_run(runs, "Nvidia H100 GPU", 1, "meta-llama/Meta-Llama-3-8B",
+                                     "static batch 1 x 128/128");
   REQUIRE(h100 != nullptr);
   CHECK(h100->metrics.at("p100_e2el_ms") == 993.9330658666686);  // the file's value, in ms
   CHECK(h100->metrics.at("p100_e2el_ms") == Approx(994).margin(0.5));
@@ -213,8 +213,8 @@ TEST_CASE("offline replay: no client overhead and no front end, p100 E2E is the 
   // p100 is the largest E2E: a batch of one has a single E2E; four equal requests admitted
   // together finish in the same step, so the last E2E equals their mean.
   const MeasuredRun one = static_batch(1, 256, true);
-  const Prediction p1 = simulate_measured_run(
-      one, simulation_config(one, app::apply_config_json), Calibration{}, ReplayOptions{});
+  const Prediction p1 = simulate_measured_run(one, simulation_config(one, app::apply_config_json),
+                                              Calibration{}, ReplayOptions{});
   CHECK(p1.metrics.at("p100_e2el_ms") == Approx(p1.metrics.at("mean_e2el_ms")).epsilon(1e-12));
   CHECK(off.metrics.at("p100_e2el_ms") == Approx(off.metrics.at("mean_e2el_ms")).epsilon(1e-12));
   CHECK(off.metrics.at("p100_e2el_ms") >= off.metrics.at("p99_e2el_ms"));

@@ -82,10 +82,13 @@ TEST_CASE("leave-one-group-out: a profile fitted on the other group predicts the
       const std::string file =
           (dir / ("tp" + std::to_string(tp) + "_" + std::to_string(int(rate)) + ".json")).string();
       metrics::write_json_atomically(
-          file, metrics::build_result_json(result.metrics, mo, ctx, result.records, result.step_logs));
+          file,
+          metrics::build_result_json(result.metrics, mo, ctx, result.records, result.step_logs));
       measured::SidecarOptions side;
-      side.overrides = {{"model", "llama-3.1-8b"}, {"gpu", gpu},
-                        {"tensor_parallel_size", tp}, {"engine_version", "0.11.0"}};
+      side.overrides = {{"model", "llama-3.1-8b"},
+                        {"gpu", gpu},
+                        {"tensor_parallel_size", tp},
+                        {"engine_version", "0.11.0"}};
       for (auto& r : measured::read_measured(file, side)) {
         configs.push_back(measured::simulation_config(r, app::apply_config_json));
         configs.back().calibration = "none";
@@ -121,7 +124,8 @@ TEST_CASE("leave-one-group-out: a profile fitted on the other group predicts the
     CHECK(g.profile.terms.client_ttft_overhead_s->value == Approx(25e-3).epsilon(0.05));
     // The profile records where it was fitted: the other TP degree only.
     REQUIRE(g.profile.domain.tensor_parallel_sizes.size() == 1);
-    CHECK(g.profile.domain.tensor_parallel_sizes[0] != (g.group.find("TP1") != std::string::npos ? 1 : 2));
+    CHECK(g.profile.domain.tensor_parallel_sizes[0] !=
+          (g.group.find("TP1") != std::string::npos ? 1 : 2));
     // Scored on runs it never saw: near-exact, and better than the datasheet.
     CHECK(g.calibrated_score < 2.0);
     CHECK(g.calibrated_score < g.uncalibrated_score);
@@ -153,8 +157,9 @@ TEST_CASE("leave-one-group-out: a profile fitted on the other group predicts the
   fs::remove_all(dir);
 }
 
-TEST_CASE("leave-one-group-out: no group on the host line, host terms from the nearest release line",
-          "[calibration]") {
+TEST_CASE(
+    "leave-one-group-out: no group on the host line, host terms from the nearest release line",
+    "[calibration]") {
   // Rule 3 on the same synthetic engine (step overhead 1.2 ms, client overhead 25 ms): the H200
   // group is declared vLLM 0.10.0 (sync, like 0.11 by default), so each group is alone on its host
   // line. Each gets the host terms fitted on the other one's line, labelled as a transfer — and
@@ -200,10 +205,13 @@ TEST_CASE("leave-one-group-out: no group on the host line, host terms from the n
       const std::string file =
           (dir / ("tp" + std::to_string(tp) + "_" + std::to_string(int(rate)) + ".json")).string();
       metrics::write_json_atomically(
-          file, metrics::build_result_json(result.metrics, mo, ctx, result.records, result.step_logs));
+          file,
+          metrics::build_result_json(result.metrics, mo, ctx, result.records, result.step_logs));
       measured::SidecarOptions side;
-      side.overrides = {{"model", "llama-3.1-8b"}, {"gpu", gpu},
-                        {"tensor_parallel_size", tp}, {"engine_version", version}};
+      side.overrides = {{"model", "llama-3.1-8b"},
+                        {"gpu", gpu},
+                        {"tensor_parallel_size", tp},
+                        {"engine_version", version}};
       for (auto& r : measured::read_measured(file, side)) {
         configs.push_back(measured::simulation_config(r, app::apply_config_json));
         configs.back().calibration = "none";

@@ -6,8 +6,8 @@
 // per-request arrays are compared to 1e-9 relative (the same double arithmetic as numpy's linear
 // percentile on the same numbers; only summation order differs). README figures are rounded
 // (TTFT/ITL to 0.1 ms, req/s to 0.01), so they get half a unit of their last digit.
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <unistd.h>
 
@@ -197,7 +197,8 @@ TEST_CASE("llmservingsim: RTX 4090 Llama-3.1-8B vLLM 0.19 run from realdata",
   CHECK(read_runs(folder + "/vllm")[0].metrics.at("mean_ttft_ms") == 65456.6);
 }
 
-TEST_CASE("llmservingsim: RTX PRO 6000 runs take the GPU from config.json", "[measured][realdata]") {
+TEST_CASE("llmservingsim: RTX PRO 6000 runs take the GPU from config.json",
+          "[measured][realdata]") {
   const auto qwen = read_runs(kLss + "/RTXPRO6000/Qwen3-32B");
   REQUIRE(qwen.size() == 1);
   CHECK(qwen[0].deployment.config["gpu"] == "rtx-pro-6000");
@@ -312,8 +313,7 @@ TEST_CASE("genai-perf: profile_export_genai_perf.json fixture", "[measured]") {
   CHECK(r.metrics.at("output_throughput") == 1254.4);
 }
 
-TEST_CASE("vllm-bench: the mean/median E2E swap of vLLM commit 8668d7c is undone",
-          "[measured]") {
+TEST_CASE("vllm-bench: the mean/median E2E swap of vLLM commit 8668d7c is undone", "[measured]") {
   const auto runs = read_runs(kData + "/measured/vllm_swapped_e2el.json");
   REQUIRE(runs.size() == 1);
   // E2E = ttft + Σ itls = [200, 300, 900] ms: mean 466.67, median 300; the file says the reverse.
@@ -322,13 +322,14 @@ TEST_CASE("vllm-bench: the mean/median E2E swap of vLLM commit 8668d7c is undone
   bool noted = false;
   for (const auto& n : runs[0].notes) noted |= n.find("8668d7c") != std::string::npos;
   CHECK(noted);
-  CHECK(std::isinf(runs[0].request_rate));  // "inf" as a string
+  CHECK(std::isinf(runs[0].request_rate));                // "inf" as a string
   CHECK_FALSE(runs[0].metrics.count("request_goodput"));  // "request_goodput:": null
 }
 
-TEST_CASE("deployment: precedence file < sidecar beside the file < --sidecars < flags, missing "
-          "facts fail with the file and the key",
-          "[measured]") {
+TEST_CASE(
+    "deployment: precedence file < sidecar beside the file < --sidecars < flags, missing "
+    "facts fail with the file and the key",
+    "[measured]") {
   const fs::path src = kData + "/measured/vllm_swapped_e2el.json";
   const fs::path copy = temp_dir() / "run_a.json";
   fs::copy_file(src, copy, fs::copy_options::overwrite_existing);
@@ -371,14 +372,17 @@ TEST_CASE("readers: each format's malformed file fails naming the file and what 
           "[measured]") {
   // vLLM: truncated JSON; itls of the wrong length.
   fs::path p = write_file("bad_vllm.json", R"({"ttfts": [0.1, 0.2], "input_lens": [1)");
-  CHECK(error_of([&] { read_vllm_bench_json(p.string()); }).find("malformed JSON") != std::string::npos);
-  p = write_file("bad_vllm2.json",
-                 R"({"completed": 2, "input_lens": [1, 2], "output_lens": [2, 2], "ttfts": [0.1, 0.1], "itls": [[0.1]]})");
+  CHECK(error_of([&] { read_vllm_bench_json(p.string()); }).find("malformed JSON") !=
+        std::string::npos);
+  p = write_file(
+      "bad_vllm2.json",
+      R"({"completed": 2, "input_lens": [1, 2], "output_lens": [2, 2], "ttfts": [0.1, 0.1], "itls": [[0.1]]})");
   std::string m = error_of([&] { read_vllm_bench_json(p.string()); });
   CHECK(m.find(p.string()) != std::string::npos);
   CHECK(m.find("itls") != std::string::npos);
   p = write_file("bad_vllm3.json", R"({"completed": 1, "input_lens": [1], "output_lens": [2, 3]})");
-  CHECK(error_of([&] { read_vllm_bench_json(p.string()); }).find("output_lens") != std::string::npos);
+  CHECK(error_of([&] { read_vllm_bench_json(p.string()); }).find("output_lens") !=
+        std::string::npos);
 
   // SGLang: the second line is not a result.
   p = write_file("bad.jsonl", "{\"completed\": 1, \"mean_ttft_ms\": 1.0}\n[1, 2]\n");
@@ -386,12 +390,15 @@ TEST_CASE("readers: each format's malformed file fails naming the file and what 
   CHECK(m.find("bad.jsonl:2") != std::string::npos);
 
   // genai-perf: no input_sequence_length.
-  p = write_file("x_genai_perf.json",
-                 R"({"time_to_first_token": {"unit": "ms", "avg": 1}, "output_sequence_length": {"avg": 3}})");
+  p = write_file(
+      "x_genai_perf.json",
+      R"({"time_to_first_token": {"unit": "ms", "avg": 1}, "output_sequence_length": {"avg": 3}})");
   CHECK(error_of([&] { read_genai_perf_json(p.string()); }).find("input_sequence_length") !=
         std::string::npos);
-  p = write_file("y_genai_perf.json", R"({"time_to_first_token": {"unit": "fortnights", "avg": 1}})");
-  CHECK(error_of([&] { read_genai_perf_json(p.string()); }).find("fortnights") != std::string::npos);
+  p = write_file("y_genai_perf.json",
+                 R"({"time_to_first_token": {"unit": "fortnights", "avg": 1}})");
+  CHECK(error_of([&] { read_genai_perf_json(p.string()); }).find("fortnights") !=
+        std::string::npos);
 
   // LLMServingSim: a line without queued_ts.
   const fs::path ex = temp_dir() / "lss" / "vllm";
@@ -405,7 +412,8 @@ TEST_CASE("readers: each format's malformed file fails naming the file and what 
 
   // guidellm: missing column; a non-numeric cell.
   p = write_file("bad_guidellm.csv", "bench_idx,strategy\r\n0,synchronous\r\n");
-  CHECK(error_of([&] { read_guidellm_csv(p.string()); }).find("missing column") != std::string::npos);
+  CHECK(error_of([&] { read_guidellm_csv(p.string()); }).find("missing column") !=
+        std::string::npos);
   p = write_file("bad_guidellm2.csv",
                  "bench_idx,strategy,target_rate,status,request_start_time,request_end_time,"
                  "prompt_tokens,output_tokens,ttft_ms,itl_ms,tpot_ms,request_latency_s\r\n"
@@ -416,12 +424,15 @@ TEST_CASE("readers: each format's malformed file fails naming the file and what 
 
   // Unknown formats and missing files.
   p = write_file("what.json", R"({"hello": 1})");
-  CHECK(error_of([&] { detect_format(p.string()); }).find("unknown result format") != std::string::npos);
-  CHECK(error_of([&] { detect_format("/nonexistent/x.json"); }).find("no such file") != std::string::npos);
+  CHECK(error_of([&] { detect_format(p.string()); }).find("unknown result format") !=
+        std::string::npos);
+  CHECK(error_of([&] { detect_format("/nonexistent/x.json"); }).find("no such file") !=
+        std::string::npos);
 }
 
 TEST_CASE("parse_python_json: bare Infinity/NaN outside strings only", "[measured]") {
-  const json j = parse_python_json(R"({"a": Infinity, "b": -Infinity, "c": NaN, "d": "NaN Infinity"})", "t");
+  const json j =
+      parse_python_json(R"({"a": Infinity, "b": -Infinity, "c": NaN, "d": "NaN Infinity"})", "t");
   CHECK(j["a"] == "inf");
   CHECK(j["b"] == "-inf");
   CHECK(j["c"].is_null());
@@ -449,14 +460,15 @@ TEST_CASE("measured integer settings: beyond range, fractional or negative", "[m
     const char* row;
     const char* expected;
   };
-  for (const Case& c : {Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,1e300,1,2\n",
-                             "concurrency: 1e+300 is invalid; expected an integer in [1, 214748364]"},
-                        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,2.5,1,2\n",
-                             "concurrency: 2.5 is invalid"},
-                        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,-1e30,1k8k,2025-10-23,4,1,2\n",
-                             "tp: -1e+30 is invalid; expected an integer in [1, 2147483647]"},
-                        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,200000000,1,2\n",
-                             "concurrency: 2000000000 requests would need about"}}) {
+  for (const Case& c :
+       {Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,1e300,1,2\n",
+             "concurrency: 1e+300 is invalid; expected an integer in [1, 214748364]"},
+        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,2.5,1,2\n",
+             "concurrency: 2.5 is invalid"},
+        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,-1e30,1k8k,2025-10-23,4,1,2\n",
+             "tp: -1e+30 is invalid; expected an integer in [1, 2147483647]"},
+        Case{"llama-3.1-70b-instruct,h100,fp8,vllm,2,1k8k,2025-10-23,200000000,1,2\n",
+             "concurrency: 2000000000 requests would need about"}}) {
     CAPTURE(c.row);
     const fs::path f = dir / "ix.csv";
     std::ofstream(f) << header << c.row;
@@ -478,8 +490,9 @@ TEST_CASE("measured integer settings: beyond range, fractional or negative", "[m
         std::string::npos);
   std::ofstream(dir / "run.commands")
       << R"({"client_command": "vllm bench serve --max-concurrency 1e19", "gpu_type": "A100"})";
-  CHECK(error_of([&] { read_vllm_bench_json(v.string()); }).find("--max-concurrency: 1e+19 is invalid") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          read_vllm_bench_json(v.string());
+        }).find("--max-concurrency: 1e+19 is invalid") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -1,8 +1,8 @@
 // Replaying measured runs: the trace workload, the arrival rules, the calibration hook, and the
 // round trip "simulate -> treat the result as a measurement -> validate" which must give zero
 // error (the replay is the same simulation).
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <unistd.h>
 
@@ -114,9 +114,10 @@ TEST_CASE("a run's engine version selects the vLLM version and the client's arri
                     Catch::Contains("sidecar.json: engine_version") && Catch::Contains("0.4.2"));
 }
 
-TEST_CASE("replay_requests: trace keeps send times, poisson uses the workloads arrival sequence, "
-          "closed and burst send at t=0",
-          "[measured]") {
+TEST_CASE(
+    "replay_requests: trace keeps send times, poisson uses the workloads arrival sequence, "
+    "closed and burst send at t=0",
+    "[measured]") {
   MeasuredRun r = synthetic_run();
   auto specs = replay_requests(r, 0);
   REQUIRE(specs.size() == 20);
@@ -189,7 +190,8 @@ TEST_CASE("replay: the simulator's own run, read back as a measurement, validate
   m.request_rate = 20;
   fill_metrics_from_requests(m);
   // fill_metrics_from_requests = vLLM's definitions = compute_metrics (TTFT, TPOT, E2E).
-  CHECK(m.metrics.at("mean_ttft_ms") == Approx(result.metrics.summaries.at("ttft").mean_ms).epsilon(1e-9));
+  CHECK(m.metrics.at("mean_ttft_ms") ==
+        Approx(result.metrics.summaries.at("ttft").mean_ms).epsilon(1e-9));
   CHECK(m.metrics.at("p99_tpot_ms") ==
         Approx(result.metrics.summaries.at("tpot").percentiles_ms.back().second).epsilon(1e-9));
 
@@ -219,9 +221,12 @@ TEST_CASE("calibration hook: a cost-model factory and a TTFT offset change the p
   offset.ttft_offset_s = 0.05;
   const Prediction shifted = simulate_measured_run(r, cfg, offset, ReplayOptions{});
   // Every TTFT and E2E gains exactly 50 ms; TPOT is unchanged ((E2E − TTFT) is).
-  CHECK(shifted.metrics.at("mean_ttft_ms") == Approx(base.metrics.at("mean_ttft_ms") + 50).epsilon(1e-9));
-  CHECK(shifted.metrics.at("mean_e2el_ms") == Approx(base.metrics.at("mean_e2el_ms") + 50).epsilon(1e-9));
-  CHECK(shifted.metrics.at("mean_tpot_ms") == Approx(base.metrics.at("mean_tpot_ms")).epsilon(1e-9));
+  CHECK(shifted.metrics.at("mean_ttft_ms") ==
+        Approx(base.metrics.at("mean_ttft_ms") + 50).epsilon(1e-9));
+  CHECK(shifted.metrics.at("mean_e2el_ms") ==
+        Approx(base.metrics.at("mean_e2el_ms") + 50).epsilon(1e-9));
+  CHECK(shifted.metrics.at("mean_tpot_ms") ==
+        Approx(base.metrics.at("mean_tpot_ms")).epsilon(1e-9));
 
   Calibration ideal;
   ideal.source = "test";
@@ -293,9 +298,10 @@ TEST_CASE("replay: poisson runs average seeds, the arrivals say so", "[measured]
 
 TEST_CASE("load_calibration_file: fit set, client TTFT overhead and roofline parameters",
           "[measured]") {
-  const fs::path p = fs::temp_directory_path() /
-                     ("servesim_calib_" + std::to_string(::getpid()) + ".json");
-  std::ofstream(p) << R"({"servesim_calibration": 1, "gpu": "h100-sxm", "fit_set": ["a.json", "b.jsonl#2"],
+  const fs::path p =
+      fs::temp_directory_path() / ("servesim_calib_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(p)
+      << R"({"servesim_calibration": 1, "gpu": "h100-sxm", "fit_set": ["a.json", "b.jsonl#2"],
                           "parameters": {"client_ttft_overhead_s": {"value": 0.01},
                                          "memory_efficiency": {"value": 0.5}}})";
   const Calibration c = load_calibration_file(p.string());
@@ -310,7 +316,8 @@ TEST_CASE("load_calibration_file: fit set, client TTFT overhead and roofline par
   CHECK(c.describe() ==
         "calibration from " + p.string() + " for h100-sxm (fitted on: a.json, b.jsonl#2)");
 
-  std::ofstream(p) << R"({"servesim_calibration": 1, "gpu": "h100-sxm", "parameters": {"warp_speed": {"value": 9}}})";
+  std::ofstream(p)
+      << R"({"servesim_calibration": 1, "gpu": "h100-sxm", "parameters": {"warp_speed": {"value": 9}}})";
   CHECK_THROWS_WITH(load_calibration_file(p.string()), Catch::Contains("warp_speed"));
   fs::remove(p);
 }
@@ -352,8 +359,8 @@ TEST_CASE("validate_runs: a scored run in the fit set is flagged", "[measured]")
   c.fitted_on = {"synthetic"};
   MeasuredRun m = r;
   m.metrics["mean_ttft_ms"] = 50;
-  const ValidationTable t = validate_runs({m}, {uncalibrated(simulation_config(m, app::apply_config_json))}, c,
-                                          ReplayOptions{}, 1);
+  const ValidationTable t = validate_runs(
+      {m}, {uncalibrated(simulation_config(m, app::apply_config_json))}, c, ReplayOptions{}, 1);
   REQUIRE(t.runs.size() == 1);
   CHECK(t.runs[0].in_fit_set);
   REQUIRE(t.warnings.size() == 1);
@@ -362,20 +369,21 @@ TEST_CASE("validate_runs: a scored run in the fit set is flagged", "[measured]")
   print_table(os, t);
   CHECK(os.str().find("calibration from cal.json (fitted on: synthetic)") != std::string::npos);
   // The summary says what the medians rest on (a calibration without a profile: transferred).
-  CHECK(os.str().find("  prediction bases: 1 transferred (1 in the fit set)\n") != std::string::npos);
+  CHECK(os.str().find("  prediction bases: 1 transferred (1 in the fit set)\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("servesim validate: fixtures end to end, flags, JSON output, clear errors",
           "[measured][cli]") {
-  const fs::path out = fs::temp_directory_path() /
-                       ("servesim_validate_" + std::to_string(::getpid()) + ".json");
+  const fs::path out =
+      fs::temp_directory_path() / ("servesim_validate_" + std::to_string(::getpid()) + ".json");
   std::ostringstream o, e;
-  int code = app::run_cli({"validate", "--calibration", "none", "--measured",
-                           kData + "/measured/sglang_bench_serving.jsonl",
-                           kData + "/measured/profile_export_genai_perf.json", "--model",
-                           "llama-3.1-8b", "--gpu", "h100-sxm", "-tp", "1", "--jobs", "2",
-                           "--output", out.string()},
-                          o, e);
+  int code =
+      app::run_cli({"validate", "--calibration", "none", "--measured",
+                    kData + "/measured/sglang_bench_serving.jsonl",
+                    kData + "/measured/profile_export_genai_perf.json", "--model", "llama-3.1-8b",
+                    "--gpu", "h100-sxm", "-tp", "1", "--jobs", "2", "--output", out.string()},
+                   o, e);
   INFO(o.str() << e.str());
   REQUIRE(code == 0);
   CHECK(o.str().find("servesim validate: uncalibrated (datasheet + catalog defaults)") !=
@@ -405,7 +413,8 @@ TEST_CASE("servesim validate: fixtures end to end, flags, JSON output, clear err
                        "--model", "llama-3.1-8b"},
                       o2, e2);
   CHECK(code == 2);
-  CHECK(e2.str().find("sglang_bench_serving.jsonl: the deployment has no 'gpu'") != std::string::npos);
+  CHECK(e2.str().find("sglang_bench_serving.jsonl: the deployment has no 'gpu'") !=
+        std::string::npos);
   // Load flags are not validate's: the file gives the load.
   std::ostringstream o3, e3;
   CHECK(app::run_cli({"validate", "--measured", "x.json", "--request-rate", "3"}, o3, e3) == 2);
@@ -430,7 +439,8 @@ TEST_CASE("replay: a warm prefix cache serves the prompts' full blocks from cach
   // Warm: only the last partial block (< 16 tokens, at least one token) is computed per prompt.
   CHECK(pw.metrics.at("mean_ttft_ms") < 0.5 * pc.metrics.at("mean_ttft_ms"));
   // The warm-up requests are not measured: the same 20 requests finish, at about the same rate.
-  CHECK(pw.metrics.at("request_throughput") == Approx(pc.metrics.at("request_throughput")).epsilon(0.05));
+  CHECK(pw.metrics.at("request_throughput") ==
+        Approx(pc.metrics.at("request_throughput")).epsilon(0.05));
 
   // The sidecar key must be a bool.
   const fs::path dir = fs::temp_directory_path() / ("servesim_warm_" + std::to_string(::getpid()));

@@ -6,10 +6,10 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <cmath>
 
 #include "sim/app/run_config.h"
 #include "sim/calibration/profile.h"
@@ -63,7 +63,8 @@ TEST_CASE("the serving fit recovers a known step overhead and client overhead", 
     mo.ttft_offset_s = 25e-3;
     const std::string file = (dir / ("run_" + std::to_string(int(rate)) + ".json")).string();
     metrics::write_json_atomically(
-        file, metrics::build_result_json(result.metrics, mo, ctx, result.records, result.step_logs));
+        file,
+        metrics::build_result_json(result.metrics, mo, ctx, result.records, result.step_logs));
     measured::SidecarOptions side;
     side.overrides = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm"}, {"tensor_parallel_size", 1}};
     for (auto& r : measured::read_measured(file, side)) {
@@ -95,7 +96,6 @@ TEST_CASE("the serving fit recovers a known step overhead and client overhead", 
   fs::remove_all(dir);
 }
 
-
 TEST_CASE("the serving fit recovers host terms and the API-server cost", "[calibration][slow]") {
   // In details: truth = host 1.5 ms per step + 30 µs per scheduled sequence (synchronous
   // scheduling, so the host time adds to every step) and an API server costing 3 ms per request,
@@ -103,7 +103,8 @@ TEST_CASE("the serving fit recovers host terms and the API-server cost", "[calib
   // requests at t = 0 (where the front-end queue shows). The fit starts from 0.5 ms, 5 µs, 1 ms.
   // Expectations: every value within 5 % (prediction and "measurement" differ only by the
   // parameters; the per-sequence term is the weakest), and each gets a standard error.
-  const fs::path dir = fs::temp_directory_path() / ("servesim_fit_host_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_fit_host_" + std::to_string(getpid()));
   fs::create_directories(dir);
   calibration::Calibration truth;
   truth.gpu = "h100-sxm";
@@ -135,13 +136,14 @@ TEST_CASE("the serving fit recovers host terms and the API-server cost", "[calib
     ctx.request_rate = rate;
     ctx.save_detailed = true;
     ctx.servesim = nlohmann::json::object();
-    const std::string file =
-        (dir / ("run_" + std::to_string(runs.size()) + ".json")).string();
-    metrics::write_json_atomically(file, metrics::build_result_json(result.metrics, c.metrics, ctx,
-                                                                    result.records,
-                                                                    result.step_logs));
+    const std::string file = (dir / ("run_" + std::to_string(runs.size()) + ".json")).string();
+    metrics::write_json_atomically(
+        file, metrics::build_result_json(result.metrics, c.metrics, ctx, result.records,
+                                         result.step_logs));
     measured::SidecarOptions side;
-    side.overrides = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm"}, {"tensor_parallel_size", 1},
+    side.overrides = {{"model", "llama-3.1-8b"},
+                      {"gpu", "h100-sxm"},
+                      {"tensor_parallel_size", 1},
                       {"async_scheduling", false}};
     for (auto& r : measured::read_measured(file, side)) {
       configs.push_back(measured::simulation_config(r, app::apply_config_json));

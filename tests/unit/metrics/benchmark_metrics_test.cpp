@@ -143,8 +143,7 @@ TEST_CASE("ttft_offset_s shifts TTFT and E2EL, not TPOT or ITL", "[metrics]") {
              WithinRel(base.summaries.at("ttft").mean_ms + 20, 1e-9));
   CHECK_THAT(m.summaries.at("e2el").mean_ms,
              WithinRel(base.summaries.at("e2el").mean_ms + 20, 1e-9));
-  CHECK_THAT(m.summaries.at("tpot").mean_ms,
-             WithinRel(base.summaries.at("tpot").mean_ms, 1e-9));
+  CHECK_THAT(m.summaries.at("tpot").mean_ms, WithinRel(base.summaries.at("tpot").mean_ms, 1e-9));
   CHECK(m.summaries.at("itl").mean_ms == base.summaries.at("itl").mean_ms);
   CHECK_THAT(m.duration_s, WithinRel(0.35, kRel));  // last completion 330 + 20 ms
 }
@@ -238,8 +237,8 @@ TEST_CASE("goodput: every given SLO must hold (metric <= SLO)", "[metrics]") {
   };
   CHECK_THAT(goodput({{"ttft", 100.001}}), WithinRel(3.0, kRel));
   CHECK_THAT(goodput({{"ttft", 99.999}}), WithinRel(1.0, kRel));
-  CHECK_THAT(goodput({{"tpot", 60}}), WithinRel(2.0, kRel));    // A and C
-  CHECK_THAT(goodput({{"tpot", 0}}), WithinRel(1.0, kRel));     // only C (tpot counted as 0)
+  CHECK_THAT(goodput({{"tpot", 60}}), WithinRel(2.0, kRel));  // A and C
+  CHECK_THAT(goodput({{"tpot", 0}}), WithinRel(1.0, kRel));   // only C (tpot counted as 0)
   CHECK_THAT(goodput({{"e2el", 270}, {"ttft", 90}}), WithinRel(1.0, kRel));  // only C
   CHECK_THAT(goodput({{"e2el", 1e9}}), WithinRel(3.0, kRel));
   CHECK_THAT(goodput({{"e2el", 79.999}}), WithinAbs(0.0, 1e-12));
@@ -384,8 +383,8 @@ RandomRun random_run(uint64_t seed, bool decode_like = false) {
     auto r = testing::make_record(id, 0, 1 + static_cast<int32_t>(rng() % 100), segs, log);
     r.replica = rep;
     // Sent a random time before its first token.
-    r.arrival = SimTime::from_ns(std::max<int64_t>(
-        0, r.first_token.ns() - static_cast<int64_t>(rng() % 3'000'000'000)));
+    r.arrival = SimTime::from_ns(
+        std::max<int64_t>(0, r.first_token.ns() - static_cast<int64_t>(rng() % 3'000'000'000)));
     const auto kind = rng() % 10;
     if (kind == 0) r.warmup = true;
     if (kind == 1) {
@@ -418,7 +417,8 @@ TEST_CASE("weighted ITL equals the naive expansion on random segments", "[metric
       if (r.warmup || r.failed || !r.completed) continue;
       const auto times = token_times(r, run.logs[static_cast<std::size_t>(r.replica)]);
       REQUIRE(static_cast<int32_t>(times.size()) == r.output_tokens);
-      for (std::size_t k = 1; k < times.size(); ++k) gaps.push_back((times[k] - times[k - 1]).seconds());
+      for (std::size_t k = 1; k < times.size(); ++k)
+        gaps.push_back((times[k] - times[k - 1]).seconds());
       ttfts.push_back((r.first_token - r.arrival).seconds());
     }
     REQUIRE(gaps.size() > 1000);
@@ -538,7 +538,8 @@ TEST_CASE("ITL multiset: a dense window gives the summary of sorting every sampl
       if (kind >= 3 && kind < 8) v = 20'000'000 + static_cast<int64_t>(rng() % 40'000'000);
       if (kind == 8 && seed == 3) v = (int64_t{1} << 40) + static_cast<int64_t>(rng() % 1000);
       int64_t w = 1 + static_cast<int64_t>(rng() % 1000);
-      if (kind == 9 && seed == 2 && i < 2'000) w = (int64_t{1} << 24) + static_cast<int64_t>(rng() % 7);
+      if (kind == 9 && seed == 2 && i < 2'000)
+        w = (int64_t{1} << 24) + static_cast<int64_t>(rng() % 7);
       adds.emplace_back(v, w);
     }
     int64_t total = 0;

@@ -77,11 +77,25 @@ TEST_CASE("result JSON: vLLM's keys in vLLM's order", "[metrics]") {
   const auto m = compute_metrics(t.records, t.logs, o);
   auto ctx = context();
 
-  const std::vector<std::string> head = {
-      "date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts",
-      "request_rate", "burstiness", "max_concurrency", "duration", "completed", "failed",
-      "total_input_tokens", "total_output_tokens", "request_throughput", "request_goodput",
-      "output_throughput", "total_token_throughput"};
+  const std::vector<std::string> head = {"date",
+                                         "endpoint_type",
+                                         "backend",
+                                         "label",
+                                         "model_id",
+                                         "tokenizer_id",
+                                         "num_prompts",
+                                         "request_rate",
+                                         "burstiness",
+                                         "max_concurrency",
+                                         "duration",
+                                         "completed",
+                                         "failed",
+                                         "total_input_tokens",
+                                         "total_output_tokens",
+                                         "request_throughput",
+                                         "request_goodput",
+                                         "output_throughput",
+                                         "total_token_throughput"};
   const std::vector<std::string> tail_before_metrics = {"max_output_tokens_per_s",
                                                         "max_concurrent_requests", "rtfx"};
   std::vector<std::string> metric_keys;
@@ -91,8 +105,9 @@ TEST_CASE("result JSON: vLLM's keys in vLLM's order", "[metrics]") {
     }
   }
 
-  SECTION("without --save-detailed: no per-request arrays at all (servesim drops vLLM's "
-          "latencies and queue_times too)") {
+  SECTION(
+      "without --save-detailed: no per-request arrays at all (servesim drops vLLM's "
+      "latencies and queue_times too)") {
     const auto j = build_result_json(m, o, ctx, t.records, t.logs);
     std::vector<std::string> expected = head;
     expected.insert(expected.end(), tail_before_metrics.begin(), tail_before_metrics.end());
@@ -156,8 +171,8 @@ TEST_CASE("result JSON: values and units", "[metrics]") {
   CHECK(j["failed"] == 1);
   CHECK(j["rtfx"] == 0.0);
   CHECK_THAT(j["duration"].get<double>(), WithinRel(0.33, 1e-12));
-  CHECK_THAT(j["ttfts"][0].get<double>(), WithinRel(0.1, 1e-12));     // seconds
-  CHECK(j["ttfts"][3] == 0.0);                                          // failed: vLLM default
+  CHECK_THAT(j["ttfts"][0].get<double>(), WithinRel(0.1, 1e-12));            // seconds
+  CHECK(j["ttfts"][3] == 0.0);                                               // failed: vLLM default
   CHECK_THAT(j["mean_ttft_ms"].get<double>(), WithinRel(280.0 / 3, 1e-12));  // ms
   CHECK(j.contains("p99.9_ttft_ms"));
   CHECK(j.contains("p99.9_itl_ms"));
@@ -165,8 +180,8 @@ TEST_CASE("result JSON: values and units", "[metrics]") {
   REQUIRE(j["itls"][1].size() == 2);
   CHECK_THAT(j["itls"][1][0].get<double>(), WithinRel(0.11, 1e-12));  // preemption gap
   CHECK_THAT(j["itls"][1][1].get<double>(), WithinRel(0.07, 1e-12));
-  CHECK(j["itls"][2].empty());   // one output token
-  CHECK(j["itls"][3].empty());   // failed
+  CHECK(j["itls"][2].empty());  // one output token
+  CHECK(j["itls"][3].empty());  // failed
   CHECK_THAT(j["latencies"][1].get<double>(), WithinRel(0.28, 1e-12));
   CHECK_THAT(j["start_times"][1].get<double>(), WithinRel(0.05, 1e-12));
   CHECK(j["output_lens"] == nlohmann::ordered_json({4, 3, 1, 0}));
@@ -199,7 +214,8 @@ TEST_CASE("identical input gives byte-identical output", "[metrics]") {
   o.metric_percentiles = {25, 50, 99, 99.9};
   auto ctx = context();
   ctx.save_detailed = true;
-  const auto j1 = build_result_json(compute_metrics(t.records, t.logs, o), o, ctx, t.records, t.logs);
+  const auto j1 =
+      build_result_json(compute_metrics(t.records, t.logs, o), o, ctx, t.records, t.logs);
   const auto t2 = tiny_scenario();
   const auto j2 =
       build_result_json(compute_metrics(t2.records, t2.logs, o), o, ctx, t2.records, t2.logs);

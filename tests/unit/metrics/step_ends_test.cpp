@@ -81,13 +81,14 @@ TEST_CASE("append log: values cross from the growing first chunk into fixed chun
   const std::size_t n = 2 * AppendLog<uint32_t>::kChunk + 12345;  // two chunk boundaries
   for (std::size_t i = 0; i < n; ++i) log.push_back(static_cast<uint32_t>(i * 2654435761u));
   REQUIRE(log.size() == n);
-  for (std::size_t i : {std::size_t{0}, std::size_t{4095}, std::size_t{4096},
-                        AppendLog<uint32_t>::kChunk - 1, AppendLog<uint32_t>::kChunk,
-                        2 * AppendLog<uint32_t>::kChunk, n - 1}) {
+  for (std::size_t i :
+       {std::size_t{0}, std::size_t{4095}, std::size_t{4096}, AppendLog<uint32_t>::kChunk - 1,
+        AppendLog<uint32_t>::kChunk, 2 * AppendLog<uint32_t>::kChunk, n - 1}) {
     CHECK(log[i] == static_cast<uint32_t>(i * 2654435761u));
   }
   std::size_t mismatches = 0;
-  for (std::size_t i = 0; i < n; ++i) mismatches += log[i] != static_cast<uint32_t>(i * 2654435761u);
+  for (std::size_t i = 0; i < n; ++i)
+    mismatches += log[i] != static_cast<uint32_t>(i * 2654435761u);
   CHECK(mismatches == 0);
   std::size_t seen = 0;
   std::size_t span_mismatches = 0;

@@ -77,7 +77,8 @@ TEST_CASE("default_cuda_graph_sizes follows vLLM v0.11+", "[models][cost]") {
   CHECK(s256[35] == 272);
   CHECK(s256.back() == 512);
   CHECK(default_cuda_graph_sizes(1024, 8192) == s256);
-  CHECK(default_cuda_graph_sizes(256, 64) == std::vector<int>{1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64});
+  CHECK(default_cuda_graph_sizes(256, 64) ==
+        std::vector<int>{1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64});
   CHECK(default_cuda_graph_sizes(16, 8192) == std::vector<int>{1, 2, 4, 8, 16, 24, 32});
   CHECK(default_cuda_graph_sizes(256, 2048) == s256);  // mbt 2048 > 512: no cut
   CHECK(default_cuda_graph_sizes(256, 300).back() == 288);
@@ -105,9 +106,9 @@ TEST_CASE("decode at batch 1 is never faster than streaming the weights", "[mode
   for (int tp : {1, 4}) {
     for (const ModelSpec& m : {llama31_8b(), llama31_70b()}) {
       Deployment d = deploy(m, tp);
-      const double weights =
-          (m.num_layers * llama_layer_linear_params(m, tp) +
-           static_cast<double>(m.vocab_size) * m.hidden_size / tp) * 2.0;
+      const double weights = (m.num_layers * llama_layer_linear_params(m, tp) +
+                              static_cast<double>(m.vocab_size) * m.hidden_size / tp) *
+                             2.0;
       const double floor_s = weights / d.gpu.hbm_bandwidth_bytes_per_s;
       const RooflineCostModel roofline(d);
       const IdealCostModel ideal(d);
@@ -170,7 +171,8 @@ TEST_CASE("parts sum to the total, empty costs 0, non-empty costs > 0", "[models
 TEST_CASE("monotone: more tokens or context never makes a step faster", "[models][cost]") {
   // Expectations: raising any one BatchShape field by any amount keeps total_s the same or larger
   // (also across the CUDA-graph boundary at 512 tokens, and for MoE).
-  for (const Deployment& d : {deploy(llama31_8b()), deploy(llama31_70b(), 8), deploy(mixtral_8x7b(), 2)}) {
+  for (const Deployment& d :
+       {deploy(llama31_8b()), deploy(llama31_70b(), 8), deploy(mixtral_8x7b(), 2)}) {
     Deployment dd = d;
     dd.gpu.step_overhead_s = 1e-3;
     dd.gpu.per_seq_overhead_s = 1e-5;
@@ -230,13 +232,15 @@ TEST_CASE("large compute-bound prefill costs 2·params·tokens/(peak·η)", "[mo
                        d.model.num_layers * 4 * kDefaultOpLatencyS;
   CHECK_THAT(c.linear_s, WithinRel(exact, 1e-3));
   const double attn_flops = d.model.num_layers * 4.0 * 32 * 128 * tokens * tokens / 2;
-  CHECK_THAT(c.attention_s, WithinRel(attn_flops / peak + d.model.num_layers * kDefaultOpLatencyS, 1e-3));
+  CHECK_THAT(c.attention_s,
+             WithinRel(attn_flops / peak + d.model.num_layers * kDefaultOpLatencyS, 1e-3));
   // The ideal variant: the same FLOPs at 100 % of peak, no ramp.
   const StepCost i = IdealCostModel(d).estimate(prefill(8192));
   CHECK_THAT(i.linear_s, WithinRel(2 * params * tokens / 989e12, 1e-3));
 }
 
-TEST_CASE("TP2 halves the linear time of a memory-bound decode, plus all-reduces", "[models][cost]") {
+TEST_CASE("TP2 halves the linear time of a memory-bound decode, plus all-reduces",
+          "[models][cost]") {
   // In details: Llama-3.1-8B decode at batch 1 reads 13.96 GB of layer weights at TP1 and exactly
   // half per rank at TP2 (8 KV heads split 4/4). Activation bytes (a few KB) are negligible.
   // Expectations: (linear_s − 32 layers · 4 ops · t0) halves within 0.1 %; comm_s is 0 at TP1 and
@@ -250,8 +254,8 @@ TEST_CASE("TP2 halves the linear time of a memory-bound decode, plus all-reduces
   CHECK_THAT(c2.linear_s - lat, WithinRel((c1.linear_s - lat) / 2, 1e-3));
   CHECK(c1.comm_s == 0);
   const hardware::LinkSpec link = h100_sxm().scale_up;
-  const double expected_comm = 32 * 2 * all_reduce_s(1 * 4096 * 2.0, 2, link) +
-                               ring_all_gather_s(128256 * 2.0, 2, link);
+  const double expected_comm =
+      32 * 2 * all_reduce_s(1 * 4096 * 2.0, 2, link) + ring_all_gather_s(128256 * 2.0, 2, link);
   CHECK_THAT(c2.comm_s, WithinRel(expected_comm, 1e-12));
   // TP2 is faster than TP1 in total.
   CHECK(c2.total_s < c1.total_s);
@@ -341,7 +345,8 @@ TEST_CASE("MoE: expected distinct experts touched", "[models][cost]") {
   const double lm = 32000 * h;
   const double active = (32 * (attn + 2 * expert + h * 8) + lm) * 2 / 3.35e12;
   const double total = (32 * (attn + 8 * expert + h * 8) + lm) * 2 / 3.35e12;
-  const double t1 = ideal.estimate(decode(1, 10)).linear_s + ideal.estimate(decode(1, 10)).lm_head_s;
+  const double t1 =
+      ideal.estimate(decode(1, 10)).linear_s + ideal.estimate(decode(1, 10)).lm_head_s;
   CHECK_THAT(t1, WithinRel(active, 0.01));
   CHECK(ideal.estimate(decode(64, 10)).total_s < total * 1.05);
   CHECK(ideal.estimate(decode(64, 10)).linear_s > 0.9 * (total - lm * 2 / 3.35e12));
@@ -396,8 +401,8 @@ TEST_CASE("MXFP4 experts: a decode streams 4.25 bits per expert weight", "[model
 
 TEST_CASE("pipeline parallel: stages summed plus (PP−1) send/recv", "[models][cost]") {
   // In details: one micro-batch runs every stage in turn, so the compute is that of PP = 1 and each
-  // stage boundary adds the hand-off of vLLM's IntermediateTensors (hidden states + residual, [T, h]
-  // each): every TP rank sends its 1/TP slice to its peer, then the next stage all-gathers it:
+  // stage boundary adds the hand-off of vLLM's IntermediateTensors (hidden states + residual, [T,
+  // h] each): every TP rank sends its 1/TP slice to its peer, then the next stage all-gathers it:
   //   hop = 2·(α + T·h·2/TP / bw) + 2·((TP−1)·α + (TP−1)/TP · T·h·2 / bw)   (all on NVLink here)
   // Expectations: PP2 − PP1 = 1 hop; PP4 − PP1 = 3 hops (16 GPUs per node: all in one node).
   // (Moved to the topology-aware hand-off with tests/unit/models/pipeline_test.cpp.)

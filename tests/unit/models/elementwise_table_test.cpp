@@ -2,8 +2,8 @@
 // KV-cache write, SiLU·mul, fp8 quantisation per layer) in the kernel tables, the kernel timer,
 // the step cost model and the kernel check. The expected values are the measured rows themselves
 // and closed forms of the transfer rule (models/kernel_timer.h).
-#include "tests/test_paths.h"
 #include "models/kernel_timer.h"
+#include "tests/test_paths.h"
 
 #include <catch2/catch.hpp>
 
@@ -51,8 +51,8 @@ KernelSource source_of(const std::string& gpu, const std::vector<std::string>& c
     rows.insert(rows.end(), some.begin(), some.end());
   }
   KernelSource s;
-  s.profile = std::make_shared<hardware::KernelProfile>(
-      hardware::KernelProfile::from_rows(rows, gpu));
+  s.profile =
+      std::make_shared<hardware::KernelProfile>(hardware::KernelProfile::from_rows(rows, gpu));
   s.measured_on = hardware::load_gpu(gpu);
   s.path = csvs.front();
   return s;
@@ -93,9 +93,9 @@ TEST_CASE("elementwise table: reader errors name the line", "[kernels]") {
          "time_us,tflops,gbps\n"
       << "x,elementwise,bf16,m,1,layer_compiled,8,4096,14336,,,,32,,128,10.0,,\n";
   }
-  REQUIRE_THROWS_WITH(hardware::read_kernel_csv(path),
-                      Catch::Contains("servesim_elem_bad.csv:2") &&
-                          Catch::Contains("an elementwise row needs"));
+  REQUIRE_THROWS_WITH(
+      hardware::read_kernel_csv(path),
+      Catch::Contains("servesim_elem_bad.csv:2") && Catch::Contains("an elementwise row needs"));
 }
 
 TEST_CASE("elementwise timer: exact on its own GPU, memory-bound transfer above the latency",

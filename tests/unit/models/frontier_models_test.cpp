@@ -4,11 +4,11 @@
 // checkpoint formats, and the refusals of what is not modelled (docs/models.md).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "models/deployment.h"
 #include "models/model_spec.h"
@@ -147,7 +147,8 @@ TEST_CASE("MLA closed forms on a small config", "[models]") {
   const double attn = 64 * 32 + 32 + 32 * 48 + 64 * 20 + 16 + 16 * 64 + 32 * 64;
   CHECK(m.attention_params_per_rank(1) == attn);
   // At TP 2 the down projections stay whole, the up projections and o halve.
-  CHECK(m.attention_params_per_rank(2) == 64 * 32 + 32 + 32 * 24 + 64 * 20 + 16 + 16 * 32 + 16 * 64);
+  CHECK(m.attention_params_per_rank(2) ==
+        64 * 32 + 32 + 32 * 24 + 64 * 20 + 16 + 16 * 32 + 16 * 64);
   CHECK(m.param_count() == 2 * (attn + 3 * 64 * 128 + 2 * 64) + 2 * 100 * 64 + 64);
   CHECK(m.kv_bytes_per_token_per_rank(2, 1) == 2 * 20 * 2);
   CHECK(m.kv_bytes_per_token_per_rank(2, 4) == 2 * 20 * 2);
@@ -156,7 +157,8 @@ TEST_CASE("MLA closed forms on a small config", "[models]") {
       "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
       "vocab_size": 100, "max_position_embeddings": 512, "q_lora_rank": null,
       "kv_lora_rank": 16, "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 8})");
-  CHECK(load_model(lite).attention_params_per_rank(1) == 64 * 48 + 64 * 20 + 16 + 16 * 64 + 32 * 64);
+  CHECK(load_model(lite).attention_params_per_rank(1) ==
+        64 * 48 + 64 * 20 + 16 + 16 * 64 + 32 * 64);
 }
 
 TEST_CASE("dense layers of MoE models as vLLM's model files pick them", "[models]") {
@@ -175,7 +177,8 @@ TEST_CASE("dense layers of MoE models as vLLM's model files pick them", "[models
   // Qwen-MoE: (layer + 1) % decoder_sparse_step == 0 and not in mlp_only_layers.
   CHECK(dense_layers(R"(, "decoder_sparse_step": 2)") == 4);
   CHECK(dense_layers(R"(, "mlp_only_layers": [0, 7])") == 2);
-  CHECK_THROWS_WITH(dense_layers(R"(, "first_k_dense_replace": 8)"), Contains("every layer is dense"));
+  CHECK_THROWS_WITH(dense_layers(R"(, "first_k_dense_replace": 8)"),
+                    Contains("every layer is dense"));
 }
 
 TEST_CASE("checkpoint formats from quantization_config", "[models]") {
@@ -185,7 +188,8 @@ TEST_CASE("checkpoint formats from quantization_config", "[models]") {
     return load_model(write_temp("quant.json",
                                  R"({"hidden_size": 64, "intermediate_size": 256,
         "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
-        "max_position_embeddings": 512, "quantization_config": )" + q + "}"));
+        "max_position_embeddings": 512, "quantization_config": )" +
+                                     q + "}"));
   };
   CHECK(with_quant(R"({"quant_method": "fp8", "weight_block_size": [128, 128]})")
             .checkpoint_quantization == "fp8");
@@ -214,8 +218,7 @@ TEST_CASE("checkpoint formats from quantization_config", "[models]") {
          "group_size": 128}, "input_activations": null}}})");
   CHECK(ct.checkpoint_quantization == "w4a16");
   CHECK(ct.checkpoint_weight_bits == 4 + 16.0 / 128);
-  CHECK_THROWS_WITH(with_quant(R"({"quant_method": "awq", "bits": 3})"),
-                    Contains("3-bit weights"));
+  CHECK_THROWS_WITH(with_quant(R"({"quant_method": "awq", "bits": 3})"), Contains("3-bit weights"));
   // Integer weights AND activations (W8A8 int8) run other kernels: refused by name.
   CHECK_THROWS_WITH(with_quant(R"({"quant_method": "compressed-tensors", "config_groups":
         {"group_0": {"weights": {"num_bits": 8, "type": "int"},

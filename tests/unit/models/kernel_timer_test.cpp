@@ -1,8 +1,8 @@
 // Tests of measured kernel tables in the step cost model (models/kernel_timer.h,
 // RooflineCostModel with Deployment::kernels) and of the kernel check (models/kernel_check.h).
 // The expected values are the measured rows themselves and closed forms of the transfer rule.
-#include "tests/test_paths.h"
 #include "models/kernel_timer.h"
+#include "tests/test_paths.h"
 
 #include <catch2/catch.hpp>
 
@@ -67,17 +67,16 @@ TEST_CASE("kernel timer: transfer to another GPU scales by the ideal roofline", 
   }
   CHECK(t_min == Approx(4.63e-6).epsilon(0.05));  // the H100's fastest GEMM: a few µs
   const double t1 = measured(kH100, "bf16", 28672, 4096, 1);
-  CHECK(*t.linear_s("bf16", 28672, 4096, 1) ==
-        Approx(t_min + (t1 - t_min) * h100.hbm_bandwidth_bytes_per_s /
-                           h200.hbm_bandwidth_bytes_per_s)
-            .epsilon(1e-12));
+  CHECK(
+      *t.linear_s("bf16", 28672, 4096, 1) ==
+      Approx(t_min + (t1 - t_min) * h100.hbm_bandwidth_bytes_per_s / h200.hbm_bandwidth_bytes_per_s)
+          .epsilon(1e-12));
   // 8192 tokens: compute-bound on both, the same bf16 peak: the same time.
   const double t8k = measured(kH100, "bf16", 28672, 4096, 8192);
   CHECK(*t.linear_s("bf16", 28672, 4096, 8192) == Approx(t8k).epsilon(1e-12));
 }
 
-TEST_CASE("kernel timer: integer weights carry the bf16 curve to their weight bytes",
-          "[kernels]") {
+TEST_CASE("kernel timer: integer weights carry the bf16 curve to their weight bytes", "[kernels]") {
   const hardware::GpuSpec h100 = hardware::load_gpu("h100-sxm");
   const KernelSource src = table_of("h100-sxm", kH100);
   const KernelTimer t(h100, src);
@@ -103,8 +102,7 @@ TEST_CASE("kernel timer: integer weights carry the bf16 curve to their weight by
 
 KernelSource t_src() { return table_of("h100-sxm", kH100); }
 
-TEST_CASE("kernel timer: an unmeasured shape borrows the nearest shape's efficiency",
-          "[kernels]") {
+TEST_CASE("kernel timer: an unmeasured shape borrows the nearest shape's efficiency", "[kernels]") {
   const hardware::GpuSpec h100 = hardware::load_gpu("h100-sxm");
   const KernelSource src = t_src();
   const KernelTimer t(h100, src);
@@ -161,8 +159,7 @@ TEST_CASE("cost model with a table: a layer's linear time is the measured GEMMs 
       {6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}};  // QKV, O, gate_up, down
   // The elementwise kernels between them (RMSNorms, RoPE, KV write, SiLU·mul), measured for this
   // very shape (hardware/measurements/elementwise; tests in elementwise_table_test.cpp).
-  const hardware::MonotoneCurve& chain =
-      table.elementwise().at({"bf16", 4096, 14336, 32, 8, 128});
+  const hardware::MonotoneCurve& chain = table.elementwise().at({"bf16", 4096, 14336, 32, 8, 128});
   for (long long m : {1LL, 8LL, 64LL, 256LL, 512LL, 2048LL, 8192LL}) {
     // Σ of the table's four curves at a grid point, + the chain at the same tokens.
     double sum = 0;

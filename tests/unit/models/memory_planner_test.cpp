@@ -39,11 +39,11 @@ TEST_CASE("weights per rank match vLLM's 'Model loading took' figures", "[models
   // (max_position_embeddings · head_dim · 2 B), which vLLM counts in the model's memory.
   // Expectations: CodeLlama-34B 33.744e9 params → 62.8571 GiB (vllm.log of both
   // inferencesim_eval_vllm0110 runs); Llama-3.1-8B 8.030e9 → 14.9888 GiB (vLLM logs on H100).
-  const MemoryPlan code = plan_memory(deploy(testing::codellama_34b(), testing::h100_sxm()),
-                                      options(4096, 256));
+  const MemoryPlan code =
+      plan_memory(deploy(testing::codellama_34b(), testing::h100_sxm()), options(4096, 256));
   CHECK_THAT(code.weight_bytes / kGiB, WithinRel(62.8571, 1e-5));
-  const MemoryPlan llama = plan_memory(deploy(testing::llama31_8b(), testing::h100_sxm()),
-                                       options(8192, 256));
+  const MemoryPlan llama =
+      plan_memory(deploy(testing::llama31_8b(), testing::h100_sxm()), options(8192, 256));
   CHECK_THAT(llama.weight_bytes / kGiB, WithinRel(14.9888, 1e-5));
 }
 
@@ -191,7 +191,8 @@ TEST_CASE("a model that does not fit names the shortfall and the smallest TP", "
   // Room for the weights but less than one block: also an error.
   Deployment tight = deploy(testing::llama31_8b(), testing::h100_sxm());
   tight.gpu.memory_bytes = (14.9888 + 1.2107 + 0.001) * kGiB / 0.9 + 230e6 / 0.9;
-  CHECK_THROWS_WITH(plan_memory(tight, options(8192, 256)), Contains("less than one 16-token block"));
+  CHECK_THROWS_WITH(plan_memory(tight, options(8192, 256)),
+                    Contains("less than one 16-token block"));
 }
 
 TEST_CASE("num_gpu_blocks_override replaces the computed count", "[models][memory]") {

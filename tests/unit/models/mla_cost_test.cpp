@@ -28,7 +28,8 @@ Deployment deploy(const std::string& model, int tp) {
   return d;
 }
 
-TEST_CASE("DeepSeek-V3 at TP 8: a batch-1 decode streams every weight it touches once", "[models][cost]") {
+TEST_CASE("DeepSeek-V3 at TP 8: a batch-1 decode streams every weight it touches once",
+          "[models][cost]") {
   // FP8 checkpoint: linear weights 1 byte; router and LM head 16-bit. Per rank, per layer:
   // attention q_a + kv_a 7168 x (1536 + 576), q_b 1536 x 16·192, kv_b 512 x 16·256,
   // o 16·128 x 7168; the 3 dense layers' MLP 3 x 7168 x 18432 / 8; the 58 MoE layers' router
@@ -46,7 +47,8 @@ TEST_CASE("DeepSeek-V3 at TP 8: a batch-1 decode streams every weight it touches
         want / (d.gpu.hbm_bandwidth_bytes_per_s * d.gpu.memory_efficiency));
 }
 
-TEST_CASE("MLA decode attention: latent-space FLOPs and one latent vector per cached token", "[models][cost]") {
+TEST_CASE("MLA decode attention: latent-space FLOPs and one latent vector per cached token",
+          "[models][cost]") {
   // DeepSeek-V3 at TP 1 (128 heads), 64 sequences x 4,096 cached tokens, one layer:
   // FLOPs = 2·128·(2·512 + 64)·C, bytes = 576·2·(C + T) + 128·(2·512 + 64)·2·T, C = 262,144,
   // T = 64: ~242 FLOP/B, near the H100's ridge (254 FLOP/B with the catalog efficiencies, so
@@ -71,17 +73,19 @@ TEST_CASE("MLA decode attention: latent-space FLOPs and one latent vector per ca
   const double work = 4096.0 * 2048;  // one 4,096-token prompt: q(c + q/2)
   const double pflops = 2.0 * 128 * 320 * work;
   const double pbytes = 576.0 * 2 * (4096 + 4096) + 128.0 * 1088 * 2 * 4096;
-  CHECK_THAT(roofline.estimate(prefill(4096)).attention_s,
-             WithinRel(61 * (std::max(pflops / (d.gpu.bf16_flops * o.compute_efficiency),
-                                      pbytes / (d.gpu.hbm_bandwidth_bytes_per_s *
-                                                o.memory_efficiency)) +
-                             o.op_latency_s),
-                       1e-12));
+  CHECK_THAT(
+      roofline.estimate(prefill(4096)).attention_s,
+      WithinRel(61 * (std::max(pflops / (d.gpu.bf16_flops * o.compute_efficiency),
+                               pbytes / (d.gpu.hbm_bandwidth_bytes_per_s * o.memory_efficiency)) +
+                      o.op_latency_s),
+                1e-12));
 }
 
 TEST_CASE("MLA and dense-layer MoE: decode series equal estimate() bit for bit", "[models][cost]") {
   for (const auto& [model, tp] : {std::pair<std::string, int>{"deepseek-v3", 8},
-                                  {"kimi-k2", 8}, {"glm-4.5-air", 2}, {"qwen3-30b-a3b", 1}}) {
+                                  {"kimi-k2", 8},
+                                  {"glm-4.5-air", 2},
+                                  {"qwen3-30b-a3b", 1}}) {
     INFO(model << " TP " << tp);
     const RooflineCostModel m(deploy(model, tp));
     const std::unique_ptr<CostMemo> memo = m.make_memo();
@@ -99,7 +103,8 @@ TEST_CASE("MLA and dense-layer MoE: decode series equal estimate() bit for bit",
   }
 }
 
-TEST_CASE("memory plan: DeepSeek-R1 FP8 on 8 x H200 holds an MLA cache the same on every rank", "[models][memory]") {
+TEST_CASE("memory plan: DeepSeek-R1 FP8 on 8 x H200 holds an MLA cache the same on every rank",
+          "[models][memory]") {
   // Weights per rank ~ 671 G params / 8 at 1 byte (+ 16-bit embeddings); the KV cache per token
   // is 70,272 B on every rank: the tokens are the KV budget / 70,272, not 8x that.
   Deployment d = deploy("deepseek-r1", 8);

@@ -2,11 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "sim/base/error.h"
 
@@ -23,7 +23,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Writes `text` to a fresh file in a per-process temp folder and returns its path.
 std::string write_temp(const std::string& file_name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("servesim_model_test_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_model_test_" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path p = dir / file_name;
   std::ofstream(p) << text;
@@ -43,12 +44,12 @@ TEST_CASE("every catalog model loads", "[models]") {
   // models (gpt-oss-120b, the FP8 Llama-3.1-70B checkpoint) and the frontier models
   // (frontier_models_test.cpp), in sorted order.
   REQUIRE(names == std::vector<std::string>{
-                       "codellama-34b", "deepseek-r1", "deepseek-v3", "glm-4.5-air",
-                       "gpt-oss-120b", "gpt-oss-20b", "kimi-k2", "llama-2-13b", "llama-2-70b",
-                       "llama-2-7b", "llama-3.1-70b", "llama-3.1-70b-fp8", "llama-3.1-8b",
-                       "llama-3.3-70b", "mistral-7b", "mixtral-8x22b", "mixtral-8x7b",
-                       "qwen2.5-72b", "qwen2.5-7b", "qwen3-14b", "qwen3-235b-a22b",
-                       "qwen3-30b-a3b", "qwen3-32b"});
+                       "codellama-34b",   "deepseek-r1",   "deepseek-v3",   "glm-4.5-air",
+                       "gpt-oss-120b",    "gpt-oss-20b",   "kimi-k2",       "llama-2-13b",
+                       "llama-2-70b",     "llama-2-7b",    "llama-3.1-70b", "llama-3.1-70b-fp8",
+                       "llama-3.1-8b",    "llama-3.3-70b", "mistral-7b",    "mixtral-8x22b",
+                       "mixtral-8x7b",    "qwen2.5-72b",   "qwen2.5-7b",    "qwen3-14b",
+                       "qwen3-235b-a22b", "qwen3-30b-a3b", "qwen3-32b"});
   for (const auto& n : names) {
     INFO(n);
     const ModelSpec m = load_model(n);
@@ -135,7 +136,7 @@ TEST_CASE("KV bytes per token match REFERENCE.md §4", "[models]") {
   CHECK(load_model("llama-3.1-70b").kv_bytes_per_token(2) == 320 * kKiB);  // 2*80*8*128*2
   CHECK(load_model("llama-2-7b").kv_bytes_per_token(2) == 512 * kKiB);     // 2*32*32*128*2
   CHECK(load_model("mistral-7b").kv_bytes_per_token(2) == 128 * kKiB);
-  CHECK(load_model("qwen2.5-7b").kv_bytes_per_token(2) == 56 * kKiB);      // 2*28*4*128*2
+  CHECK(load_model("qwen2.5-7b").kv_bytes_per_token(2) == 56 * kKiB);  // 2*28*4*128*2
   CHECK(load_model("qwen2.5-72b").kv_bytes_per_token(2) == 320 * kKiB);
   CHECK(load_model("mixtral-8x7b").kv_bytes_per_token(2) == 128 * kKiB);
   // fp8 KV halves it.
@@ -185,13 +186,15 @@ TEST_CASE("HF defaults and field conventions", "[models]") {
     CHECK(q.max_position_embeddings == 40960);
   }
   SECTION("tied embeddings count V*h once") {
-    const ModelSpec m = load_model(write_temp("tied.json", tiny_config(R"(, "tie_word_embeddings": true)")));
+    const ModelSpec m =
+        load_model(write_temp("tied.json", tiny_config(R"(, "tie_word_embeddings": true)")));
     CHECK(m.embedding_param_count() == 100.0 * 64);
   }
   SECTION("dtype: a float32 checkpoint is served in 16 bits unless --dtype float32") {
     // vllm/config/model.py _get_and_verify_dtype: "auto" downcasts float32 to the platform's
     // first supported dtype (bfloat16 from Ampere on, else float16): 2 bytes either way.
-    ModelSpec f32 = load_model(write_temp("f32.json", tiny_config(R"(, "torch_dtype": "float32")")));
+    ModelSpec f32 =
+        load_model(write_temp("f32.json", tiny_config(R"(, "torch_dtype": "float32")")));
     CHECK(f32.checkpoint_dtype == "float32");
     CHECK(f32.dtype_bytes == 2);
     apply_dtype(f32, "float32");
@@ -203,7 +206,8 @@ TEST_CASE("HF defaults and field conventions", "[models]") {
     apply_dtype(f32, "auto");
     CHECK(f32.dtype_bytes == 2);
     CHECK_THROWS_WITH(apply_dtype(f32, "int8"), Contains("--dtype") && Contains("'int8'"));
-    CHECK(load_model(write_temp("f16.json", tiny_config(R"(, "torch_dtype": "float16")"))).dtype_bytes == 2);
+    CHECK(load_model(write_temp("f16.json", tiny_config(R"(, "torch_dtype": "float16")")))
+              .dtype_bytes == 2);
     const ModelSpec dt = load_model(write_temp("dt.json", tiny_config(R"(, "dtype": "float32")")));
     CHECK(dt.checkpoint_dtype == "float32");
     CHECK(dt.dtype_bytes == 2);
@@ -232,7 +236,8 @@ TEST_CASE("sliding-window layers come from layer_types", "[models]") {
     CHECK(mistral.num_full_attention_layers() == 0);
     const ModelSpec off = load_model(write_temp(
         "mistral_off.json",
-        tiny_config(R"(, "model_type": "mistral", "sliding_window": 64, "use_sliding_window": false)")));
+        tiny_config(
+            R"(, "model_type": "mistral", "sliding_window": 64, "use_sliding_window": false)")));
     CHECK(off.num_sliding_layers == 0);
     const ModelSpec null_window = load_model(write_temp(
         "mistral_null.json", tiny_config(R"(, "model_type": "mistral", "sliding_window": null)")));
@@ -258,27 +263,31 @@ TEST_CASE("sliding-window layers come from layer_types", "[models]") {
         load_model(write_temp("short.json", tiny_config(R"(, "layer_types": ["full_attention"])"))),
         Contains("short.json") && Contains("'layer_types'") && Contains("num_hidden_layers (2)"));
     CHECK_THROWS_WITH(
-        load_model(write_temp("odd.json", tiny_config(
-            R"(, "layer_types": ["full_attention", "chunked_attention"], "sliding_window": 8)"))),
+        load_model(write_temp(
+            "odd.json",
+            tiny_config(
+                R"(, "layer_types": ["full_attention", "chunked_attention"], "sliding_window": 8)"))),
         Contains("'layer_types[1]'") && Contains("chunked_attention"));
     CHECK_THROWS_WITH(
-        load_model(write_temp("nowin.json", tiny_config(
-            R"(, "layer_types": ["sliding_attention", "full_attention"])"))),
+        load_model(
+            write_temp("nowin.json",
+                       tiny_config(R"(, "layer_types": ["sliding_attention", "full_attention"])"))),
         Contains("nowin.json") && Contains("sliding_window"));
   }
 }
 
 TEST_CASE("errors name the file, the field and the known names", "[models]") {
   SECTION("unknown catalog name names the nearest entries") {
-    CHECK_THROWS_WITH(load_model("llama-9"),
-                      Contains("llama-9: not in the catalog") && Contains("llama-2-7b") &&
-                          Contains("config.json"));
+    CHECK_THROWS_WITH(load_model("llama-9"), Contains("llama-9: not in the catalog") &&
+                                                 Contains("llama-2-7b") && Contains("config.json"));
   }
   SECTION("missing required field") {
-    const std::string p = write_temp("nohidden.json",
-        R"({"intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+    const std::string p =
+        write_temp("nohidden.json",
+                   R"({"intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
             "vocab_size": 100, "max_position_embeddings": 512})");
-    CHECK_THROWS_WITH(load_model(p), Contains(p) && Contains("missing required field 'hidden_size'"));
+    CHECK_THROWS_WITH(load_model(p),
+                      Contains(p) && Contains("missing required field 'hidden_size'"));
   }
   SECTION("malformed JSON") {
     const std::string p = write_temp("broken.json", R"({"hidden_size": 64,)");
@@ -289,13 +298,15 @@ TEST_CASE("errors name the file, the field and the known names", "[models]") {
                       Contains("/nonexistent/config.json") && Contains("cannot open"));
   }
   SECTION("bad values") {
-    CHECK_THROWS_WITH(load_model(write_temp("neg.json", tiny_config(R"(, "num_key_value_heads": 3)"))),
-                      Contains("num_key_value_heads"));
+    CHECK_THROWS_WITH(
+        load_model(write_temp("neg.json", tiny_config(R"(, "num_key_value_heads": 3)"))),
+        Contains("num_key_value_heads"));
     CHECK_THROWS_WITH(load_model(write_temp("wrongtype.json",
                                             R"({"hidden_size": "big", "intermediate_size": 1})")),
                       Contains("'hidden_size' has the wrong type"));
-    CHECK_THROWS_WITH(load_model(write_temp("moe.json", tiny_config(R"(, "num_local_experts": 8)"))),
-                      Contains("num_experts_per_tok"));
+    CHECK_THROWS_WITH(
+        load_model(write_temp("moe.json", tiny_config(R"(, "num_local_experts": 8)"))),
+        Contains("num_experts_per_tok"));
   }
 }
 

@@ -32,19 +32,23 @@ double monte_carlo_max(int tokens, int top_k, int experts, int groups, int trial
   return sum / trials;
 }
 
-TEST_CASE("busiest expert group: closed form against a Monte Carlo of the router", "[models][moe]") {
+TEST_CASE("busiest expert group: closed form against a Monte Carlo of the router",
+          "[models][moe]") {
   // One group: every row. k = E: every token in every group.
   CHECK(expected_max_group_rows(100, 8, 256, 1) == 800);
   CHECK(expected_max_group_rows(0, 8, 256, 8) == 0);
   CHECK(expected_max_group_rows(10, 8, 8, 8) == 10);  // each token hits each group once
-  struct Case { int tokens, top_k, experts, groups; double tolerance; };
+  struct Case {
+    int tokens, top_k, experts, groups;
+    double tolerance;
+  };
   // DeepSeek-V3 under EP 8 and EP 32, Qwen3-235B under EP 8, Mixtral under EP 4, from decode
   // batches to prefill chunks. The normal order statistic is within 4 % from 64 tokens up and
   // within 12 % at one token (a discrete count of at most k).
-  for (const Case c : {Case{1, 8, 256, 8, 0.12}, Case{16, 8, 256, 8, 0.06},
-                       Case{64, 8, 256, 8, 0.04}, Case{256, 8, 256, 8, 0.03},
-                       Case{2048, 8, 256, 8, 0.02}, Case{256, 8, 256, 32, 0.04},
-                       Case{512, 8, 128, 8, 0.03}, Case{512, 2, 8, 4, 0.03}}) {
+  for (const Case c :
+       {Case{1, 8, 256, 8, 0.12}, Case{16, 8, 256, 8, 0.06}, Case{64, 8, 256, 8, 0.04},
+        Case{256, 8, 256, 8, 0.03}, Case{2048, 8, 256, 8, 0.02}, Case{256, 8, 256, 32, 0.04},
+        Case{512, 8, 128, 8, 0.03}, Case{512, 2, 8, 4, 0.03}}) {
     INFO(c.tokens << " tokens, top-" << c.top_k << " of " << c.experts << ", " << c.groups
                   << " groups");
     const double mc = monte_carlo_max(c.tokens, c.top_k, c.experts, c.groups, 400);

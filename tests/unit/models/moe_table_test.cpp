@@ -2,8 +2,8 @@
 // measured on an H100 and an H200): reading, the monotone curves, the transfer to another weight
 // format (KernelTimer::moe_gemm_s) and their use by the step cost model. Expected values are the
 // measured rows and the closed form of the transfer rule in models/kernel_timer.h.
-#include "tests/test_paths.h"
 #include "models/kernel_timer.h"
+#include "tests/test_paths.h"
 
 #include <catch2/catch.hpp>
 
@@ -94,8 +94,7 @@ TEST_CASE("moe tables: MXFP4 weights by the ideal grouped-GEMM ratio above the l
   for (double x : {1.0, 8.0, 64.0, 1024.0, 8192.0}) {
     const double measured = *t.moe_gemm_s(kGateUp, 2.0, "bf16", x);
     const double lambda = std::min(measured, fastest);
-    const double expected = lambda + (measured - lambda) *
-                                         ideal(h100, w4, 128, 4, 2880, 2880, x) /
+    const double expected = lambda + (measured - lambda) * ideal(h100, w4, 128, 4, 2880, 2880, x) /
                                          ideal(h100, 2.0, 128, 4, 2880, 2880, x);
     CHECK(*t.moe_gemm_s(kGateUp, w4, "bf16", x) == Approx(expected).epsilon(1e-12));
     // Memory-bound at decode sizes: 4.25-bit weights take about a quarter of the bf16 time.
@@ -128,9 +127,9 @@ TEST_CASE("cost model: gpt-oss's routed experts from the measured grouped GEMMs"
   for (double x : {1.0, 16.0, 256.0, 1024.0, 8192.0}) {  // measured token counts
     // What the roofline charged: one GEMM of x·4 rows over the expected experts' weights.
     const double touched = expected_experts_touched(128, 4, x);
-    const double roof = roofline_op_s(o, 2 * 3 * h * i, touched * 3 * h * i * w,
-                                      (h + 2 * i + i + h) * 2, x * 4, d.gpu.bf16_flops,
-                                      d.gpu.hbm_bandwidth_bytes_per_s);
+    const double roof =
+        roofline_op_s(o, 2 * 3 * h * i, touched * 3 * h * i * w, (h + 2 * i + i + h) * 2, x * 4,
+                      d.gpu.bf16_flops, d.gpu.hbm_bandwidth_bytes_per_s);
     const double table = *t.moe_gemm_s(kGateUp, w, "bf16", x) + *t.moe_gemm_s(kDown, w, "bf16", x);
     CHECK(measured_experts.layer_linear_time_s(x) - roofline_experts.layer_linear_time_s(x) ==
           Approx(table - roof).epsilon(1e-9).margin(1e-12));

@@ -91,8 +91,8 @@ TEST_CASE("TP across nodes: NCCL ring over the slowest hop, no custom all-reduce
   CHECK_THAT(l.bandwidth_bytes_per_s, WithinRel(25e9, 1e-12));
   const BatchShape s = decode(1, 320);
   const double msg = 1 * 8192 * 2.0;  // 1 token padded to the CUDA-graph size 1
-  const double expected = 160 * (14 * 20e-6 + 14.0 / 8 * msg / 25e9) +
-                          (7 * 20e-6 + 7.0 / 8 * 128256 * 2.0 / 25e9);
+  const double expected =
+      160 * (14 * 20e-6 + 14.0 / 8 * msg / 25e9) + (7 * 20e-6 + 7.0 / 8 * 128256 * 2.0 / 25e9);
   CHECK_THAT(across.estimate(s).comm_s, WithinRel(expected, 1e-9));
   // The same TP8 inside one node uses vLLM's custom all-reduce on NVLink: far cheaper.
   CHECK(RooflineCostModel(deploy(8, 1, 8, ib())).estimate(s).comm_s < expected / 5);
@@ -111,7 +111,8 @@ TEST_CASE("estimate_pipeline splits a step into stages and hand-offs that sum to
     const PipelineStepTimes t = m.estimate_pipeline(s);
     REQUIRE(t.stage_s.size() == 2);
     REQUIRE(t.hop_s.size() == 1);
-    CHECK_THAT(t.overhead_s + t.stage_s[0] + t.stage_s[1] + t.hop_s[0], WithinRel(c.total_s, 1e-12));
+    CHECK_THAT(t.overhead_s + t.stage_s[0] + t.stage_s[1] + t.hop_s[0],
+               WithinRel(c.total_s, 1e-12));
     const double gather = 3 * 8e-6 + 0.75 * s.sampled_seqs * 128256 * 2.0 / 300e9;
     CHECK_THAT(t.stage_s[1] - t.stage_s[0], WithinRel(c.lm_head_s + gather, 1e-9));
     CHECK_THAT(t.hop_s[0], WithinRel(m.hop_s(0, static_cast<double>(m.linear_tokens(s))), 1e-12));
@@ -130,7 +131,7 @@ TEST_CASE("TP4×PP2 on two nodes is slower per token than TP8 on one", "[models]
   const double pp_tcp = RooflineCostModel(deploy(4, 2, 4, tcp())).estimate(s).total_s;
   CHECK(pp_ib > 1.5 * tp8);
   CHECK(pp_ib < 2.0 * tp8);
-  CHECK(pp_tcp > pp_ib);  // the hand-off over TCP is slower ...
+  CHECK(pp_tcp > pp_ib);         // the hand-off over TCP is slower ...
   CHECK(pp_tcp < 1.01 * pp_ib);  // ... but one small hop per token is < 1 % of the step
 }
 

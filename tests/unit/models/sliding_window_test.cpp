@@ -2,8 +2,8 @@
 // models::windowed_attn_work, the windowed BatchShape sums, RooflineCostModel::attention_s with
 // sliding layers, and DecodeSeries. gpt-oss-120b: 18 of 36 layers see the last 128 tokens.
 // Each test states the closed form it expects.
-#include "tests/test_paths.h"
 #include "models/roofline_cost_model.h"
+#include "tests/test_paths.h"
 
 #include <catch2/catch.hpp>
 
@@ -191,8 +191,8 @@ TEST_CASE("sliding window: gpt-oss-120b decode reads n·W tokens in its sliding 
   const RooflineOptions& o = roof.options();
   REQUIRE(o.op_latency_s > 0);
   const double bw_eff = bw * o.memory_efficiency;
-  const double expect_roof = 18 * (full_bytes / bw_eff + o.op_latency_s) +
-                             18 * (sliding_bytes / bw_eff + o.op_latency_s);
+  const double expect_roof =
+      18 * (full_bytes / bw_eff + o.op_latency_s) + 18 * (sliding_bytes / bw_eff + o.op_latency_s);
   CHECK_THAT(roof.estimate(s).attention_s, WithinRel(expect_roof, 1e-12));
 
   // Below the window: 64 sequences of 100 tokens.
@@ -247,9 +247,9 @@ TEST_CASE("sliding window: monotone, ideal below roofline, parts sum to the tota
       const StepCost c0 = model.estimate(base);
       const double t0 = c0.total_s;
       CHECK(t0 > 0);
-      CHECK_THAT(c0.linear_s + c0.attention_s + c0.lm_head_s + c0.comm_s + c0.overhead_s +
-                     c0.host_s,
-                 WithinRel(t0, 1e-12));
+      CHECK_THAT(
+          c0.linear_s + c0.attention_s + c0.lm_head_s + c0.comm_s + c0.overhead_s + c0.host_s,
+          WithinRel(t0, 1e-12));
       CHECK(ideal.estimate(base).total_s <= t0);
       CHECK(t0 <= full.estimate(base).total_s);
       // One field raised at a time.

@@ -69,7 +69,8 @@ TEST_CASE("seed statistics: mean, range and a Student-t interval", "[planning][c
   REQUIRE(s.mean == Approx(12));
   REQUIRE(s.min == 10);
   REQUIRE(s.max == 14);
-  REQUIRE(s.ci95 == Approx(0.95 / std::sqrt(2 * 0.975 * 0.025) * 2 / std::sqrt(3.0)).epsilon(1e-12));
+  REQUIRE(s.ci95 ==
+          Approx(0.95 / std::sqrt(2 * 0.975 * 0.025) * 2 / std::sqrt(3.0)).epsilon(1e-12));
   REQUIRE(seed_stat({5}).ci95 == 0);
 }
 

@@ -1,5 +1,5 @@
-// The statistics behind `servesim compare` and plan's seed intervals: Student's t, the paired t-test and the
-// sign test, checked against closed forms, a t-table and a hand-computed example.
+// The statistics behind `servesim compare` and plan's seed intervals: Student's t, the paired
+// t-test and the sign test, checked against closed forms, a t-table and a hand-computed example.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -32,9 +32,9 @@ TEST_CASE("t quantiles reproduce a printed t-table to its 3 decimals", "[plannin
   // the table's rounding plus margin.
   const struct {
     double p, df, t;
-  } table[] = {{0.975, 1, 12.706}, {0.975, 2, 4.303}, {0.975, 4, 2.776}, {0.975, 9, 2.262},
-               {0.975, 10, 2.228}, {0.975, 30, 2.042}, {0.995, 4, 4.604}, {0.995, 9, 3.250},
-               {0.9975, 4, 5.598}};
+  } table[] = {{0.975, 1, 12.706}, {0.975, 2, 4.303},  {0.975, 4, 2.776},
+               {0.975, 9, 2.262},  {0.975, 10, 2.228}, {0.975, 30, 2.042},
+               {0.995, 4, 4.604},  {0.995, 9, 3.250},  {0.9975, 4, 5.598}};
   for (const auto& row : table) {
     INFO("p=" << row.p << " df=" << row.df);
     CHECK_THAT(student_t_quantile(row.p, row.df), WithinAbs(row.t, 6e-4));
@@ -52,7 +52,8 @@ TEST_CASE("t quantiles: exact values and the df = 1, 2 closed forms", "[planning
   // df = 1 (Cauchy): t_p = tan(π(p − ½)).  df = 2: t_p = (2p − 1)/√(2p(1 − p)).
   for (double p : {0.51, 0.6, 0.9, 0.975, 0.999}) {
     CHECK_THAT(student_t_quantile(p, 1), WithinRel(std::tan(M_PI * (p - 0.5)), 1e-12));
-    CHECK_THAT(student_t_quantile(p, 2), WithinRel((2 * p - 1) / std::sqrt(2 * p * (1 - p)), 1e-12));
+    CHECK_THAT(student_t_quantile(p, 2),
+               WithinRel((2 * p - 1) / std::sqrt(2 * p * (1 - p)), 1e-12));
     CHECK_THAT(student_t_cdf(student_t_quantile(p, 7.5), 7.5), WithinAbs(p, 1e-14));
   }
   CHECK(student_t_quantile(0.5, 3) == 0);

@@ -54,8 +54,8 @@ TEST_CASE("verdict wording", "[planning][compare]") {
   // Built with its fields initialised, not assigned after default construction: assigning a short
   // literal to the default-constructed `unit` made g++ 12 -O3 warn (-Wmaybe-uninitialized, a false
   // positive inside std::string's small-buffer copy).
-  CompareMetric m{.key = "p99_ttft_ms", .name = "P99 TTFT", .unit = "ms", .a = {1, 2}, .b = {1, 2},
-                  .test = {}};
+  CompareMetric m{
+      .key = "p99_ttft_ms", .name = "P99 TTFT", .unit = "ms", .a = {1, 2}, .b = {1, 2}, .test = {}};
   m.test.sd_diff = 3;
   m.test.mean_diff = -12.3;
   m.test.ci_low = -16.5;

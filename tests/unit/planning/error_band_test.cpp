@@ -55,7 +55,8 @@ TEST_CASE("each basis's band is the median error docs/validation.md measured for
   REQUIRE(datasheet->e2e == 0.156);
   // §3a: the larger of the two held-out groups' medians (mean TTFT, mean TPOT, mean E2E).
   REQUIRE(line_with(doc, "| H100 CodeLlama-34B, 5 held-out |")
-              .find("| **3.9%** | **3.1%** | **2.4%** | **2.4%** | **2.9%** |") != std::string::npos);
+              .find("| **3.9%** | **3.1%** | **2.4%** | **2.4%** | **2.9%** |") !=
+          std::string::npos);
   REQUIRE(line_with(doc, "| A100-40GB TP8 Llama-3.3-70B, 2 held-out")
               .find("| **2.9%** | 17.7% (missed) | **1.0%** | **0.6%** | **0.5%** |") !=
           std::string::npos);
@@ -114,8 +115,10 @@ PlanOptions options_at(double qps) {
   return o;
 }
 
-TEST_CASE("a worse-founded candidate cheaper by less than the combined band loses to the "
-          "better-founded one", "[planning][error_band][plan]") {
+TEST_CASE(
+    "a worse-founded candidate cheaper by less than the combined band loses to the "
+    "better-founded one",
+    "[planning][error_band][plan]") {
   // Both bound by saturation: bands ±15.2% (datasheet-only) and ±4.4% (transferred), combined
   // sqrt(0.152² + 0.044²) = 15.82%. The datasheet-only one is 10% cheaper: a tie.
   PlanResult plan;
@@ -165,8 +168,10 @@ TEST_CASE("a worse-founded candidate cheaper by more than the combined band keep
   REQUIRE(ttft.ties.size() == 1);
 }
 
-TEST_CASE("ties between equally founded candidates keep the cheaper, and an unknown basis is not "
-          "judged", "[planning][error_band][plan]") {
+TEST_CASE(
+    "ties between equally founded candidates keep the cheaper, and an unknown basis is not "
+    "judged",
+    "[planning][error_band][plan]") {
   PlanResult plan;
   resolve_ties({ok_candidate("h100-sxm TP1", "transferred", "saturation", 100, 4),
                 ok_candidate("h100-sxm TP2", "transferred", "saturation", 103, 4),

@@ -166,7 +166,8 @@ TEST_CASE("saturation rule on synthetic FIFO runs", "[planning][saturation]") {
   }
 }
 
-TEST_CASE("simulate's overload warning covers a trace replayed at its recorded times", "[planning][saturation]") {
+TEST_CASE("simulate's overload warning covers a trace replayed at its recorded times",
+          "[planning][saturation]") {
   // No --request-rate (a trace): the offered rate is (n - 1) / send span = 10/s from the records.
   sim::SimulationConfig cfg;
   cfg.workload.request_rate = std::numeric_limits<double>::infinity();
@@ -185,7 +186,8 @@ TEST_CASE("simulate's overload warning covers a trace replayed at its recorded t
   CHECK_FALSE(sim::check_saturation(cfg, overloaded).applicable);
 }
 
-TEST_CASE("saturation rule on real runs far below and far above capacity", "[planning][saturation]") {
+TEST_CASE("saturation rule on real runs far below and far above capacity",
+          "[planning][saturation]") {
   // llama-3.1-8b on one H100, 1024 in / 128 out: the engine sustains about 31 req/s (see
   // docs/sweeps.md). 5 req/s is far below (ρ ≈ 0.16) and 100 req/s is 3x above.
   sim::SimulationConfig cfg;

@@ -17,7 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string write_file(const std::string& name, const std::string& text) {
-  const fs::path d = fs::temp_directory_path() / ("servesim_plan_cls_" + std::to_string(::getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("servesim_plan_cls_" + std::to_string(::getpid()));
   fs::create_directories(d);
   const fs::path p = d / name;
   std::ofstream(p) << text;
@@ -70,9 +71,11 @@ TEST_CASE("plan with two classes meets both SLOs, the stricter class decides",
   const auto slo = [d](double k) { return "mean_ttft_ms<=" + std::to_string(k * d * 1e3); };
   c.workload.workload_file = write_file("two.json", R"({"classes": [
     {"name": "chat", "share": 0.5, "prompt": {"dist": "fixed", "tokens": 1024},
-     "output": {"dist": "fixed", "tokens": 1}, "slo": [")" + slo(3) + R"("]},
+     "output": {"dist": "fixed", "tokens": 1}, "slo": [")" +
+                                                        slo(3) + R"("]},
     {"name": "rag", "share": 0.5, "prompt": {"dist": "fixed", "tokens": 1024},
-     "output": {"dist": "fixed", "tokens": 1}, "slo": [")" + slo(2) + R"("]}]})");
+     "output": {"dist": "fixed", "tokens": 1}, "slo": [")" +
+                                                        slo(2) + R"("]}]})");
   const workloads::WorkloadClasses classes =
       workloads::load_workload_classes(c.workload.workload_file);
 

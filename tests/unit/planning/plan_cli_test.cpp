@@ -29,11 +29,26 @@ CliRun run(std::vector<std::string> args) {
 
 // A small plan: Llama-3.1-8B, short requests, two TP sizes and one that does not fit.
 std::vector<std::string> small_plan() {
-  return {"plan",          "--model",       "llama-3.1-8b", "--target-qps",
-          "30",            "--slo",         "p99_ttft_ms<=400", "--slo",
-          "p99_tpot_ms<=40", "--gpu",       "h100-sxm,l40s", "--tensor-parallel-size",
-          "1,2",           "--num-prompts", "300",          "--random-input-len",
-          "256",           "--random-output-len", "32",     "--seeds",
+  return {"plan",
+          "--model",
+          "llama-3.1-8b",
+          "--target-qps",
+          "30",
+          "--slo",
+          "p99_ttft_ms<=400",
+          "--slo",
+          "p99_tpot_ms<=40",
+          "--gpu",
+          "h100-sxm,l40s",
+          "--tensor-parallel-size",
+          "1,2",
+          "--num-prompts",
+          "300",
+          "--random-input-len",
+          "256",
+          "--random-output-len",
+          "32",
+          "--seeds",
           "2"};
 }
 
@@ -76,7 +91,8 @@ TEST_CASE("servesim plan prints a ranked table ending with one answer line and w
   fs::remove_all(dir);
 }
 
-TEST_CASE("servesim plan rejects bad input with one line and exit code 2", "[planning][plan][cli]") {
+TEST_CASE("servesim plan rejects bad input with one line and exit code 2",
+          "[planning][plan][cli]") {
   auto with = [](std::vector<std::string> extra) {
     std::vector<std::string> a = small_plan();
     a.insert(a.end(), extra.begin(), extra.end());
@@ -97,9 +113,9 @@ TEST_CASE("servesim plan rejects bad input with one line and exit code 2", "[pla
 }
 
 TEST_CASE("servesim plan exits 3 when no candidate meets the SLOs", "[planning][plan][cli]") {
-  const CliRun r = run({"plan", "--target-qps", "5", "--slo", "p99_tpot_ms<=1", "--num-prompts",
-                        "100", "--random-input-len", "128", "--random-output-len", "16",
-                        "--seeds", "1"});
+  const CliRun r =
+      run({"plan", "--target-qps", "5", "--slo", "p99_tpot_ms<=1", "--num-prompts", "100",
+           "--random-input-len", "128", "--random-output-len", "16", "--seeds", "1"});
   INFO(r.out << r.err);
   REQUIRE(r.code == 3);
   REQUIRE(r.out.find("Answer: no candidate meets p99_tpot_ms<=1 at 5 req/s") != std::string::npos);
@@ -127,16 +143,40 @@ TEST_CASE("servesim plan without -tp tries every TP that divides the heads and a
   REQUIRE(tp8.out.find("h100-sxm TP4") == std::string::npos);
 }
 
-TEST_CASE("servesim plan writes the answer's vllm serve and vllm bench serve commands, which "
-          "simulate reads back", "[planning][plan][cli]") {
-  const fs::path dir = fs::temp_directory_path() / ("servesim_plan_vllm_" + std::to_string(getpid()));
+TEST_CASE(
+    "servesim plan writes the answer's vllm serve and vllm bench serve commands, which "
+    "simulate reads back",
+    "[planning][plan][cli]") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_plan_vllm_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  const std::vector<std::string> args = {
-      "plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--tensor-parallel-size", "1,2",
-      "--target-qps", "30", "--slo", "p99_ttft_ms<=400", "--slo", "p99_tpot_ms<=40",
-      "--num-prompts", "300", "--random-input-len", "256", "--random-output-len", "32",
-      "--seeds", "2", "--max-model-len", "4096", "--kv-cache-dtype", "fp8", "--output",
-      (dir / "plan.json").string()};
+  const std::vector<std::string> args = {"plan",
+                                         "--model",
+                                         "llama-3.1-8b",
+                                         "--gpu",
+                                         "h100-sxm",
+                                         "--tensor-parallel-size",
+                                         "1,2",
+                                         "--target-qps",
+                                         "30",
+                                         "--slo",
+                                         "p99_ttft_ms<=400",
+                                         "--slo",
+                                         "p99_tpot_ms<=40",
+                                         "--num-prompts",
+                                         "300",
+                                         "--random-input-len",
+                                         "256",
+                                         "--random-output-len",
+                                         "32",
+                                         "--seeds",
+                                         "2",
+                                         "--max-model-len",
+                                         "4096",
+                                         "--kv-cache-dtype",
+                                         "fp8",
+                                         "--output",
+                                         (dir / "plan.json").string()};
   const CliRun r = run(args);
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
@@ -150,25 +190,27 @@ TEST_CASE("servesim plan writes the answer's vllm serve and vllm bench serve com
                        " --kv-cache-dtype fp8 --max-model-len 4096 --max-num-seqs 1024 "
                        "--max-num-batched-tokens 8192 --gpu-memory-utilization 0.9");
   REQUIRE(v["replicas"] == best["replicas"]);
-  REQUIRE(bench == "vllm bench serve --backend vllm --model llama-3.1-8b --dataset-name random "
-                   "--random-input-len 256 --random-output-len 32 --ignore-eos --num-prompts " +
-                       std::to_string(best["cluster_prompts"].get<int64_t>()) +
-                       " --request-rate 30 --seed 0 --percentile-metrics ttft,tpot,itl,e2el "
-                       "--metric-percentiles 50,99 --goodput tpot:40 ttft:400 --save-result");
+  REQUIRE(bench ==
+          "vllm bench serve --backend vllm --model llama-3.1-8b --dataset-name random "
+          "--random-input-len 256 --random-output-len 32 --ignore-eos --num-prompts " +
+              std::to_string(best["cluster_prompts"].get<int64_t>()) +
+              " --request-rate 30 --seed 0 --percentile-metrics ttft,tpot,itl,e2el "
+              "--metric-percentiles 50,99 --goodput tpot:40 ttft:400 --save-result");
   REQUIRE(r.out.find("vLLM commands for the answer. One replica") != std::string::npos);
   REQUIRE(r.out.find("\n  " + serve + "\n") != std::string::npos);
   REQUIRE(r.out.find("\n  " + bench + "\n") != std::string::npos);
   // The two lines pasted back into simulate run the answer's replica at the whole target rate;
   // only the flags that change nothing simulated are set aside.
   std::ostringstream out, err;
-  const int code = run_cli({"simulate", "--vllm-serve-cmd", serve, "--vllm-bench-cmd", bench,
-                            "--gpu", best["gpu"].get<std::string>(), "--result-filename",
-                            (dir / "check.json").string()},
-                           out, err);
+  const int code =
+      run_cli({"simulate", "--vllm-serve-cmd", serve, "--vllm-bench-cmd", bench, "--gpu",
+               best["gpu"].get<std::string>(), "--result-filename", (dir / "check.json").string()},
+              out, err);
   INFO(err.str());
   REQUIRE(code == 0);
   REQUIRE(err.str().rfind("servesim: ignored (no effect on the simulation): --backend vllm, "
-                          "--ignore-eos\n", 0) == 0);
+                          "--ignore-eos\n",
+                          0) == 0);
   const nlohmann::json check = nlohmann::json::parse(std::ifstream(dir / "check.json"));
   REQUIRE(check["request_rate"] == 30);
   REQUIRE(check["servesim"]["config"]["max_num_seqs"] == 1024);
@@ -176,16 +218,34 @@ TEST_CASE("servesim plan writes the answer's vllm serve and vllm bench serve com
   fs::remove_all(dir);
 }
 
-TEST_CASE("servesim plan verifies at 25% headroom unless told, reports every P99 at the answer, "
-          "and its throughputs over the arrival window", "[planning][plan][cli]") {
+TEST_CASE(
+    "servesim plan verifies at 25% headroom unless told, reports every P99 at the answer, "
+    "and its throughputs over the arrival window",
+    "[planning][plan][cli]") {
   const fs::path dir = fs::temp_directory_path() / ("servesim_plan_hr_" + std::to_string(getpid()));
   fs::create_directories(dir);
   // Lenient SLOs (every request is good), fixed lengths: 256 in, exactly 32 out (ignore_eos,
   // range ratio 0).
-  const CliRun r = run({"plan", "--model", "llama-3.1-8b", "--tensor-parallel-size", "1",
-                        "--target-qps", "30", "--slo", "p99_ttft_ms<=10000", "--num-prompts",
-                        "300", "--random-input-len", "256", "--random-output-len", "32",
-                        "--random-range-ratio", "0", "--seeds", "2", "--output",
+  const CliRun r = run({"plan",
+                        "--model",
+                        "llama-3.1-8b",
+                        "--tensor-parallel-size",
+                        "1",
+                        "--target-qps",
+                        "30",
+                        "--slo",
+                        "p99_ttft_ms<=10000",
+                        "--num-prompts",
+                        "300",
+                        "--random-input-len",
+                        "256",
+                        "--random-output-len",
+                        "32",
+                        "--random-range-ratio",
+                        "0",
+                        "--seeds",
+                        "2",
+                        "--output",
                         (dir / "plan.json").string()});
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
@@ -215,16 +275,16 @@ TEST_CASE("servesim plan verifies at 25% headroom unless told, reports every P99
   REQUIRE(best["output_tokens_per_s_per_gpu"].get<double>() ==
           Approx(30.0 * 32 / gpus).epsilon(1e-12));
   REQUIRE(best["goodput_rps"].get<double>() == Approx(30).epsilon(1e-12));
-  REQUIRE(best["usd_per_million_output_tokens"].get<double>() ==
-          Approx(best["cost_per_hour_usd"].get<double>() / (30.0 * 32 * 3600) * 1e6)
-              .epsilon(1e-12));
+  REQUIRE(
+      best["usd_per_million_output_tokens"].get<double>() ==
+      Approx(best["cost_per_hour_usd"].get<double>() / (30.0 * 32 * 3600) * 1e6).epsilon(1e-12));
   REQUIRE(best["at_target"]["output_throughput"]["mean"].get<double>() < 30.0 * 32);
   REQUIRE(best["at_target"]["request_goodput"]["mean"].get<double>() < 30);
   // --headroom 0 is still stated.
-  const CliRun none = run({"plan", "--model", "llama-3.1-8b", "--tensor-parallel-size", "1",
-                           "--target-qps", "30", "--slo", "p99_ttft_ms<=10000", "--num-prompts",
-                           "300", "--random-input-len", "256", "--random-output-len", "32",
-                           "--seeds", "1", "--headroom", "0"});
+  const CliRun none =
+      run({"plan", "--model", "llama-3.1-8b", "--tensor-parallel-size", "1", "--target-qps", "30",
+           "--slo", "p99_ttft_ms<=10000", "--num-prompts", "300", "--random-input-len", "256",
+           "--random-output-len", "32", "--seeds", "1", "--headroom", "0"});
   REQUIRE(none.code == 0);
   REQUIRE(none.out.find("at 30 req/s with no headroom (--headroom 0)") != std::string::npos);
   fs::remove_all(dir);
@@ -238,10 +298,27 @@ TEST_CASE("servesim plan verifies at 25% headroom unless told, reports every P99
 TEST_CASE("servesim plan prefers the better-founded of two GPUs that tie within the band",
           "[planning][plan][cli]") {
   auto plan_with_h200_price = [](const std::string& price) {
-    return run({"plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm,h200",
-                "--tensor-parallel-size", "1", "--target-qps", "30", "--slo",
-                "p99_ttft_ms<=400", "--num-prompts", "300", "--random-input-len", "256",
-                "--random-output-len", "32", "--seeds", "1", "--gpu-price", "h200=" + price});
+    return run({"plan",
+                "--model",
+                "llama-3.1-8b",
+                "--gpu",
+                "h100-sxm,h200",
+                "--tensor-parallel-size",
+                "1",
+                "--target-qps",
+                "30",
+                "--slo",
+                "p99_ttft_ms<=400",
+                "--num-prompts",
+                "300",
+                "--random-input-len",
+                "256",
+                "--random-output-len",
+                "32",
+                "--seeds",
+                "1",
+                "--gpu-price",
+                "h200=" + price});
   };
   auto answer_of = [](const std::string& out) {
     const auto at = out.find("Answer: ");

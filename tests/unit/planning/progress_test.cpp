@@ -57,7 +57,8 @@ TEST_CASE("a bar given a stream redraws in place and ends the line", "[planning]
 
 TEST_CASE("a deferred exit: the first SIGINT or SIGTERM sets the flag, handlers restored",
           "[planning][progress]") {
-  struct sigaction before_int {}, before_term {};
+  struct sigaction before_int {
+  }, before_term{};
   sigaction(SIGINT, nullptr, &before_int);
   sigaction(SIGTERM, nullptr, &before_term);
   {
@@ -78,7 +79,8 @@ TEST_CASE("a deferred exit: the first SIGINT or SIGTERM sets the flag, handlers 
     CHECK(guard.interrupted());
     CHECK(guard.exit_code() == 128 + SIGTERM);  // 143: Slurm's and Kubernetes' time limit
   }
-  struct sigaction after_int {}, after_term {};
+  struct sigaction after_int {
+  }, after_term{};
   sigaction(SIGINT, nullptr, &after_int);
   sigaction(SIGTERM, nullptr, &after_term);
   CHECK(after_int.sa_handler == before_int.sa_handler);

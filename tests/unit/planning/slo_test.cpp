@@ -42,10 +42,10 @@ TEST_CASE("bad SLO expressions are ConfigErrors naming --slo and the text", "[pl
     }
     return std::string("no error");
   };
-  for (const std::string bad : {"p99_ttft_ms", "p99_ttft_ms=500", "p99_ttft_ms<=", "<=500",
-                                "p99_ttft_ms<=abc", "p99_ttft_ms<=5 00", "p99_ttft_ms<=inf",
-                                "p99_ttft<=500", "p101_ttft_ms<=5", "p99_latency_ms<=5",
-                                "px_ttft_ms<=5", "throughput>=3", "mean_ttft_s<=1"}) {
+  for (const std::string bad :
+       {"p99_ttft_ms", "p99_ttft_ms=500", "p99_ttft_ms<=", "<=500", "p99_ttft_ms<=abc",
+        "p99_ttft_ms<=5 00", "p99_ttft_ms<=inf", "p99_ttft<=500", "p101_ttft_ms<=5",
+        "p99_latency_ms<=5", "px_ttft_ms<=5", "throughput>=3", "mean_ttft_s<=1"}) {
     INFO(bad);
     const std::string m = message(bad);
     REQUIRE(m.rfind("--slo: '" + bad + "'", 0) == 0);
@@ -73,8 +73,8 @@ TEST_CASE("metric values come from BenchmarkMetrics by result-file name", "[plan
   REQUIRE(metric_value(m, "p99.9_ttft_ms") == 480);
   REQUIRE(metric_value(m, "request_throughput") == 4.5);
   REQUIRE(metric_value(m, "output_throughput") == 900);
-  REQUIRE_FALSE(metric_value(m, "p90_ttft_ms").has_value());  // not computed
-  REQUIRE_FALSE(metric_value(m, "p99_tpot_ms").has_value());  // no summary
+  REQUIRE_FALSE(metric_value(m, "p90_ttft_ms").has_value());      // not computed
+  REQUIRE_FALSE(metric_value(m, "p99_tpot_ms").has_value());      // no summary
   REQUIRE_FALSE(metric_value(m, "request_goodput").has_value());  // not asked for
   m.completed = 0;
   REQUIRE_FALSE(metric_value(m, "mean_ttft_ms").has_value());

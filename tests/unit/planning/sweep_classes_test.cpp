@@ -1,8 +1,8 @@
 // `sweep --workload FILE`: the per-class columns CLASS/<column> of every point are present and
 // equal what `simulate` reports for that class at the same rate (docs/workloads.md, "Workload
 // classes").
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <unistd.h>
 
@@ -45,9 +45,10 @@ TEST_CASE("sweep --workload: CLASS/<column> per point equal simulate's classes a
   //    at the point's rate exactly: a point is the same simulation (same config and seed), and
   //    the JSON numbers round-trip;
   //  - the classes' counts add up to the point's pooled count.
-  const fs::path dir = fs::temp_directory_path() / ("servesim_sweep_classes_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_sweep_classes_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  const std::vector<std::string> common = {"--workload", kChatRag, "--num-prompts", "300",
+  const std::vector<std::string> common = {"--workload",           kChatRag, "--num-prompts", "300",
                                            "--metric-percentiles", "50,99"};
   std::vector<std::string> sweep = {"sweep", "--request-rate", "4,7", "--output",
                                     (dir / "sweep.json").string()};
@@ -68,9 +69,10 @@ TEST_CASE("sweep --workload: CLASS/<column> per point equal simulate's classes a
   for (const json& p : points) {
     const double rate = p.at("request_rate").get<double>();
     CAPTURE(rate);
-    std::vector<std::string> simulate = {"simulate", "--request-rate", rate == 4 ? "4" : "7",
-                                         "--save-result", "--result-dir", dir.string(),
-                                         "--result-filename", "sim.json", "--overwrite"};
+    std::vector<std::string> simulate = {
+        "simulate",          "--request-rate", rate == 4 ? "4" : "7",
+        "--save-result",     "--result-dir",   dir.string(),
+        "--result-filename", "sim.json",       "--overwrite"};
     simulate.insert(simulate.end(), common.begin(), common.end());
     const json r = cli_json(simulate, dir / "sim.json");
     const json& classes = r.at("servesim").at("classes");

@@ -82,9 +82,10 @@ TEST_CASE("sweep stops after the first saturated rate", "[planning][sweep][satur
 TEST_CASE("a real curve is sane and carries the cost views", "[planning][sweep]") {
   // Below capacity the achieved rate tracks the offered one: request_throughput = N / duration
   // and duration = N/λ (the arrival span) + the last requests' latency, so for N = 400 at
-  // 25 req/s (16 s of arrivals, ≈1 s of tail) it is ≈ 6% low: tolerance 10%; P99 TTFT at 25 req/s exceeds that at 2 req/s (not asserted point by point:
-  // seed noise can make neighbours cross). Cost views: tokens/s/GPU = output_throughput / 1 GPU;
-  // tokens per USD = output_throughput·3600 / price.
+  // 25 req/s (16 s of arrivals, ≈1 s of tail) it is ≈ 6% low: tolerance 10%; P99 TTFT at 25 req/s
+  // exceeds that at 2 req/s (not asserted point by point: seed noise can make neighbours cross).
+  // Cost views: tokens/s/GPU = output_throughput / 1 GPU; tokens per USD = output_throughput·3600 /
+  // price.
   std::vector<SweepCurveSpec> curves(1);
   curves[0].config = small_config();
   const SweepOptions o = rate_options({2, 10, 18, 25}, 0);
@@ -99,7 +100,8 @@ TEST_CASE("a real curve is sane and carries the cost views", "[planning][sweep]"
     CHECK(col(r, p, "num_gpus").value() == 1);
     CHECK_THAT(col(r, p, "output_tokens_per_s_per_gpu").value(), WithinRel(out_tps, 1e-12));
     const double price = c.deployment["price_per_gpu_hour_usd"].get<double>();
-    CHECK_THAT(col(r, p, "output_tokens_per_usd").value(), WithinRel(out_tps * 3600 / price, 1e-12));
+    CHECK_THAT(col(r, p, "output_tokens_per_usd").value(),
+               WithinRel(out_tps * 3600 / price, 1e-12));
     CHECK(col(r, p, "kv_peak_fraction").value() > 0);
     CHECK(col(r, p, "kv_peak_fraction").value() <= 1);
   }
@@ -173,7 +175,8 @@ using app::testing::run;
 
 TEST_CASE("sweep CLI: table, JSON and CSV, and clear errors", "[planning][sweep][cli]") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("servesim_sweep_test_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_sweep_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string json_path = (dir / "curve.json").string();
   Outcome o = run({"sweep", "--request-rate", "10,20,60,80", "--num-prompts", "600", "--output",
@@ -223,10 +226,26 @@ TEST_CASE("sweep: the prediction basis follows the load across a profile's fitte
           "[planning][sweep][cli]") {
   // hardware/calibration/vllm-0.11-async/h200.json was fitted on closed-loop runs up to
   // concurrency 64: calibrated at 16 and 64, transferred at 128 (classify_prediction's load rule).
-  const Outcome o = run({"sweep", "--model", "llama-3.1-70b-fp8", "--quantization", "fp8", "--gpu",
-                         "h200", "-tp", "2", "--vllm-version", "0.11", "--async-scheduling",
-                         "--max-model-len", "4096", "--max-concurrency", "16,64,128",
-                         "--num-prompts", "200", "--random-output-len", "32"});
+  const Outcome o = run({"sweep",
+                         "--model",
+                         "llama-3.1-70b-fp8",
+                         "--quantization",
+                         "fp8",
+                         "--gpu",
+                         "h200",
+                         "-tp",
+                         "2",
+                         "--vllm-version",
+                         "0.11",
+                         "--async-scheduling",
+                         "--max-model-len",
+                         "4096",
+                         "--max-concurrency",
+                         "16,64,128",
+                         "--num-prompts",
+                         "200",
+                         "--random-output-len",
+                         "32"});
   REQUIRE(o.code == 0);
   CHECK_THAT(o.out, Contains("prediction basis at 16-64 concurrent: calibrated — "
                              "hardware/calibration/vllm-0.11-async/h200.json: inside its fitted "

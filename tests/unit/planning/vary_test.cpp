@@ -38,18 +38,17 @@ TEST_CASE("ranges are inclusive and exact", "[planning][vary]") {
 }
 
 TEST_CASE("lists are sorted and deduplicated", "[planning][vary]") {
-  CHECK(parse_axis_values("--request-rate", "1,2,5,10", false) ==
-        std::vector<double>{1, 2, 5, 10});
+  CHECK(parse_axis_values("--request-rate", "1,2,5,10", false) == std::vector<double>{1, 2, 5, 10});
   CHECK(parse_axis_values("--request-rate", "10, 2,5,2", false) == std::vector<double>{2, 5, 10});
-  CHECK(parse_axis_values("--max-concurrency", "1,2,4,8", true) ==
-        std::vector<double>{1, 2, 4, 8});
+  CHECK(parse_axis_values("--max-concurrency", "1,2,4,8", true) == std::vector<double>{1, 2, 4, 8});
 }
 
 TEST_CASE("bad axis values give one clear line", "[planning][vary]") {
   auto rate = [](const std::string& t) {
     return error_of([&] { parse_axis_values("--request-rate", t, false); });
   };
-  CHECK_THAT(rate("5:1:1"), Contains("--request-rate: '5:1:1' is invalid: start 5 is above stop 1"));
+  CHECK_THAT(rate("5:1:1"),
+             Contains("--request-rate: '5:1:1' is invalid: start 5 is above stop 1"));
   CHECK_THAT(rate("1:5:0"), Contains("step 0 is not > 0"));
   CHECK_THAT(rate("1:5:-1"), Contains("step -1 is not > 0"));
   CHECK_THAT(rate("1:5"), Contains("a range has three parts"));
@@ -96,8 +95,8 @@ TEST_CASE("vary: errors name the knob and value", "[planning][vary]") {
 
 TEST_CASE("several --vary form a cartesian product, first axis slowest", "[planning][vary]") {
   // 2 × 3 = 6 points: (64,a) (64,b) (64,c) (128,a) ...
-  const auto points = vary_product(
-      {parse_vary("max-num-seqs=64,128"), parse_vary("gpu=h100-sxm,h200,a100-80gb")});
+  const auto points =
+      vary_product({parse_vary("max-num-seqs=64,128"), parse_vary("gpu=h100-sxm,h200,a100-80gb")});
   REQUIRE(points.size() == 6);
   CHECK(points[0].label == "max-num-seqs=64 gpu=h100-sxm");
   CHECK(points[2].label == "max-num-seqs=64 gpu=a100-80gb");
@@ -124,9 +123,15 @@ TEST_CASE("every --vary knob is a config field of the same type", "[planning][va
       case KnobType::kInt:
         CHECK((field->kind == FK::kInt || field->kind == FK::kPositiveInt));
         break;
-      case KnobType::kDouble: CHECK(field->kind == FK::kDouble); break;
-      case KnobType::kString: CHECK(field->kind == FK::kString); break;
-      case KnobType::kBool: CHECK(field->kind == FK::kBool); break;
+      case KnobType::kDouble:
+        CHECK(field->kind == FK::kDouble);
+        break;
+      case KnobType::kString:
+        CHECK(field->kind == FK::kString);
+        break;
+      case KnobType::kBool:
+        CHECK(field->kind == FK::kBool);
+        break;
     }
   }
   // And a VaryPoint applies through the field table.

@@ -25,8 +25,7 @@ TEST_CASE("FCFS preempts the last running request whatever its age or priority",
   const FcfsPolicy fcfs;
   REQUIRE(fcfs.arrival_order());
   // The last of the running list is the victim, even when it is the oldest and most important.
-  std::vector<RequestState> slots = {state(0, 50, 10, 9), state(1, 10, 10, 0),
-                                     state(2, 0, 10, -5)};
+  std::vector<RequestState> slots = {state(0, 50, 10, 9), state(1, 10, 10, 0), state(2, 0, 10, -5)};
   for (size_t n = 1; n <= 3; ++n) {
     std::vector<int32_t> running;
     for (size_t i = 0; i < n; ++i) running.push_back(static_cast<int32_t>(i));

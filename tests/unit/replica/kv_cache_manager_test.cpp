@@ -32,7 +32,7 @@ TEST_CASE("a preempted request's full blocks can be hit again until evicted", "[
   REQUIRE(kv.find_cached(3, -1, a, 10, shared) == 3);
   REQUIRE(shared.empty());
   REQUIRE(kv.find_cached(4, -1, a, 10, shared) == 0);  // another request's unique blocks
-  REQUIRE(kv.blocks_needed(1, 3, shared) == 4);          // its own cached blocks are evictable
+  REQUIRE(kv.blocks_needed(1, 3, shared) == 4);        // its own cached blocks are evictable
   // Free queue after the free: [unused 4, unused 5, a3, a2, a1, a0]: allocating 3 evicts a3, a2
   // is still there; allocating 4 evicts a2 too, which ends the cached prefix after a0, a1.
   kv.allocate(3, other);

@@ -107,7 +107,8 @@ class ReferenceKvCache {
   int64_t evicted_blocks_ = 0;
 };
 
-inline ReferenceKvCache::ReferenceKvCache(int64_t num_blocks, int block_size, bool enable_prefix_caching)
+inline ReferenceKvCache::ReferenceKvCache(int64_t num_blocks, int block_size,
+                                          bool enable_prefix_caching)
     : num_blocks_(num_blocks),
       block_size_(block_size),
       prefix_caching_(enable_prefix_caching),
@@ -161,9 +162,10 @@ inline int32_t ReferenceKvCache::pop_free_head() {
   return b;
 }
 
-inline int64_t ReferenceKvCache::find_cached(int64_t request_id, int64_t group, int64_t shared_blocks,
-                                    const std::vector<int32_t>& previous, int64_t max_blocks,
-                                    std::vector<int32_t>& hits) const {
+inline int64_t ReferenceKvCache::find_cached(int64_t request_id, int64_t group,
+                                             int64_t shared_blocks,
+                                             const std::vector<int32_t>& previous,
+                                             int64_t max_blocks, std::vector<int32_t>& hits) const {
   hits.clear();
   if (!prefix_caching_) return 0;
   for (int64_t i = 0; i < max_blocks; ++i) {
@@ -181,13 +183,15 @@ inline int64_t ReferenceKvCache::find_cached(int64_t request_id, int64_t group, 
   return static_cast<int64_t>(hits.size());
 }
 
-inline int64_t ReferenceKvCache::blocks_needed(int64_t new_blocks, const std::vector<int32_t>& hits) const {
+inline int64_t ReferenceKvCache::blocks_needed(int64_t new_blocks,
+                                               const std::vector<int32_t>& hits) const {
   int64_t evictable = 0;
   for (int32_t b : hits) evictable += (blocks_[b].ref == 0);
   return new_blocks + evictable;
 }
 
-inline void ReferenceKvCache::take_hits(const std::vector<int32_t>& hits, std::vector<int32_t>& table) {
+inline void ReferenceKvCache::take_hits(const std::vector<int32_t>& hits,
+                                        std::vector<int32_t>& table) {
   for (int32_t b : hits) {
     if (blocks_[b].ref == 0) unlink_free(b);
     ++blocks_[b].ref;
@@ -205,7 +209,7 @@ inline void ReferenceKvCache::allocate(int64_t n, std::vector<int32_t>& table) {
 }
 
 inline void ReferenceKvCache::register_shared(int64_t group, const std::vector<int32_t>& table,
-                                     int64_t first, int64_t last) {
+                                              int64_t first, int64_t last) {
   if (!prefix_caching_) return;
   for (int64_t i = first; i < last; ++i) {
     const int32_t b = table[i];
@@ -218,7 +222,7 @@ inline void ReferenceKvCache::register_shared(int64_t group, const std::vector<i
 }
 
 inline void ReferenceKvCache::free(int64_t request_id, const std::vector<int32_t>& table,
-                          int64_t full_blocks) {
+                                   int64_t full_blocks) {
   // Reverse order: the tail of a request is evicted before its head (vLLM free_blocks reversed).
   for (int64_t i = static_cast<int64_t>(table.size()) - 1; i >= 0; --i) {
     const int32_t b = table[i];

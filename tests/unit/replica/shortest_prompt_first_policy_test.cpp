@@ -41,7 +41,7 @@ TEST_CASE("shortest-prompt-first orders the waiting queue by prompt and preempts
     q.pop_front();
   }
   REQUIRE(order == std::vector<int32_t>{1, 3, 2, 0, 4});  // 100, 100, 200, 300, 300 by arrival
-  REQUIRE(spf->victim({1, 0, 2, 4}, slots) == 3);  // prompt 300, the later arrival (slot 4)
+  REQUIRE(spf->victim({1, 0, 2, 4}, slots) == 3);         // prompt 300, the later arrival (slot 4)
   REQUIRE(spf->victim({1, 2, 3}, slots) == 1);
 }
 

@@ -70,8 +70,8 @@ TEST_CASE("replica: a sliding-window model's prefill chunks carry the windowed s
   // windowed_attn_work(c, q, 128) (first chunk: 128²/2 + 128·128 = 24,576; later ones q·128) and
   // prefill_window_context_tokens = min(c, 128); the full sums are q·(c + q/2) and c as before.
   const std::vector<models::BatchShape> shapes = run(128, 1000);
-  const std::vector<std::pair<int64_t, int64_t>> chunks = {{0, 256}, {256, 256}, {512, 256},
-                                                           {768, 232}};
+  const std::vector<std::pair<int64_t, int64_t>> chunks = {
+      {0, 256}, {256, 256}, {512, 256}, {768, 232}};
   REQUIRE(shapes.size() == chunks.size() + 1);
   for (size_t i = 0; i < chunks.size(); ++i) {
     const auto [c, q] = chunks[i];

@@ -38,11 +38,10 @@ TEST_CASE("version table: rows 0.6 ... 0.19, oldest first, the default is the ne
     // benchmark_serving.py [int(L·r), L] through 0.8; arrivals rescaled from 0.11.
     CHECK(v.legacy_random_lengths == (minor <= 8));
     CHECK(v.rescale_arrivals == (minor >= 11));
-    const models::CudaGraphSizesRule want =
-        minor <= 7    ? models::CudaGraphSizesRule::kV0
-        : minor <= 9  ? models::CudaGraphSizesRule::kV1Dense512
-        : minor == 10 ? models::CudaGraphSizesRule::kV1Dense2x
-                      : models::CudaGraphSizesRule::kV1Sparse;
+    const models::CudaGraphSizesRule want = minor <= 7    ? models::CudaGraphSizesRule::kV0
+                                            : minor <= 9  ? models::CudaGraphSizesRule::kV1Dense512
+                                            : minor == 10 ? models::CudaGraphSizesRule::kV1Dense2x
+                                                          : models::CudaGraphSizesRule::kV1Sparse;
     CHECK(v.cuda_graphs == want);
   }
 }
@@ -57,8 +56,8 @@ TEST_CASE("version lookup matches X.Y and X.Y.Z and rejects the rest", "[replica
   CHECK(vllm_minor_version("0.19.0+cu128") == "0.19");
   CHECK(vllm_minor_version("0.80") == "0.80");
   CHECK(vllm_minor_version("10.2x") == "");
-  CHECK_THROWS_WITH(vllm_version("0.5.4"), Catch::Contains("--vllm-version: '0.5.4'") &&
-                                               Catch::Contains("0.6, 0.7"));
+  CHECK_THROWS_WITH(vllm_version("0.5.4"),
+                    Catch::Contains("--vllm-version: '0.5.4'") && Catch::Contains("0.6, 0.7"));
   CHECK_THROWS_AS(vllm_version("0.20"), ConfigError);
   CHECK_THROWS_AS(vllm_version("main"), ConfigError);
 }

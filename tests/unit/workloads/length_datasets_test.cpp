@@ -1,6 +1,6 @@
 // vLLM's sharegpt, custom, burstgpt, sonnet and prefix_repetition datasets.
-#include "tests/test_paths.h"
 #include "workloads/length_datasets.h"
+#include "tests/test_paths.h"
 
 #include <catch2/catch.hpp>
 
@@ -21,10 +21,9 @@ const std::string kShareGptLengths =
     std::string(SERVESIM_REALDATA_DIR) +
     "/sharegpt_lengths/sharegpt_8k_filtered_stats_llama2_tokenizer.csv";
 // data/sharegpt_first_turn, next to data/realdata.
-const std::string kFirstTurnLengths =
-    (std::filesystem::path(SERVESIM_REALDATA_DIR).parent_path() / "sharegpt_first_turn" /
-     "sharegpt_first_turn_llama3.csv")
-        .string();
+const std::string kFirstTurnLengths = (std::filesystem::path(SERVESIM_REALDATA_DIR).parent_path() /
+                                       "sharegpt_first_turn" / "sharegpt_first_turn_llama3.csv")
+                                          .string();
 
 struct TempFile {
   explicit TempFile(const std::string& name, const std::string& text)
@@ -91,12 +90,12 @@ TEST_CASE("tokens_from_chars: round(chars / ratio), at least 1", "[datasets]") {
 }
 
 TEST_CASE("vLLM's is_valid_sequence at its boundaries", "[datasets]") {
-  CHECK_FALSE(vllm_is_valid_sequence(3, 100, false));   // prompt < 4
+  CHECK_FALSE(vllm_is_valid_sequence(3, 100, false));  // prompt < 4
   CHECK(vllm_is_valid_sequence(4, 100, false));
-  CHECK_FALSE(vllm_is_valid_sequence(100, 3, false));   // output < 4
-  CHECK(vllm_is_valid_sequence(100, 3, true));          // skipped with --sharegpt-output-len
-  CHECK(vllm_is_valid_sequence(1024, 1024, false));     // total 2048
-  CHECK_FALSE(vllm_is_valid_sequence(1025, 10, false)); // prompt > 1024
+  CHECK_FALSE(vllm_is_valid_sequence(100, 3, false));    // output < 4
+  CHECK(vllm_is_valid_sequence(100, 3, true));           // skipped with --sharegpt-output-len
+  CHECK(vllm_is_valid_sequence(1024, 1024, false));      // total 2048
+  CHECK_FALSE(vllm_is_valid_sequence(1025, 10, false));  // prompt > 1024
   CHECK_FALSE(vllm_is_valid_sequence(1024, 1025, false));
 }
 
@@ -188,10 +187,11 @@ TEST_CASE("sharegpt-multiturn: the 30,731 Sarathi lengths, vLLM's filter keeps 1
 
   WorkloadConfig c;
   c.dataset_name = "sharegpt-multiturn";  // the shipped multi-turn file
-  c.num_prompts = 20000;        // more than pass the filter: oversampled up to 20,000
+  c.num_prompts = 20000;                  // more than pass the filter: oversampled up to 20,000
   const std::vector<RequestSpec> r = drain(c);
   REQUIRE(r.size() == 20000);
-  for (const RequestSpec& s : r) REQUIRE(vllm_is_valid_sequence(s.prompt_tokens, s.output_tokens, false));
+  for (const RequestSpec& s : r)
+    REQUIRE(vllm_is_valid_sequence(s.prompt_tokens, s.output_tokens, false));
   c.no_oversample = true;
   CHECK(drain(c).size() == 11035);
   c.no_oversample = false;
@@ -214,20 +214,22 @@ TEST_CASE("sharegpt-multiturn: the 30,731 Sarathi lengths, vLLM's filter keeps 1
 
 TEST_CASE("sharegpt JSON: first two turns, characters per token, entries with < 2 turns dropped",
           "[datasets]") {
-  const std::string prompt(400, 'a');      // 100 tokens at 4 chars/token
-  const std::string answer(80, 'b');       // 20 tokens
-  TempFile f("servesim_sharegpt.json",
-             "[{\"id\": \"x\", \"conversations\": [{\"from\": \"human\", \"value\": \"" + prompt +
-                 "\"}, {\"from\": \"gpt\", \"value\": \"" + answer +
-                 "\"}, {\"from\": \"human\", \"value\": \"more\"}]},"
-                 "{\"id\": \"y\", \"conversations\": [{\"from\": \"human\", \"value\": \"alone\"}]},"
-                 "{\"id\": \"z\", \"conversations\": [{\"from\": \"human\", \"value\": \"h\\u00e9llo\"},"
-                 " {\"from\": \"gpt\", \"value\": \"" + std::string(40, 'c') + "\"}]}]");
+  const std::string prompt(400, 'a');  // 100 tokens at 4 chars/token
+  const std::string answer(80, 'b');   // 20 tokens
+  TempFile f(
+      "servesim_sharegpt.json",
+      "[{\"id\": \"x\", \"conversations\": [{\"from\": \"human\", \"value\": \"" + prompt +
+          "\"}, {\"from\": \"gpt\", \"value\": \"" + answer +
+          "\"}, {\"from\": \"human\", \"value\": \"more\"}]},"
+          "{\"id\": \"y\", \"conversations\": [{\"from\": \"human\", \"value\": \"alone\"}]},"
+          "{\"id\": \"z\", \"conversations\": [{\"from\": \"human\", \"value\": \"h\\u00e9llo\"},"
+          " {\"from\": \"gpt\", \"value\": \"" +
+          std::string(40, 'c') + "\"}]}]");
   const std::vector<LengthPair> pairs = read_sharegpt_json(f.path, 4.0);
   REQUIRE(pairs.size() == 2);
   CHECK(pairs[0].prompt == 100);
   CHECK(pairs[0].output == 20);
-  CHECK(pairs[1].prompt == 1);   // "héllo": 5 code points -> round(1.25) = 1
+  CHECK(pairs[1].prompt == 1);  // "héllo": 5 code points -> round(1.25) = 1
   CHECK(pairs[1].output == 10);
   CHECK(read_sharegpt_json(f.path, 2.0)[0].prompt == 200);
   WorkloadConfig c;
@@ -243,9 +245,10 @@ TEST_CASE("sharegpt JSON: first two turns, characters per token, entries with < 
 }
 
 TEST_CASE("custom JSONL: prompt characters, --custom-output-len, bad lines named", "[datasets]") {
-  TempFile f("servesim_custom.jsonl",
-             "{\"prompt\": \"" + std::string(40, 'x') + "\", \"output_tokens\": 9}\n"
-             "{\"prompt\": \"" + std::string(8, 'y') + "\", \"output_tokens\": 3}\n");
+  TempFile f("servesim_custom.jsonl", "{\"prompt\": \"" + std::string(40, 'x') +
+                                          "\", \"output_tokens\": 9}\n"
+                                          "{\"prompt\": \"" +
+                                          std::string(8, 'y') + "\", \"output_tokens\": 3}\n");
   WorkloadConfig c;
   c.dataset_name = "custom";
   c.dataset_path = f.path;

@@ -1,8 +1,8 @@
 // vLLM's `random` dataset: length ranges, sampling, shared prefix.
 #include "workloads/random_dataset.h"
+#include <algorithm>
 #include "workloads/arrival_process.h"
 #include "workloads/workload.h"
-#include <algorithm>
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -117,7 +117,8 @@ TEST_CASE("input and output lengths come from independent streams", "[workloads]
 namespace servesim::workloads {
 namespace {
 
-TEST_CASE("legacy random lengths: [int(L*r), L], r = 0 read as the old default 1", "[workloads][version]") {
+TEST_CASE("legacy random lengths: [int(L*r), L], r = 0 read as the old default 1",
+          "[workloads][version]") {
   // benchmark_serving.py <= 0.8: np.random.randint(int(L * r), L + 1).
   CHECK(legacy_random_length_range(1024, 0.5, 0) == LengthRange{512, 1024});
   CHECK(legacy_random_length_range(100, 0.333, 0) == LengthRange{33, 100});  // int() truncates
@@ -147,7 +148,8 @@ TEST_CASE("legacy random lengths: [int(L*r), L], r = 0 read as the old default 1
   CHECK_NOTHROW(make_workload(c));  // r = 1 is the legacy default
 }
 
-TEST_CASE("arrivals without rescale: first at t = 0, then the raw cumulated gaps", "[workloads][version]") {
+TEST_CASE("arrivals without rescale: first at t = 0, then the raw cumulated gaps",
+          "[workloads][version]") {
   // Older benchmark_serving.py get_request: yield, then sleep one gap.
   const auto raw = arrival_times_s(50, 4.0, 1.0, "poisson", 3, false);
   const auto scaled = arrival_times_s(50, 4.0, 1.0, "poisson", 3, true);

@@ -1,8 +1,8 @@
 // Sessions replayed from a trace (workloads/trace_sessions.h): session ids from a CSV column,
 // sessions inferred from Mooncake hash ids (on the real conversation trace), the think-time rule
 // send = max(done, sent + s·gap) to the nanosecond, and the history's prefix chain.
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -126,9 +126,9 @@ TEST_CASE("trace sessions: formats without session ids and bad flags are refused
           "[trace][sessions][errors]") {
   const TempFile f("servesim_trace_no_sessions.csv",
                    "arrival_s,prompt_tokens,output_tokens\n0,10,10\n");
-  CHECK_THROWS_WITH(TraceSessionWorkload(csv_options(f.path)),
-                    Catch::Contains("has no session_id column") &&
-                        Catch::Contains("--trace-format mooncake"));
+  CHECK_THROWS_WITH(
+      TraceSessionWorkload(csv_options(f.path)),
+      Catch::Contains("has no session_id column") && Catch::Contains("--trace-format mooncake"));
   WorkloadConfig c;
   c.dataset_name = "trace";
   c.trace = f.path;

@@ -1,7 +1,7 @@
 // Trace readers on the real traces in data/realdata, bad rows, and replay timing (scale 1 exact,
 // rescaled keeps the coefficient of variation of the gaps).
-#include "tests/test_paths.h"
 #include <catch2/catch.hpp>
+#include "tests/test_paths.h"
 
 #include <algorithm>
 #include <cmath>
@@ -65,7 +65,8 @@ std::string error_of(const std::string& path, const std::string& format) {
 
 double cv_of_gaps(const std::vector<RequestSpec>& r) {
   std::vector<double> g;
-  for (size_t i = 1; i < r.size(); ++i) g.push_back(double(r[i].arrival.ns() - r[i - 1].arrival.ns()));
+  for (size_t i = 1; i < r.size(); ++i)
+    g.push_back(double(r[i].arrival.ns() - r[i - 1].arrival.ns()));
   const double mean = std::accumulate(g.begin(), g.end(), 0.0) / double(g.size());
   double var = 0;
   for (double x : g) var += (x - mean) * (x - mean);
@@ -77,9 +78,10 @@ TEST_CASE("azure reader: the real CRLF files, row counts, first and last values"
   REQUIRE(conv.size() == 19366);
   CHECK(conv.front().prompt_tokens == 374);
   CHECK(conv.front().output_tokens == 44);
-  CHECK(conv[1].arrival_ns - conv[0].arrival_ns == 4'314'579'000);  // 18:15:50.9951690 - :46.6805900
+  CHECK(conv[1].arrival_ns - conv[0].arrival_ns ==
+        4'314'579'000);  // 18:15:50.9951690 - :46.6805900
   CHECK(conv.back().prompt_tokens == 197);
-  CHECK(conv.back().output_tokens == 183);   // "183\r" in the file: the CR is stripped
+  CHECK(conv.back().output_tokens == 183);  // "183\r" in the file: the CR is stripped
   CHECK(conv.back().arrival_ns - conv.front().arrival_ns == 3'501'721'937'000);
   const std::vector<TraceRow> code = read_all(kAzureCode, "azure");
   REQUIRE(code.size() == 8819);
@@ -90,7 +92,8 @@ TEST_CASE("azure reader: the real CRLF files, row counts, first and last values"
   CHECK(code.back().arrival_ns - code.front().arrival_ns == 3'435'948'056'000);
 }
 
-TEST_CASE("vidur reader: splitwise_conv is the Azure conversation trace rebased to 0 s", "[trace]") {
+TEST_CASE("vidur reader: splitwise_conv is the Azure conversation trace rebased to 0 s",
+          "[trace]") {
   const std::vector<TraceRow> vidur = read_all(kVidurConv, "vidur");
   const std::vector<TraceRow> azure = read_all(kAzureConv, "azure");
   REQUIRE(vidur.size() == azure.size());
@@ -99,7 +102,8 @@ TEST_CASE("vidur reader: splitwise_conv is the Azure conversation trace rebased 
     CHECK(vidur[i].prompt_tokens == azure[i].prompt_tokens);
     CHECK(vidur[i].output_tokens == azure[i].output_tokens);
     // Vidur rounds to microseconds; Azure writes 100 ns.
-    worst = std::max<int64_t>(worst, std::llabs(vidur[i].arrival_ns - (azure[i].arrival_ns - azure[0].arrival_ns)));
+    worst = std::max<int64_t>(
+        worst, std::llabs(vidur[i].arrival_ns - (azure[i].arrival_ns - azure[0].arrival_ns)));
   }
   CHECK(worst <= 500);
   CHECK(vidur[1].arrival_ns == 4'314'579'000);
@@ -115,7 +119,8 @@ TEST_CASE("vidur reader: splitwise_code is the Azure code trace rebased to 0 s",
   for (size_t i = 0; i < vidur.size(); ++i) {
     CHECK(vidur[i].prompt_tokens == azure[i].prompt_tokens);
     CHECK(vidur[i].output_tokens == azure[i].output_tokens);
-    worst = std::max<int64_t>(worst, std::llabs(vidur[i].arrival_ns - (azure[i].arrival_ns - azure[0].arrival_ns)));
+    worst = std::max<int64_t>(
+        worst, std::llabs(vidur[i].arrival_ns - (azure[i].arrival_ns - azure[0].arrival_ns)));
   }
   CHECK(worst <= 500);  // Vidur's microseconds against Azure's 100 ns
   // First and last rows as written: "0.0,4808,10", "0.052,3180,8", ..., "3435.948056,549,173".
@@ -161,7 +166,8 @@ TEST_CASE("trace readers reject bad rows naming the file and line", "[trace]") {
     CHECK(error_of(f.path, "azure").find(f.path + ":2:") != std::string::npos);
   }
   SECTION("azure: a timestamp outside int64 nanoseconds (found by fuzz_trace: year 1011)") {
-    for (const char* ts : {"1011-11-16 18:15:46.6805900", "1969-12-31 23:59:59", "2262-01-01 00:00:00"}) {
+    for (const char* ts :
+         {"1011-11-16 18:15:46.6805900", "1969-12-31 23:59:59", "2262-01-01 00:00:00"}) {
       CAPTURE(ts);
       TempFile f("servesim_azure_year.csv",
                  std::string("TIMESTAMP,ContextTokens,GeneratedTokens\r\n") + ts + ",374,44\r\n");
@@ -184,9 +190,10 @@ TEST_CASE("trace readers reject bad rows naming the file and line", "[trace]") {
     CHECK(error_of(g.path, "csv").find("arrival_s") != std::string::npos);
   }
   SECTION("mooncake: hash_ids that do not cover the prompt") {
-    TempFile f("servesim_bad_mc.jsonl",
-               "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"
-               "{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0]}\n");
+    TempFile f(
+        "servesim_bad_mc.jsonl",
+        "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"
+        "{\"timestamp\": 1, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0]}\n");
     const std::string e = error_of(f.path, "mooncake");
     CHECK(e.find(f.path + ":2:") != std::string::npos);
     CHECK(e.find("hash_ids") != std::string::npos);
@@ -212,8 +219,9 @@ TEST_CASE("trace readers reject bad rows naming the file and line", "[trace]") {
     REQUIRE(rows.size() == 2);
     CHECK(rows[1].arrival_ns == 3'000'000'000);
     CHECK(rows[1].prompt_tokens == 2048);
-    TempFile v("servesim_vllm.json",
-               "{\"input_lens\": [10, 20], \"output_lens\": [3, 4], \"start_times\": [100.5, 100.25]}");
+    TempFile v(
+        "servesim_vllm.json",
+        "{\"input_lens\": [10, 20], \"output_lens\": [3, 4], \"start_times\": [100.5, 100.25]}");
     const std::vector<TraceRow> vr = read_all(v.path, "vllm-result");
     REQUIRE(vr.size() == 2);
     CHECK(vr[0].prompt_tokens == 20);  // sorted by start time
@@ -222,10 +230,12 @@ TEST_CASE("trace readers reject bad rows naming the file and line", "[trace]") {
     CHECK_THROWS_WITH(read_all(w.path, "vllm-result"), Catch::Contains("start_times"));
     // Start times 2e300 s apart: the offset has no int64 nanosecond value (llround of it is
     // unspecified); refused like a CSV trace's seconds beyond 9e9.
-    TempFile far("servesim_vllm_far.json",
-                 "{\"input_lens\": [10, 20], \"output_lens\": [3, 4], \"start_times\": [-1e300, 1e300]}");
-    CHECK_THROWS_WITH(read_all(far.path, "vllm-result"),
-                      Catch::Contains("start_times[1] is 1e+300, more than 9e9 s after the earliest"));
+    TempFile far(
+        "servesim_vllm_far.json",
+        "{\"input_lens\": [10, 20], \"output_lens\": [3, 4], \"start_times\": [-1e300, 1e300]}");
+    CHECK_THROWS_WITH(
+        read_all(far.path, "vllm-result"),
+        Catch::Contains("start_times[1] is 1e+300, more than 9e9 s after the earliest"));
   }
   CHECK_THROWS_WITH(open_trace(kAzureConv, "parquet"), Catch::Contains("--trace-format"));
   CHECK_THROWS_WITH(open_trace("/no/such/file.csv", "csv"), Catch::Contains("--trace"));
@@ -247,7 +257,8 @@ TEST_CASE("replay at time scale 1 reproduces the recorded arrival times exactly"
   CHECK(r.back().arrival.ns() == 3'501'721'937'000);
 }
 
-TEST_CASE("replay rescaled to a rate keeps the shape: the inter-arrival CV is unchanged", "[trace]") {
+TEST_CASE("replay rescaled to a rate keeps the shape: the inter-arrival CV is unchanged",
+          "[trace]") {
   TraceReplayOptions o;
   o.path = kAzureConv;
   o.format = "azure";

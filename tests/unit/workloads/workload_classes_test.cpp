@@ -19,8 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string write_file(const std::string& name, const std::string& text) {
-  const fs::path d =
-      fs::temp_directory_path() / ("servesim_classes_" + std::to_string(::getpid()));
+  const fs::path d = fs::temp_directory_path() / ("servesim_classes_" + std::to_string(::getpid()));
   fs::create_directories(d);
   const fs::path p = d / name;
   std::ofstream(p) << text;
@@ -147,8 +146,8 @@ TEST_CASE("class mix: shares within a binomial tolerance, lengths per class",
   // (324 requests) with probability 1 − 5.7e-7 — a failure is a bug, not bad luck. The fixed
   // lengths are exact; the lognormal prompt's sample mean lies within 5 standard errors of its
   // mean (with max 8192 the clamp moves the mean by under 0.1%: P(X > 8192) for σ = 0.8 is 1.7e-3).
-  const auto classes = std::make_shared<WorkloadClasses>(
-      load_workload_classes(write_file("two.json", kTwoClasses)));
+  const auto classes =
+      std::make_shared<WorkloadClasses>(load_workload_classes(write_file("two.json", kTwoClasses)));
   const int64_t n = 20000;
   ClassMixDataset mix(classes, n, 1);
   int64_t count[2] = {0, 0};
