@@ -79,6 +79,10 @@ void print_extras(std::ostream& out, const json& s) {
     row("CPU tier blocks stored / loaded:", std::to_string(o["stored_blocks"].get<int64_t>()) +
                                                 " / " +
                                                 std::to_string(o["loaded_blocks"].get<int64_t>()));
+    const json& link = o["host_link"];
+    row("Host link (copies):", link["kind"].get<std::string>() + " " +
+                                   num(link["bandwidth_bytes_per_s"].get<double>() / 1e9, 1) +
+                                   " GB/s per GPU");
     row("CPU tier loads, mean load (ms):",
         std::to_string(o["loads"].get<int64_t>()) + ", " + num(o["mean_load_ms"].get<double>(), 3));
   }

@@ -552,7 +552,9 @@ nlohmann::json kv_offload_summary(const PreparedDeployment& p, const SimulationR
       {"host_link",
        {{"kind", link.kind},
         {"bandwidth_bytes_per_s", link.bandwidth_bytes_per_s},
-        {"latency_s", link.latency_s}}},
+        {"latency_s", link.latency_s},
+        // Where the copy rate comes from (the catalog's note: a spec peak, not measured).
+        {"source", p.deployment.gpu.sources.value("host_link", "not stated in the GPU file")}}},
       {"gpu_hit_rate", ratio(double(gpu_hits), double(queried))},
       {"cpu_hit_rate", ratio(double(t.hit_tokens), double(queried))},
       {"cpu_tier_hit_rate", ratio(double(t.hit_tokens), double(t.queried_tokens))},

@@ -16,7 +16,7 @@
 namespace servesim::sim {
 namespace {
 
-TEST_CASE("the CPU tier evicts its least recently used block; touch keeps a prefix's head",
+TEST_CASE("the CPU tier evicts its least recently used block, and touch keeps a prefix's head",
           "[replica][offload]") {
   KvOffloadTier t(3);
   const std::vector<uint64_t> abc = {1, 2, 3};
