@@ -116,9 +116,11 @@ void resolve_kv_offload(EngineConfig& c, const hardware::GpuSpec& gpu,
   const size_t dot = line.find('.');
   const int minor = dot == std::string::npos ? 0 : std::atoi(line.c_str() + dot + 1);
   if (line.rfind("0.", 0) == 0 && minor < 12) {
-    throw ConfigError("--kv-offloading-size: vLLM " + c.vllm_version +
-                      " has no such flag (it came with vLLM PR #27621, after 0.11.0); use "
-                      "--vllm-version 0.12 or later");
+    throw ConfigError(
+        "--kv-offloading-size: servesim models KV offloading from the vLLM 0.12 row on "
+        "(the flag came with vLLM PR #27621, merged 2025-10-28, after 0.11.0); "
+        "--vllm-version is " +
+        c.vllm_version + ": use 0.12 or later");
   }
   const auto refuse = [&](const std::string& why) {
     throw ConfigError("--kv-offloading-size: KV offloading " + why +

@@ -87,7 +87,7 @@ TEST_CASE("the tier's blocks are GiB over the KV bytes of one block on all TP ra
   c.kv_offloading_backend = "";
   c.vllm_version = "0.11";
   REQUIRE_THROWS_WITH(resolve_kv_offload(c, gpu, m, 2, 1, 1),
-                      Catch::Contains("vLLM 0.11 has no such flag"));
+                      Catch::Contains("--vllm-version is 0.11: use 0.12 or later"));
   c.vllm_version = "0.15";
   gpu.host_link = {};
   REQUIRE_THROWS_WITH(resolve_kv_offload(c, gpu, m, 2, 1, 1), Catch::Contains("no host_link"));
