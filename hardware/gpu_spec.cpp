@@ -1,7 +1,7 @@
 // GpuSpec loading and validation. File format: the GpuSpec fields by name (snake_case), with
-// scale_up as an object {kind, bandwidth_bytes_per_s, latency_s} and sources as an object
-// field -> note. Keys starting with '_' are comments; any other unknown key is an error (typos in
-// a hand-written GPU file must not be silently ignored).
+// scale_up (and the optional host_link) as an object {kind, bandwidth_bytes_per_s, latency_s} and
+// sources as an object field -> note. Keys starting with '_' are comments; any other unknown key is
+// an error (typos in a hand-written GPU file must not be silently ignored).
 #include "hardware/gpu_spec.h"
 
 #include <algorithm>
@@ -62,6 +62,18 @@ constexpr double kMinLinkRate = 1e6;                   // bytes/s (1 MB/s)
 constexpr double kMaxOverhead = 1.0;                   // seconds per step or per sequence
 constexpr double kMinEfficiency = 1e-3;                // of peak
 
+LinkSpec parse_link(const json& link, const std::string& link_where) {
+  if (!link.is_object()) throw ConfigError(link_where + ": expected an object");
+  reject_unknown_keys(link, {"kind", "bandwidth_bytes_per_s", "latency_s"}, link_where);
+  LinkSpec l;
+  l.kind = require_field<std::string>(link, "kind", link_where);
+  if (l.kind.empty()) throw ConfigError(link_where + ": field 'kind' must not be empty");
+  l.bandwidth_bytes_per_s =
+      read_number(link, "bandwidth_bytes_per_s", link_where, true, 0, kMinLinkRate, true, kMaxRate);
+  l.latency_s = read_number(link, "latency_s", link_where, true, 0, 0, true, kMaxOverhead);
+  return l;
+}
+
 GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object");
   reject_unknown_keys(
@@ -69,7 +81,7 @@ GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::str
       {"name", "display_name", "architecture", "memory_bytes", "hbm_bandwidth_bytes_per_s",
        "bf16_flops", "fp8_flops", "scale_up", "compute_efficiency", "memory_efficiency",
        "step_overhead_s", "per_seq_overhead_s", "non_torch_memory_bytes", "price_per_hour_usd",
-       "sources"},
+       "host_link", "sources"},
       where);
   GpuSpec g;
   g.name = optional_field<std::string>(j, "name", where, default_name);
@@ -86,15 +98,8 @@ GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::str
                       number(g.fp8_flops) + ")");
   }
 
-  const auto link = require_field<json>(j, "scale_up", where);
-  const std::string link_where = where + ": scale_up";
-  if (!link.is_object()) throw ConfigError(link_where + ": expected an object");
-  reject_unknown_keys(link, {"kind", "bandwidth_bytes_per_s", "latency_s"}, link_where);
-  g.scale_up.kind = require_field<std::string>(link, "kind", link_where);
-  if (g.scale_up.kind.empty()) throw ConfigError(link_where + ": field 'kind' must not be empty");
-  g.scale_up.bandwidth_bytes_per_s =
-      read_number(link, "bandwidth_bytes_per_s", link_where, true, 0, kMinLinkRate, true, kMaxRate);
-  g.scale_up.latency_s = read_number(link, "latency_s", link_where, true, 0, 0, true, kMaxOverhead);
+  g.scale_up = parse_link(require_field<json>(j, "scale_up", where), where + ": scale_up");
+  if (j.contains("host_link")) g.host_link = parse_link(j["host_link"], where + ": host_link");
 
   g.compute_efficiency =
       read_number(j, "compute_efficiency", where, false, 1.0, kMinEfficiency, true, 1.0);

@@ -32,6 +32,9 @@ struct GpuSpec {
   double bf16_flops = 0;                 // dense peak, FLOP/s (no sparsity)
   double fp8_flops = 0;                  // dense peak; 0 = no FP8 tensor cores (falls back to bf16)
   LinkSpec scale_up;                     // the intra-node GPU link used by tensor parallelism
+  // The link between this GPU and host memory (kind "pcie"; bandwidth per GPU, one direction),
+  // used by KV offloading (sim/replica/kv_offload.h). Optional: kind "" = not in the catalog.
+  LinkSpec host_link;
 
   // Default achievable fractions of peak and fixed overheads (the "uncalibrated" model).
   double compute_efficiency = 1.0;  // fraction of peak FLOP/s a large GEMM reaches

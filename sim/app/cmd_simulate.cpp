@@ -69,6 +69,23 @@ void print_extras(std::ostream& out, const json& s) {
     row("Cached KV blocks evicted:",
         std::to_string(s["prefix_cache"]["evicted_blocks"].get<int64_t>()));
   }
+  if (s.contains("kv_offload")) {
+    // vLLM's native KV offloading (docs/deployment-modes.md): hit rates per tier, in prompt tokens.
+    const json& o = s["kv_offload"];
+    row("KV offload CPU blocks, per replica:",
+        std::to_string(o["cpu_blocks_per_replica"].get<int64_t>()));
+    row("Hit rate GPU / CPU tier (%):", num(100.0 * o["gpu_hit_rate"].get<double>(), 2) + " / " +
+                                            num(100.0 * o["cpu_hit_rate"].get<double>(), 2));
+    row("CPU tier blocks stored / loaded:", std::to_string(o["stored_blocks"].get<int64_t>()) +
+                                                " / " +
+                                                std::to_string(o["loaded_blocks"].get<int64_t>()));
+    const json& link = o["host_link"];
+    row("Host link (copies):", link["kind"].get<std::string>() + " " +
+                                   num(link["bandwidth_bytes_per_s"].get<double>() / 1e9, 1) +
+                                   " GB/s per GPU");
+    row("CPU tier loads, mean load (ms):",
+        std::to_string(o["loads"].get<int64_t>()) + ", " + num(o["mean_load_ms"].get<double>(), 3));
+  }
   row("Mean batch size (seqs):", num(s["mean_batch_size"].get<double>(), 2));
   row("GPU busy fraction:", num(s["busy_fraction"].get<double>(), 3));
   row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));

@@ -199,6 +199,13 @@ std::vector<ConfigField> build_fields() {
                            "sliding-window layers keep KV blocks for every token, not only their "
                            "window (docs/semantics.md) [false: hybrid from 0.9]",
                            &sim::EngineConfig::disable_hybrid_kv_cache_manager));
+  f.push_back(engine_field("kv_offloading_size", K::kDouble,
+                           "GiB of host memory for vLLM's native KV offloading, the total over "
+                           "the TP x PP ranks; 0 = off (docs/deployment-modes.md) [0]",
+                           &sim::EngineConfig::kv_offloading_size));
+  f.push_back(engine_field("kv_offloading_backend", K::kString,
+                           "KV offloading backend: native (lmcache is refused) [native]",
+                           &sim::EngineConfig::kv_offloading_backend));
   f.push_back(ConfigField{
       "enable_chunked_prefill", K::kBool,
       "split long prompts over steps; --no-enable-chunked-prefill turns it off, which on V0 rows "
@@ -534,6 +541,8 @@ json config_to_json(const SimulationConfig& config) {
   for (const ConfigField& f : config_fields()) out[f.key] = f.get(config);
   // Echoed when set, so that the files of runs that do not set it stay as they were.
   if (config.dtype == "auto") out.erase("dtype");
+  if (config.engine.kv_offloading_size == 0) out.erase("kv_offloading_size");
+  if (config.engine.kv_offloading_backend.empty()) out.erase("kv_offloading_backend");
   return out;
 }
 

@@ -238,7 +238,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
       "/v1/completions, --tokenizer, --trust-remote-code, --served-model-name, --dtype auto|\n"
       "bfloat16|float16, --ignore-eos, ...) are accepted and listed as ignored; those that change\n"
       "serving in ways not modelled (--speculative-config, --enable-lora, --cpu-offload-gb,\n"
-      "--kv-offloading-size, ...) are refused by name. docs/cli.md lists both.");
+      "--kv-transfer-config, ...) are refused by name. docs/cli.md lists both.");
 }
 
 sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {

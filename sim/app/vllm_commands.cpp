@@ -146,6 +146,8 @@ std::string vllm_serve_command(const sim::SimulationConfig& c) {
     add("--num-gpu-blocks-override", std::to_string(e.num_gpu_blocks_override));
   }
   if (e.disable_hybrid_kv_cache_manager) w.push_back("--disable-hybrid-kv-cache-manager");
+  if (e.kv_offloading_size > 0) add("--kv-offloading-size", number(e.kv_offloading_size));
+  if (!e.kv_offloading_backend.empty()) add("--kv-offloading-backend", e.kv_offloading_backend);
   if (e.num_scheduler_steps > 1) {
     add("--num-scheduler-steps", std::to_string(e.num_scheduler_steps));
   }

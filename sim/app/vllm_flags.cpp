@@ -135,10 +135,6 @@ const std::vector<VllmFlag>& vllm_flags() {
       {"--max-lora-rank", Arity::kOne, kServe, "LoRA adapters are not modelled yet"},
       {"--lora-modules", Arity::kMany, kBoth, "LoRA adapters are not modelled yet"},
       {"--cpu-offload-gb", Arity::kOne, kServe, "weight offload to CPU memory is not modelled yet"},
-      {"--kv-offloading-size", Arity::kOne, kServe,
-       "KV cache offload to CPU memory is not modelled yet"},
-      {"--kv-offloading-backend", Arity::kOne, kServe,
-       "KV cache offload to CPU memory is not modelled yet"},
       {"--ramp-up-strategy", Arity::kOne, kBench, "ramp-up request rates are not modelled yet"},
       {"--ramp-up-start-rps", Arity::kOne, kBench, "ramp-up request rates are not modelled yet"},
       {"--ramp-up-end-rps", Arity::kOne, kBench, "ramp-up request rates are not modelled yet"},
@@ -490,7 +486,9 @@ bool serve_field(const std::string& key) {
                                               "num_gpu_blocks_override",
                                               "disable_hybrid_kv_cache_manager",
                                               "enable_chunked_prefill",
-                                              "num_scheduler_steps"};
+                                              "num_scheduler_steps",
+                                              "kv_offloading_size",
+                                              "kv_offloading_backend"};
   return kKeys.count(key) != 0;
 }
 bool bench_field(const std::string& key) {

@@ -20,6 +20,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/replica/kv_offload.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/vllm_version.h"
 #include "workloads/workload_classes.h"
@@ -264,6 +265,8 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   mo.kv_layers_per_block = p.engine.kv_layers_per_block;
   mo.kv_cache_groups = 1 + p.engine.kv_sliding_groups;
   p.memory = models::plan_memory(d, mo);
+  resolve_kv_offload(p.engine, d.gpu, p.memory, config.tensor_parallel_size,
+                     config.pipeline_parallel_size, config.data_parallel_size);
 
   // vLLM V1 refuses to start when one request of max_model_len tokens cannot fit in the KV cache
   // (kv_cache_utils.check_enough_kv_cache_memory), suggesting a smaller --max-model-len.
@@ -515,6 +518,62 @@ nlohmann::json prediction_basis_json(const PreparedDeployment& prepared) {
   return {{"basis", prepared.basis.label}, {"reason", prepared.basis.reason}};
 }
 
+// The CPU tier of KV offloading over all replicas (sim/replica/kv_offload.h). Hit rates in
+// prompt tokens: GPU and CPU over every prompt token looked up (they add up to the share not
+// prefilled); the tier's own over the full-block tokens that reached it (beyond the GPU hit).
+namespace {
+
+nlohmann::json kv_offload_summary(const PreparedDeployment& p, const SimulationResult& r) {
+  using nlohmann::json;
+  KvOffloadStats t;
+  int64_t queried = 0, gpu_hits = 0;
+  for (const ReplicaStats& s : r.replica_stats) {
+    queried += s.prefix_queried_tokens;
+    gpu_hits += s.prefix_hit_tokens;
+    t.queried_tokens += s.offload.queried_tokens;
+    t.hit_tokens += s.offload.hit_tokens;
+    t.loads += s.offload.loads;
+    t.loaded_blocks += s.offload.loaded_blocks;
+    t.stored_blocks += s.offload.stored_blocks;
+    t.evicted_blocks += s.offload.evicted_blocks;
+    t.load_s += s.offload.load_s;
+    t.load_wait_s += s.offload.load_wait_s;
+    t.store_s += s.offload.store_s;
+    t.max_store_lag_s = std::max(t.max_store_lag_s, s.offload.max_store_lag_s);
+  }
+  const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  const double replicas = static_cast<double>(std::max<size_t>(1, r.replica_stats.size()));
+  const hardware::LinkSpec& link = p.engine.kv_offload_link;
+  return json{
+      {"backend", "native"},
+      {"size_gib", p.engine.kv_offloading_size},
+      {"cpu_blocks_per_replica", p.engine.kv_offload_blocks},
+      {"block_bytes_per_gpu", p.engine.kv_offload_block_bytes},
+      {"host_link",
+       {{"kind", link.kind},
+        {"bandwidth_bytes_per_s", link.bandwidth_bytes_per_s},
+        {"latency_s", link.latency_s},
+        // Where the copy rate comes from (the catalog's note: a spec peak, not measured).
+        {"source", p.deployment.gpu.sources.value("host_link", "not stated in the GPU file")}}},
+      {"gpu_hit_rate", ratio(double(gpu_hits), double(queried))},
+      {"cpu_hit_rate", ratio(double(t.hit_tokens), double(queried))},
+      {"cpu_tier_hit_rate", ratio(double(t.hit_tokens), double(t.queried_tokens))},
+      {"cpu_queried_tokens", t.queried_tokens},
+      {"cpu_hit_tokens", t.hit_tokens},
+      {"loads", t.loads},
+      {"loaded_blocks", t.loaded_blocks},
+      {"stored_blocks", t.stored_blocks},
+      {"evicted_blocks", t.evicted_blocks},
+      {"load_time_s", t.load_s},
+      {"mean_load_ms", ratio(t.load_s, double(t.loads)) * 1e3},
+      {"mean_load_wait_ms", ratio(t.load_wait_s, double(t.loads)) * 1e3},
+      {"store_link_busy_fraction", ratio(t.store_s, r.simulated_s * replicas)},
+      {"max_store_lag_ms", t.max_store_lag_s * 1e3},
+  };
+}
+
+}  // namespace
+
 nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDeployment& p,
                                 const SimulationResult& r) {
   using nlohmann::json;
@@ -691,6 +750,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
                            {"hit_tokens", total.prefix_hit_tokens},
                            {"evicted_blocks", total.prefix_evicted_blocks}};
   }
+  if (p.engine.kv_offload_blocks > 0) out["kv_offload"] = kv_offload_summary(p, r);
   if (w.multi_turn) {
     out["config"]["multi_turn"] = true;
     out["config"]["num_turns"] = w.num_turns;

@@ -129,6 +129,7 @@ const std::vector<KnobInfo>& vary_knobs() {
       {"num-gpu-blocks-override", "num_gpu_blocks_override", T::kInt},
       {"num-replicas", "num_replicas", T::kInt},
       {"router", "router", T::kString},
+      {"kv-offloading-size", "kv_offloading_size", T::kDouble},
   };
   return knobs;
 }

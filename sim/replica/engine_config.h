@@ -56,6 +56,11 @@ struct EngineConfig {
   // --num-scheduler-steps: V0 multi-step scheduling (vLLM 0.6-0.7; gone in V1): the scheduler runs
   // once per this many decode steps. 1 = off; > 1 needs a V0 row with chunked prefill off.
   int num_scheduler_steps = 1;
+  // --kv-offloading-size: GiB of host memory for vLLM's native KV offloading, the total over the
+  // TP x PP ranks (sim/replica/kv_offload.h). 0 = off.
+  double kv_offloading_size = 0;
+  // --kv-offloading-backend: "native" (vLLM's OffloadingConnector); "" = native.
+  std::string kv_offloading_backend;
 
   // Resolved, not flags: the KV cache layout of vLLM's hybrid KV cache manager for a model with
   // sliding-window layers (vllm/v1/core/kv_cache_utils.py, docs.vllm.ai design/
@@ -68,6 +73,11 @@ struct EngineConfig {
   int64_t kv_layers_per_block = 0;
   int kv_sliding_groups = 0;
   int64_t kv_sliding_window = 0;
+  // Resolved by resolve_kv_offload (sim/replica/kv_offload.h): the CPU tier's blocks (0 = no
+  // offloading), the bytes of one block on one GPU, and the GPU's host link.
+  int64_t kv_offload_blocks = 0;
+  double kv_offload_block_bytes = 0;
+  hardware::LinkSpec kv_offload_link;
 };
 
 // Fills the defaults of config.vllm_version and checks every value; throws ConfigError naming the

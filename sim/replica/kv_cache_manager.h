@@ -67,6 +67,10 @@ class KvCacheManager {
   int64_t num_free_blocks() const { return num_free_; }
   int64_t num_used_blocks() const { return num_blocks_ - num_free_; }
 
+  // Key of block `index` of the shared prefix of `group` (when the request has no hash chain).
+  static uint64_t shared_key(int64_t group, int64_t index) {
+    return (static_cast<uint64_t>(group) << 24) | static_cast<uint64_t>(index);
+  }
   // Key of a block whose content key comes from a trace's hash chain (kept apart from
   // shared_key's range by bit 61).
   static uint64_t chain_key(uint64_t content_hash) {
@@ -133,9 +137,6 @@ class KvCacheManager {
 
  private:
   static constexpr uint64_t kNoKey = ~0ull;
-  static uint64_t shared_key(int64_t group, int64_t index) {
-    return (static_cast<uint64_t>(group) << 24) | static_cast<uint64_t>(index);
-  }
   enum class Kind : int32_t { kDead, kDeadKeyed, kExtent, kBlock };
   struct Node {
     int32_t prev = -1, next = -1;

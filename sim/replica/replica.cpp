@@ -23,7 +23,9 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       // vLLM V0 BlockSpaceManager: watermark_blocks = int(watermark * num_gpu_blocks), 0.01.
       watermark_blocks_(config.enable_chunked_prefill == 0 ? num_blocks / 100 : 0),
       decoders_(config.block_size),
-      async_(config.async_scheduling == 1) {}
+      async_(config.async_scheduling == 1) {
+  if (config.kv_offload_blocks > 0) offload_ = std::make_unique<KvOffload>(config);
+}
 
 ReplicaStats Replica::stats() const {
   ReplicaStats s = stats_;
@@ -31,6 +33,7 @@ ReplicaStats Replica::stats() const {
   s.prefix_hit_tokens = kv_.hit_tokens();
   s.prefix_evicted_blocks = kv_.evicted_blocks();
   s.used_blocks_now = kv_.num_used_blocks();
+  if (offload_ != nullptr) s.offload = offload_->stats();
   return s;
 }
 
@@ -166,6 +169,8 @@ void Replica::on_event(engine::Simulator& sim, int64_t tag) {
       return;
     }
     if (!step_.in_flight) start_step(sim, false);
+  } else if (tag == kLoadDone) {
+    if (!step_.in_flight) start_step(sim, false);  // a load from the CPU tier has ended
   } else {
     end_step(sim);
   }
@@ -236,6 +241,7 @@ void Replica::preempt(int32_t slot, int64_t step) {
   r.seg_start = -1;
   register_computed(r);
   release_sliding(r);
+  if (offload_ != nullptr) offload_->store(offload_->now(), r, r.num_computed / config_.block_size);
   kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/true);
   r.num_computed = 0;
   r.scheduled = 0;
@@ -270,6 +276,7 @@ void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
   close_segment(r, step);
   register_computed(r);
   release_sliding(r);
+  if (offload_ != nullptr) offload_->store(sim.now(), r, r.num_computed / config_.block_size);
   kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/false);
   remove_running(slot);
   if (r.phase == Phase::kDecode) remove_decoder(r);

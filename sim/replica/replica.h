@@ -95,6 +95,7 @@
 #include "sim/replica/dp_group.h"
 #include "sim/replica/engine_config.h"
 #include "sim/replica/kv_cache_manager.h"
+#include "sim/replica/kv_offload.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/request_state.h"
 #include "sim/replica/scheduler_policy.h"
@@ -128,6 +129,7 @@ struct ReplicaStats {
   int64_t prefix_evicted_blocks = 0;  // cached KV blocks evicted (KvCacheManager::evicted_blocks)
   double ideal_busy_s = 0;            // Σ ideal step times, when an ideal model is attached
   int64_t used_blocks_now = 0;  // KV blocks held when stats() was called (0 after a drained run)
+  KvOffloadStats offload;       // the CPU tier's counters (zero without KV offloading)
 };
 
 class Replica : public engine::EventHandler {
@@ -191,7 +193,7 @@ class Replica : public engine::EventHandler {
  private:
   using Phase = RequestPhase;
   using Req = RequestState;
-  enum EventTag : int64_t { kKick = 0, kStepEnd = 1 };
+  enum EventTag : int64_t { kKick = 0, kStepEnd = 1, kLoadDone = 2 };
 
   // Fills r.chain_keys / r.shared_blocks from a request's trace hash chain.
   void set_chain_keys(Req& r, const workloads::RequestSpec& spec) const;
@@ -230,6 +232,14 @@ class Replica : public engine::EventHandler {
   void add_decoder(int32_t slot, int64_t base_step);
   void remove_decoder(Req& r);
   void after_allocation(int32_t slot, int32_t q);
+  // KV offloading (sim/replica/kv_offload.h; replica_offload.cpp): loads that have ended go to
+  // the front of the waiting queue; a wake-up is queued for the next one to end; the head of the
+  // waiting queue is admitted with a load from the CPU tier, or (loaded) with its loaded tokens
+  // computed — kNone: neither applies, the usual admission follows; kBlocked: no room, stop.
+  enum class OffloadAdmit { kNone, kDone, kBlocked };
+  void collect_loads(engine::Simulator& sim);
+  void arm_load_wake(engine::Simulator& sim);
+  OffloadAdmit admit_offloaded(int32_t slot);
   // Registers the request's computed full blocks of its shared range not yet registered.
   void register_computed(Req& r);
   int64_t new_blocks_for(const Req& r, int32_t q) const;
@@ -279,7 +289,11 @@ class Replica : public engine::EventHandler {
   // A fresh slot holding a request that reached the engine at `arrival_ns`, phase kWaiting.
   int32_t take_slot(const workloads::RequestSpec& spec, int64_t arrival_ns);
   void remove_running(int32_t slot);
-  size_t waiting_size() const { return waiting_.size(); }
+  // Requests whose KV blocks are being loaded from the CPU tier wait too (vLLM's
+  // WAITING_FOR_REMOTE_KVS), outside waiting_.
+  size_t waiting_size() const {
+    return waiting_.size() + (offload_ != nullptr ? offload_->num_loading() : 0);
+  }
   bool waiting_empty() const { return waiting_.empty(); }
   // The head of the waiting queue, given a slot if it has none yet (FCFS: an arrival never
   // admitted). May grow slots_: take no Req reference across it.
@@ -293,6 +307,7 @@ class Replica : public engine::EventHandler {
   EngineConfig config_;
   StepCosts costs_;
   KvCacheManager kv_;
+  std::unique_ptr<KvOffload> offload_;  // the CPU tier; null without KV offloading
   std::vector<metrics::RequestRecord>* records_;
   RequestObserver* observer_;
   std::unique_ptr<SchedulerPolicy> policy_;  // orders waiting_ and picks preemption victims

@@ -49,6 +49,9 @@ void Replica::release_sliding(Req& r) {
 
 void Replica::after_allocation(int32_t slot, int32_t q) {
   Req& r = slots_[slot];
+  if (offload_ != nullptr) {  // write-through of the blocks full at the step's end
+    offload_->store(offload_->now(), r, (int64_t{r.num_computed} + q) / config_.block_size);
+  }
   if (r.group < 0 || r.shared_registered >= r.shared_blocks) return;
   // vLLM caches a block as soon as the tokens that fill it are scheduled (allocate_slots).
   const int64_t covered = std::min<int64_t>(
@@ -255,6 +258,11 @@ void Replica::schedule_waiting() {
          static_cast<int64_t>(running_.size()) + ghosts_.seqs < config_.max_num_seqs &&
          step_.budget > 0) {
     const int32_t s = waiting_front();
+    if (offload_ != nullptr) {
+      const OffloadAdmit a = admit_offloaded(s);
+      if (a == OffloadAdmit::kBlocked) break;
+      if (a == OffloadAdmit::kDone) continue;
+    }
     Req& r = slots_[s];
     const int64_t nt = num_tokens(r);
     // vLLM never serves the whole prompt from cache: at least the last token is recomputed.
@@ -279,6 +287,7 @@ void Replica::schedule_waiting() {
     kv_.allocate(fresh, r.kv);
     admit_sliding(r, cached);
     kv_.record_query(nt, cached);
+    if (offload_ != nullptr) offload_->record_query((nt / bs - hits) * bs, 0);
     if (!r.admitted_before) {
       (*records_)[r.id].cached_prompt_tokens = static_cast<int32_t>(cached);
       r.admitted_before = true;

@@ -77,6 +77,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
       links_.dp_lockstep || n > config_.max_num_batched_tokens) {
     return false;
   }
+  if (offload_ != nullptr && offload_->loading()) return false;  // a load ends: it is admitted
   // Multi-step: with nothing waiting, a decode block begins here (schedule_v0_step).
   if (config_.num_scheduler_steps > 1 && block_start_ < 0) block_start_ = step_.index;
   const models::DecodeSeries* cost_series = nullptr;
@@ -149,6 +150,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     step_.prefills.clear();
     step_.decoders = 0;
     step_.decoder_ctx = 0;
+    if (offload_ != nullptr) collect_loads(sim);
     bool preempted = false;
     if (prefill_first()) {
       schedule_v0_step(preempted);
@@ -181,8 +183,11 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
       if (r.num_computed + r.scheduled == num_tokens(r)) ++shape.sampled_seqs;
     }
 
+    if (offload_ != nullptr) arm_load_wake(sim);
     if (shape.empty()) {
       if (running_.empty() && waiting_empty()) return;  // idle until the next arrival
+      // Loads in flight hold blocks the head may need: it waits for them (arm_load_wake).
+      if (running_.empty() && !preempted && offload_ != nullptr && offload_->loading()) return;
       if (preempted) continue;  // everything was preempted: admit again from the waiting queue
       if (running_.empty()) {
         // The head of the queue does not fit even in an empty cache: it can never run.
@@ -268,7 +273,9 @@ void Replica::end_step(engine::Simulator& sim) {
     dead_.seqs = 0;
     dead_.ctx = 0;
   }
-  if (!step_.in_flight && (!running_.empty() || !waiting_empty() || ghosts_.seqs > 0)) {
+  // A load from the CPU tier that ended during this step is collected by the next one.
+  const bool loads = offload_ != nullptr && offload_->loading();
+  if (!step_.in_flight && (!running_.empty() || !waiting_empty() || ghosts_.seqs > 0 || loads)) {
     start_step(sim, true);
   }
 }

@@ -34,6 +34,10 @@ struct RequestState {
   // Content keys of the prompt's full blocks when the request carries a trace hash chain
   // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
   std::vector<uint64_t> chain_keys;
+  // KV offloading (sim/replica/kv_offload.h): blocks [0, offload_stored) were offered to the CPU
+  // tier; kv_loaded: its table holds blocks copied in from the tier, to be scheduled as computed.
+  int32_t offload_stored = 0;
+  bool kv_loaded = false;
 };
 
 }  // namespace servesim::sim

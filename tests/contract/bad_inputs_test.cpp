@@ -770,6 +770,22 @@ std::vector<BadInput> cases() {
        {},
        1,
        "no request completed"},
+      // KV offloading (sim/replica/kv_offload.h): what is not modelled is refused by name.
+      {"KV offloading size negative",
+       S({"--kv-offloading-size", "-1"}),
+       {},
+       2,
+       "--kv-offloading-size"},
+      {"KV offloading backend lmcache",
+       S({"--kv-offloading-size", "8", "--kv-offloading-backend", "lmcache"}),
+       {},
+       2,
+       "--kv-offloading-backend: lmcache is not modelled"},
+      {"KV offloading on a GPU without a host link",
+       S({"--kv-offloading-size", "8", "--gpu", "b200"}),
+       {},
+       2,
+       "no host_link"},
   };
   return c;
 }
