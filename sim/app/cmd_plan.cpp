@@ -21,6 +21,7 @@
 #include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
 #include "sim/base/output_file.h"
+#include "sim/cluster/pd_simulation.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/plan.h"
 #include "sim/planning/progress.h"
@@ -151,6 +152,12 @@ class PlanCommand : public Command {
 
   int run(std::ostream& out, std::ostream& err) override {
     sim::SimulationConfig base = build_config(*cmd_, opts_);
+    if (sim::pd_enabled(base)) {
+      throw ConfigError(
+          "--prefill-replicas / --decode-replicas: plan does not search "
+          "disaggregated prefill/decode deployments yet; run simulate or sweep "
+          "with the pools instead");
+    }
     register_inputs(run_inputs(opts_, base));
     json file = json::object();
     if (!opts_.config_file.empty()) file = read_config_file(opts_.config_file);

@@ -144,6 +144,35 @@ std::vector<ConfigField> build_fields() {
                     "request routing: round-robin | least-outstanding | prefix-aware "
                     "[round-robin]",
                     &SimulationConfig::router));
+  // Disaggregated prefill/decode (sim/cluster/pd_simulation.h, docs/deployment-modes.md).
+  f.push_back(field("prefill_replicas", K::kInt,
+                    "disaggregated prefill/decode: prefill instances (with --decode-replicas; "
+                    "0 = aggregated) [0]",
+                    &SimulationConfig::prefill_replicas));
+  f.push_back(field("decode_replicas", K::kInt,
+                    "disaggregated prefill/decode: decode instances (with --prefill-replicas) [0]",
+                    &SimulationConfig::decode_replicas));
+  f.push_back(field("prefill_tensor_parallel_size", K::kInt,
+                    "P/D: tensor-parallel GPUs per prefill instance [-tp]",
+                    &SimulationConfig::prefill_tensor_parallel_size));
+  f.push_back(field("decode_tensor_parallel_size", K::kInt,
+                    "P/D: tensor-parallel GPUs per decode instance, a multiple of the prefill "
+                    "TP [-tp]",
+                    &SimulationConfig::decode_tensor_parallel_size));
+  f.push_back(field("prefill_gpu", K::kString, "P/D: GPU of the prefill pool [--gpu]",
+                    &SimulationConfig::prefill_gpu));
+  f.push_back(field("decode_gpu", K::kString, "P/D: GPU of the decode pool [--gpu]",
+                    &SimulationConfig::decode_gpu));
+  f.push_back(field("kv_transfer_link", K::kString,
+                    "P/D: link the KV cache crosses: nvlink (pools in one node) | "
+                    "infiniband-ndr | infiniband-hdr | ethernet-tcp or a link JSON file [the "
+                    "decode GPU's network]",
+                    &SimulationConfig::kv_transfer_link));
+  f.push_back(field("pd_local_prefill_threshold", K::kInt,
+                    "P/D: prefill on the decode instance when the prompt less its prefix-cache "
+                    "hit is at most this many tokens (Dynamo's max_local_prefill_length); 0 = "
+                    "always remote [0]",
+                    &SimulationConfig::pd_local_prefill_threshold));
   f.push_back(field("calibration", K::kString,
                     "calibration profile from servesim calibrate, or none for datasheet + catalog "
                     "defaults [the profile shipped for the GPU in hardware/calibration, if any]",

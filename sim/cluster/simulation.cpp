@@ -16,6 +16,7 @@
 #include "sim/calibration/prediction_basis.h"
 #include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
+#include "sim/cluster/pd_simulation.h"
 #include "sim/cluster/router.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
@@ -143,6 +144,12 @@ int64_t blocks_for_longest_request(const EngineConfig& e) {
 }  // namespace
 
 PreparedDeployment prepare_deployment(const SimulationConfig& config) {
+  if (pd_enabled(config)) return prepare_pd_deployment(config);  // two pools (pd_simulation.h)
+  check_pd_flags_need_pools(config);
+  return prepare_single_deployment(config);
+}
+
+PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   PreparedDeployment p;
   models::Deployment& d = p.deployment;
   p.model = models::resolve_model(config.model);
@@ -324,6 +331,7 @@ SimulationResult run_simulation(const SimulationConfig& config,
 SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared,
                                 workloads::Workload& workload, const models::CostModel* cost,
                                 const FrontEndCosts* frontend) {
+  if (prepared.pd) return run_pd_simulation(config, prepared, workload, cost, frontend);
   const models::CostModel& step_cost = cost != nullptr ? *cost : *prepared.cost;
   const FrontEndCosts no_frontend;  // offline: no API server
   const FrontEndCosts& frontend_costs = config.offline        ? no_frontend
@@ -719,6 +727,10 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     out["config"]["num_replicas"] = config.num_replicas;
     out["config"]["router"] = config.router;
     out["replicas"] = per_replica_summary(config, p, r);
+  }
+  if (p.pd) {
+    add_pd_config_echo(config, p, out);
+    out["disaggregation"] = r.disaggregation;
   }
   return out;
 }

@@ -251,10 +251,15 @@ void Replica::schedule_waiting() {
   const int32_t threshold = config_.long_prefill_token_threshold > 0
                                 ? config_.long_prefill_token_threshold
                                 : std::numeric_limits<int32_t>::max();
+  if (!remote_.ready.empty()) admit_remote_ready();  // KV arrived from a prefill instance
   while (!waiting_empty() &&
          static_cast<int64_t>(running_.size()) + ghosts_.seqs < config_.max_num_seqs &&
          step_.budget > 0) {
     const int32_t s = waiting_front();
+    if (slots_[s].remote) {  // blocks reserved, KV pulled: no seat, no budget yet
+      if (!reserve_remote(s)) break;
+      continue;
+    }
     Req& r = slots_[s];
     const int64_t nt = num_tokens(r);
     // vLLM never serves the whole prompt from cache: at least the last token is recomputed.
