@@ -563,6 +563,14 @@ json config_to_json(const SimulationConfig& config) {
   for (const ConfigField& f : config_fields()) out[f.key] = f.get(config);
   // Echoed when set, so that the files of runs that do not set it stay as they were.
   if (config.dtype == "auto") out.erase("dtype");
+  // The P/D pools' keys likewise, only for runs that use them (sim/cluster/pd_simulation.h).
+  if (config.prefill_replicas == 0 && config.decode_replicas == 0) {
+    for (const char* k : {"prefill_replicas", "decode_replicas", "prefill_tensor_parallel_size",
+                          "decode_tensor_parallel_size", "prefill_gpu", "decode_gpu",
+                          "kv_transfer_link", "pd_local_prefill_threshold"}) {
+      out.erase(k);
+    }
+  }
   return out;
 }
 

@@ -47,8 +47,8 @@ void KvLink::start(SimTime now, int64_t key, double bytes) {
 
 std::optional<SimTime> KvLink::next_drain() const {
   if (active_.empty()) return std::nullopt;
-  const double remaining_ns = (std::get<0>(*active_.begin()) - v_) *
-                              static_cast<double>(active_.size()) / bandwidth_ * 1e9;
+  const double remaining_ns =
+      (std::get<0>(*active_.begin()) - v_) * static_cast<double>(active_.size()) / bandwidth_ * 1e9;
   const double ns = std::max(0.0, std::ceil(remaining_ns - 1e-3));
   return last_ + SimTime::from_ns(static_cast<int64_t>(ns));
 }

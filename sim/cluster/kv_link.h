@@ -60,8 +60,8 @@ class KvLink {
 
   double bandwidth_;
   double latency_s_;
-  SimTime last_;      // time V was last advanced to
-  double v_ = 0;      // bytes served to every transfer in flight since the link was built
+  SimTime last_;  // time V was last advanced to
+  double v_ = 0;  // bytes served to every transfer in flight since the link was built
   // (V at which the transfer's bytes are all served, start sequence number, key)
   std::set<std::tuple<double, int64_t, int64_t>> active_;
   int64_t seq_ = 0;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -356,9 +356,9 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
                       " is invalid; expected an integer >= 1 (or unset for -tp)");
   }
   if (config.pd_local_prefill_threshold < 0) {
-    throw ConfigError("--pd-local-prefill-threshold: " +
-                      std::to_string(config.pd_local_prefill_threshold) +
-                      " is invalid; expected tokens >= 0 (0 = every prompt prefilled remotely)");
+    throw ConfigError(
+        "--pd-local-prefill-threshold: " + std::to_string(config.pd_local_prefill_threshold) +
+        " is invalid; expected tokens >= 0 (0 = every prompt prefilled remotely)");
   }
   if (config.num_replicas != 1) {
     throw ConfigError("--num-replicas " + std::to_string(config.num_replicas) +
@@ -372,9 +372,10 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
                       "--router unset");
   }
   if (config.pipeline_parallel_size > 1 || config.data_parallel_size > 1) {
-    throw ConfigError("--pipeline-parallel-size / --data-parallel-size > 1 with disaggregated "
-                      "prefill/decode: pipeline or data parallelism inside a pool is not "
-                      "modelled; expected 1");
+    throw ConfigError(
+        "--pipeline-parallel-size / --data-parallel-size > 1 with disaggregated "
+        "prefill/decode: pipeline or data parallelism inside a pool is not "
+        "modelled; expected 1");
   }
   const int tp_p = pool_tp(config.prefill_tensor_parallel_size, config);
   const int tp_d = pool_tp(config.decode_tensor_parallel_size, config);
@@ -403,8 +404,8 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
   const hardware::GpuSpec& gd = decode.deployment.gpu;
   if (config.kv_transfer_link == "nvlink") {
     if (gp.name != gd.name || gd.scale_up.kind != "nvlink") {
-      throw ConfigError("--kv-transfer-link nvlink: the pools' GPUs (" + gp.name + ", " +
-                        gd.name + ") are not one NVLink domain; expected the same GPU with an "
+      throw ConfigError("--kv-transfer-link nvlink: the pools' GPUs (" + gp.name + ", " + gd.name +
+                        ") are not one NVLink domain; expected the same GPU with an "
                         "NVLink scale-up link, or a network link (" +
                         [] {
                           std::string s;
@@ -415,8 +416,8 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
                         }() +
                         ")");
     }
-    const int64_t gpus = int64_t{config.prefill_replicas} * tp_p +
-                         int64_t{config.decode_replicas} * tp_d;
+    const int64_t gpus =
+        int64_t{config.prefill_replicas} * tp_p + int64_t{config.decode_replicas} * tp_d;
     if (gpus > config.gpus_per_node) {
       throw ConfigError("--kv-transfer-link nvlink: the pools hold " + std::to_string(gpus) +
                         " GPUs, more than one node's " + std::to_string(config.gpus_per_node) +
@@ -447,8 +448,9 @@ SimulationResult run_pd_simulation(const SimulationConfig& config,
                                    const FrontEndCosts* frontend) {
   SERVESIM_CHECK(prepared.pd != nullptr, "run_pd_simulation needs a P/D deployment");
   if (cost != nullptr || frontend != nullptr) {
-    throw ConfigError("--prefill-replicas / --decode-replicas: calibration fits do not take "
-                      "disaggregated prefill/decode runs");
+    throw ConfigError(
+        "--prefill-replicas / --decode-replicas: calibration fits do not take "
+        "disaggregated prefill/decode runs");
   }
   const PdDeployment& pd = *prepared.pd;
   const PreparedDeployment& pre = *pd.prefill;
@@ -528,6 +530,9 @@ void add_pd_config_echo(const SimulationConfig& config, const PreparedDeployment
                         json& summary) {
   const PdDeployment& pd = *prepared.pd;
   json& cfg = summary["config"];
+  // The cluster echo of aggregated runs (--num-replicas, --router) does not apply to the pools.
+  cfg.erase("num_replicas");
+  cfg.erase("router");
   cfg["prefill_replicas"] = config.prefill_replicas;
   cfg["decode_replicas"] = config.decode_replicas;
   cfg["prefill_gpu"] = pd.prefill->deployment.gpu.name;
@@ -555,16 +560,16 @@ void print_pd_summary(std::ostream& out, const json& s) {
     const json& p = s[pool];
     row(std::string(pool) == "prefill" ? "Prefill pool (busy fraction):"
                                        : "Decode pool (busy fraction):",
-        std::to_string(p["replicas"].get<int64_t>()) + " x " + p["gpu"].get<std::string>() +
-            " TP" + std::to_string(p["tensor_parallel_size"].get<int>()) + " (" +
+        std::to_string(p["replicas"].get<int64_t>()) + " x " + p["gpu"].get<std::string>() + " TP" +
+            std::to_string(p["tensor_parallel_size"].get<int>()) + " (" +
             fmt("%.3f", p["busy_fraction"].get<double>()) + ")");
   }
   const json& x = s["kv_transfer"];
-  row("KV link:", x["link"].get<std::string>() + ", " +
-                      fmt("%.1f", x["bandwidth_bytes_per_s_per_decode_instance"].get<double>() /
-                                      1e9) +
-                      " GB/s per decode instance, latency " +
-                      fmt("%.1f", x["latency_s"].get<double>() * 1e6) + " us");
+  row("KV link:",
+      x["link"].get<std::string>() + ", " +
+          fmt("%.1f", x["bandwidth_bytes_per_s_per_decode_instance"].get<double>() / 1e9) +
+          " GB/s per decode instance, latency " + fmt("%.1f", x["latency_s"].get<double>() * 1e6) +
+          " us");
   row("KV transfers (local prefills):", std::to_string(x["transfers"].get<int64_t>()) + " (" +
                                             std::to_string(s["local_prefills"].get<int64_t>()) +
                                             ")");

@@ -56,11 +56,11 @@ namespace servesim::sim {
 // What P/D adds to the decode pool's PreparedDeployment (PreparedDeployment::pd).
 struct PdDeployment {
   std::shared_ptr<const PreparedDeployment> prefill;
-  std::string link_name;           // "nvlink" or the network catalog name / file given
-  hardware::LinkSpec link;         // per GPU and direction, α
+  std::string link_name;    // "nvlink" or the network catalog name / file given
+  hardware::LinkSpec link;  // per GPU and direction, α
   bool link_shared_per_node = false;
-  double instance_bandwidth = 0;   // B/s of one decode instance's KV link
-  double kv_bytes_per_token = 0;   // bytes moved per pulled token (whole decode instance)
+  double instance_bandwidth = 0;  // B/s of one decode instance's KV link
+  double kv_bytes_per_token = 0;  // bytes moved per pulled token (whole decode instance)
 };
 
 // Whether the config asks for P/D (either pool count set).

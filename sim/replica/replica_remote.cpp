@@ -18,6 +18,9 @@ void Replica::add_remote_request(engine::Simulator& sim, const workloads::Reques
                  "remote KV needs a source, one V1 engine and no sliding-window groups");
   remote_.arriving.push_back(spec.id);  // take_slot() marks its slot remote
   add_local_request(sim, spec);
+  if ((*records_)[spec.id].failed) {  // refused at once (too long): it will never take a slot
+    remote_.arriving.erase(std::find(remote_.arriving.begin(), remote_.arriving.end(), spec.id));
+  }
 }
 
 int64_t Replica::cached_prompt_tokens(const workloads::RequestSpec& spec) const {

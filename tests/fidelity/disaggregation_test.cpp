@@ -20,8 +20,8 @@ SimTime step(const models::CostModel& cost, const models::BatchShape& s) {
 
 SimulationConfig pd_config(int prefill, int decode) {
   SimulationConfig c;
-  c.calibration = "none";          // no client overhead: TTFT is the engine's alone
-  c.engine.async_scheduling = 0;   // step times add up with no host/device overlap
+  c.calibration = "none";         // no client overhead: TTFT is the engine's alone
+  c.engine.async_scheduling = 0;  // step times add up with no host/device overlap
   c.prefill_replicas = prefill;
   c.decode_replicas = decode;
   return c;
@@ -84,7 +84,7 @@ TEST_CASE("P/D: one request's TTFT is prefill step + KV transfer + one decode st
         Approx(transfer.seconds() * 1e3).epsilon(1e-9));
 }
 
-TEST_CASE("P/D: requests, tokens and KV bytes are conserved; runs are deterministic",
+TEST_CASE("P/D: requests, tokens and KV bytes are conserved and runs are deterministic",
           "[fidelity][pd]") {
   // 2P:3D, 300 requests at 30 req/s with varied lengths (range ratio 0.5), prefix caching off:
   //   every request completes on a decode instance and crossed one link;
@@ -113,8 +113,7 @@ TEST_CASE("P/D: requests, tokens and KV bytes are conserved; runs are determinis
   CHECK(s["remote_prefills"] == 300);
   CHECK(s["local_prefills"] == 0);
   CHECK(s["kv_transfer"]["transfers"] == 300);
-  CHECK(s["kv_transfer"]["bytes"].get<double>() ==
-        double(prompts) * p.pd->kv_bytes_per_token);
+  CHECK(s["kv_transfer"]["bytes"].get<double>() == double(prompts) * p.pd->kv_bytes_per_token);
   CHECK(s["prefill"]["scheduled_tokens"] == prompts);
   REQUIRE(s["decode"]["preemptions"] == 0);
   CHECK(s["decode"]["scheduled_tokens"] == outputs);

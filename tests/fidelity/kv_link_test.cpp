@@ -72,7 +72,7 @@ TEST_CASE("KV link: staggered starts re-time the transfer in flight", "[kv_link]
   CHECK(link.transfers_started() == 2);
 }
 
-TEST_CASE("KV link: an idle gap is not busy time; three-way sharing", "[kv_link]") {
+TEST_CASE("KV link: three-way sharing, and an idle gap is not busy time", "[kv_link]") {
   // W = 3e9 B/s. X: 3e9 B at 0 (alone 1 s). Y and Z: 1e9 B each at 0.5 s.
   //   [0, 0.5) X alone: 1.5e9 B served. From 0.5 s three share 1e9 B/s each: Y and Z end at
   //   1.5 s; X has 0.5e9 B left, alone at 3e9 B/s: ends at 1.5 + 1/6 s.
