@@ -48,6 +48,14 @@ void check_pd_flags_need_pools(const SimulationConfig& c) {
 
 namespace {
 
+// A catalog "sources" entry, or "not stated" when the file has none.
+std::string source_text(const json& sources, const char* field) {
+  if (sources.is_object() && sources.contains(field) && sources[field].is_string()) {
+    return sources[field].get<std::string>();
+  }
+  return "not stated in the catalog file";
+}
+
 // A pool's config: the run's, with the pool's GPU and TP, P/D fields cleared.
 SimulationConfig pool_config(const SimulationConfig& c, const std::string& gpu, int tp) {
   SimulationConfig p = c;
@@ -262,7 +270,13 @@ class PdCluster : public RequestSink, public RemoteKvSource, public engine::Even
           {"transfers", transfers},
           {"bytes", bytes},
           {"link_utilization_mean", links_.empty() ? 0.0 : link_busy / double(links_.size())},
-          {"link_utilization_max", link_busy_max}}},
+          {"link_utilization_max", link_busy_max},
+          {"link_source", pd_.link_source}}},
+        // The mode's own parameters (issue: measured, public or assumed) and its validation.
+        {"basis",
+         "step times as the aggregated engine's (see prediction); KV link bandwidth and latency "
+         "from the link catalog (link_source); the handoff follows vLLM's NixlConnector; no "
+         "validation against measured P/D runs"},
         {"phases_ms",
          {{"prefill", ms_summary(prefill_s)},
           {"decode_admission_wait", ms_summary(wait_s)},
@@ -425,6 +439,7 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
     }
     pd->link_name = "nvlink";
     pd->link = gd.scale_up;
+    pd->link_source = source_text(gd.sources, "scale_up");
   } else {
     const std::string name = config.kv_transfer_link.empty()
                                  ? hardware::default_network_link_name(gd)
@@ -433,6 +448,7 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
     pd->link_name = net.name.empty() ? name : net.name;
     pd->link = net.link;
     pd->link_shared_per_node = net.shared_per_node;
+    pd->link_source = source_text(net.sources, "bandwidth_bytes_per_s");
   }
   // Each prefill rank sends its shard over its own port (the narrower side: tp_d % tp_p == 0).
   pd->instance_bandwidth = pd->link.bandwidth_bytes_per_s * (pd->link_shared_per_node ? 1 : tp_p);

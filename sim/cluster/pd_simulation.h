@@ -59,6 +59,7 @@ struct PdDeployment {
   std::string link_name;    // "nvlink" or the network catalog name / file given
   hardware::LinkSpec link;  // per GPU and direction, α
   bool link_shared_per_node = false;
+  std::string link_source;        // where the link's numbers come from (the catalog's "sources")
   double instance_bandwidth = 0;  // B/s of one decode instance's KV link
   double kv_bytes_per_token = 0;  // bytes moved per pulled token (whole decode instance)
 };

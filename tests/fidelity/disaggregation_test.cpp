@@ -183,6 +183,59 @@ TEST_CASE("P/D: with every prompt under the local threshold, 1P:1D is one aggreg
   }
 }
 
+TEST_CASE("P/D: a full decode instance makes transfers wait for blocks, and frees them all",
+          "[fidelity][pd]") {
+  // A decode instance of 400 blocks (6400 tokens) and prompts of 2000-3000 tokens: at most two
+  // prompts' KV fit, so later requests wait at admission (vLLM reserves the blocks before the
+  // transfer starts) — the admission wait is well above a step — yet every request completes
+  // and the blocks all come back (a drained run holds none).
+  SimulationConfig c = pd_config(2, 1);
+  c.engine.num_gpu_blocks_override = 400;  // both pools (the engine flags are shared)
+  c.engine.max_model_len = 4096;
+  c.engine.enable_prefix_caching = false;
+  c.workload.num_prompts = 40;
+  c.workload.request_rate = 20;
+  c.workload.random_input_len = 2500;
+  c.workload.random_range_ratio = 0.2;
+  c.workload.random_output_len = 100;
+  c.kv_transfer_link = "ethernet-tcp";  // one NIC per node: bandwidth counted once
+  const PreparedDeployment p = prepare_deployment(c);
+  CHECK(p.pd->link_shared_per_node);
+  CHECK(p.pd->instance_bandwidth == p.pd->link.bandwidth_bytes_per_s);
+  const SimulationResult r = run_simulation(c, p);
+  for (const auto& rec : r.records) REQUIRE(rec.completed);
+  CHECK(r.replica_stats[0].used_blocks_now == 0);
+  CHECK(r.replica_stats[0].peak_used_blocks <= 400);
+  const nlohmann::json& w = r.disaggregation["phases_ms"]["decode_admission_wait"];
+  CHECK(w["p99"].get<double>() > 1000.0);  // seconds of waiting for a decoder to finish
+  CHECK(r.disaggregation["kv_transfer"]["transfers"] == 40);
+}
+
+TEST_CASE("P/D: heterogeneous pools take each pool's GPU and TP", "[fidelity][pd]") {
+  // H200 prefill at TP1 feeding H100 decode at TP2: TP 2 is a multiple of 1 (NIXL's rule); the
+  // link has one lane (the prefill side's), the bytes are the decode side's per GPU x 2.
+  SimulationConfig c = pd_config(1, 1);
+  c.prefill_gpu = "h200";
+  c.decode_gpu = "h100-sxm";
+  c.decode_tensor_parallel_size = 2;
+  c.kv_transfer_link = "infiniband-ndr";
+  c.workload.num_prompts = 20;
+  const PreparedDeployment p = prepare_deployment(c);
+  CHECK(p.pd->prefill->deployment.gpu.name == "h200");
+  CHECK(p.pd->prefill->deployment.tensor_parallel_size == 1);
+  CHECK(p.deployment.gpu.name == "h100-sxm");
+  CHECK(p.deployment.tensor_parallel_size == 2);
+  CHECK(p.pd->instance_bandwidth == 35.9e9);
+  CHECK(p.pd->kv_bytes_per_token == 2.0 * double(p.memory.kv_bytes_per_token));
+  const SimulationResult r = run_simulation(c, p);
+  CHECK(r.metrics.completed == 20);
+  const nlohmann::json s = servesim_summary(c, p, r);
+  CHECK(s["config"]["prefill_gpu"] == "h200");
+  CHECK(s["config"]["decode_tensor_parallel_size"] == 2);
+  CHECK(s["disaggregation"]["prefill"]["gpus"] == 1);
+  CHECK(s["disaggregation"]["decode"]["gpus"] == 2);
+}
+
 TEST_CASE("P/D: bad combinations are refused by name", "[fidelity][pd]") {
   auto refused = [](SimulationConfig c, const std::string& flag) {
     try {
