@@ -230,6 +230,19 @@ class PlanCommand : public Command {
             (key == "gpu" ? "GPUs from --gpu" : "TP sizes from --tensor-parallel-size") +
             " (a comma-separated list)");
       }
+      static const std::set<std::string> kPdKeys = {"prefill_replicas",
+                                                    "decode_replicas",
+                                                    "prefill_tensor_parallel_size",
+                                                    "decode_tensor_parallel_size",
+                                                    "prefill_gpu",
+                                                    "decode_gpu",
+                                                    "kv_transfer_link",
+                                                    "pd_local_prefill_threshold"};
+      if (kPdKeys.count(key) != 0) {
+        throw ConfigError("--vary " + axes.back().knob.flag +
+                          ": plan does not search disaggregated prefill/decode deployments yet; "
+                          "run sweep --vary with the pools instead");
+      }
     }
     const std::vector<planning::VaryPoint> points = planning::vary_product(axes);
 
