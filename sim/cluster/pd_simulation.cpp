@@ -470,6 +470,13 @@ SimulationResult run_pd_simulation(const SimulationConfig& config,
   }
   const PdDeployment& pd = *prepared.pd;
   const PreparedDeployment& pre = *pd.prefill;
+  const int64_t gpus = int64_t{config.prefill_replicas} * pre.deployment.tensor_parallel_size +
+                       int64_t{config.decode_replicas} * prepared.deployment.tensor_parallel_size;
+  if (pd.link_name == "nvlink" && gpus > config.gpus_per_node) {
+    throw ConfigError("--kv-transfer-link nvlink: the pools hold " + std::to_string(gpus) +
+                      " GPUs, more than one node's " + std::to_string(config.gpus_per_node) +
+                      " (--gpus-per-node); expected a network link between nodes");
+  }
   if (config.max_concurrency < 0) {
     throw ConfigError("--max-concurrency: " + std::to_string(config.max_concurrency) +
                       " is invalid; expected an integer >= 1");
