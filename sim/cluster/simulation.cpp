@@ -484,7 +484,9 @@ calibration::PredictionQuery prediction_query(const SimulationConfig& config,
   // replicas (a profile's domain records one server's). A trace replayed as recorded (no
   // --request-rate) brings its own rate, unknown here: not stated (0), so not checked.
   const workloads::WorkloadConfig& w = config.workload;
-  const double replicas = std::max(1, config.num_replicas);
+  // P/D: `prepared` is the decode pool, whose instances share the load.
+  const double replicas =
+      std::max(1, pd_enabled(config) ? config.decode_replicas : config.num_replicas);
   const bool recorded_trace =
       w.dataset_name == "trace" && std::isinf(w.request_rate) && w.trace_time_scale > 0;
   q.request_rate = recorded_trace                  ? 0.0
