@@ -444,7 +444,15 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
     const std::string name = config.kv_transfer_link.empty()
                                  ? hardware::default_network_link_name(gd)
                                  : config.kv_transfer_link;
-    const hardware::NetworkLinkSpec net = hardware::load_network_link(name);
+    hardware::NetworkLinkSpec net;
+    try {
+      net = hardware::load_network_link(name);
+    } catch (const ConfigError& e) {  // the loader names --inter-node-link: this is ours
+      std::string why = e.what();
+      const std::string theirs = "--inter-node-link: ";
+      if (why.rfind(theirs, 0) == 0) why = why.substr(theirs.size());
+      throw ConfigError("--kv-transfer-link: " + why + " (or nvlink for pools in one node)");
+    }
     pd->link_name = net.name.empty() ? name : net.name;
     pd->link = net.link;
     pd->link_shared_per_node = net.shared_per_node;
