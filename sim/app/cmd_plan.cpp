@@ -21,6 +21,7 @@
 #include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
 #include "sim/base/output_file.h"
+#include "sim/cluster/pd_simulation.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/plan.h"
 #include "sim/planning/progress.h"
@@ -151,6 +152,11 @@ class PlanCommand : public Command {
 
   int run(std::ostream& out, std::ostream& err) override {
     sim::SimulationConfig base = build_config(*cmd_, opts_);
+    if (sim::pd_enabled(base) && base.kv_transfer_link == "nvlink") {
+      throw ConfigError(
+          "--kv-transfer-link nvlink: plan scales the P/D pools past one node; "
+          "expected a network link (infiniband-ndr, ...)");
+    }
     register_inputs(run_inputs(opts_, base));
     json file = json::object();
     if (!opts_.config_file.empty()) file = read_config_file(opts_.config_file);
@@ -223,6 +229,15 @@ class PlanCommand : public Command {
             (key == "gpu" ? "GPUs from --gpu" : "TP sizes from --tensor-parallel-size") +
             " (a comma-separated list)");
       }
+      if (key == "kv_transfer_link") {
+        for (const std::string& t : axes.back().texts) {
+          if (t == "nvlink") {
+            throw ConfigError(
+                "--vary kv-transfer-link=nvlink: plan scales the P/D pools past "
+                "one node; expected network links (infiniband-ndr, ...)");
+          }
+        }
+      }
     }
     const std::vector<planning::VaryPoint> points = planning::vary_product(axes);
 
@@ -237,6 +252,16 @@ class PlanCommand : public Command {
           apply_config_json(c.config, vp.settings, "--vary");
           c.vary = vp.settings;
           c.label = gpu + " TP" + std::to_string(tp);
+          if (sim::pd_enabled(c.config)) {  // one unit of the P/D pools (plan.h, set_replicas)
+            const sim::SimulationConfig& k = c.config;
+            auto pool = [&](int n, const char* side, const std::string& g, int t) {
+              return std::to_string(n) + side + " " + (g.empty() ? gpu : g) + " TP" +
+                     std::to_string(t > 0 ? t : tp);
+            };
+            c.label = pool(k.prefill_replicas, "P", k.prefill_gpu, k.prefill_tensor_parallel_size) +
+                      " : " +
+                      pool(k.decode_replicas, "D", k.decode_gpu, k.decode_tensor_parallel_size);
+          }
           if (c.config.pipeline_parallel_size > 1) {
             c.label += " PP" + std::to_string(c.config.pipeline_parallel_size);
           }
@@ -315,12 +340,32 @@ class PlanCommand : public Command {
     json vllm = nullptr;
     if (result.found()) {
       const planning::CandidateResult& best = result.candidates.front();
-      const std::string serve = vllm_serve_command(best.candidate.config);
+      std::string serve = vllm_serve_command(best.candidate.config);
+      if (sim::pd_enabled(best.candidate.config)) {
+        // Two pools: each instance's vllm serve with the NIXL connector, behind a P/D proxy.
+        const sim::SimulationConfig& k = best.candidate.config;
+        auto pool = [&](const std::string& g, int t) {
+          sim::SimulationConfig c = k;
+          if (!g.empty()) c.gpu = g;
+          if (t > 0) c.tensor_parallel_size = t;
+          return vllm_serve_command(c) +
+                 " --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":"
+                 "\"kv_both\"}'";
+        };
+        serve = "prefill (" + std::to_string(k.prefill_replicas * best.replicas) +
+                " instances): " + pool(k.prefill_gpu, k.prefill_tensor_parallel_size) +
+                "\n  decode (" + std::to_string(k.decode_replicas * best.replicas) +
+                " instances): " + pool(k.decode_gpu, k.decode_tensor_parallel_size) +
+                "\n  (behind a P/D proxy that sends each request to a prefill instance with "
+                "max_tokens=1, then to a decode instance; docs/deployment-modes.md)";
+      }
       const BenchCommand bench = vllm_bench_command(best.candidate.config, options.target_qps,
                                                     best.cluster_prompts, options.slos);
-      out << "vLLM commands for the answer. One replica"
-          << (best.replicas > 1 ? " (of " + std::to_string(best.replicas) + ", behind a router)"
-                                : std::string())
+      out << "vLLM commands for the answer. "
+          << (sim::pd_enabled(best.candidate.config) ? std::string("The pools")
+              : best.replicas > 1
+                  ? "One replica (of " + std::to_string(best.replicas) + ", behind a router)"
+                  : std::string("One replica"))
           << ":\n  " << serve << "\n";
       if (!bench.command.empty()) {
         out << "The benchmark that checks it at " << short_number(options.target_qps) << " req/s"

@@ -11,6 +11,7 @@
 #include "sim/app/vllm_flags.h"
 #include "sim/base/error.h"
 #include "sim/calibration/prediction_basis.h"
+#include "sim/cluster/pd_simulation.h"
 #include "sim/cluster/saturation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
@@ -255,6 +256,9 @@ class SimulateCommand : public Command {
 
     metrics::print_summary_table(out, result.metrics, config.metrics, ctx);
     print_extras(out, ctx.servesim);
+    if (ctx.servesim.contains("disaggregation")) {
+      sim::print_pd_summary(out, ctx.servesim["disaggregation"]);
+    }
     if (ctx.servesim.contains("classes")) {
       print_classes(out, ctx.servesim,
                     json(metrics::metrics_summary_json(result.metrics, config.metrics)),

@@ -144,6 +144,35 @@ std::vector<ConfigField> build_fields() {
                     "request routing: round-robin | least-outstanding | prefix-aware "
                     "[round-robin]",
                     &SimulationConfig::router));
+  // Disaggregated prefill/decode (sim/cluster/pd_simulation.h, docs/deployment-modes.md).
+  f.push_back(field("prefill_replicas", K::kInt,
+                    "disaggregated prefill/decode: prefill instances (with --decode-replicas; "
+                    "0 = aggregated) [0]",
+                    &SimulationConfig::prefill_replicas));
+  f.push_back(field("decode_replicas", K::kInt,
+                    "disaggregated prefill/decode: decode instances (with --prefill-replicas) [0]",
+                    &SimulationConfig::decode_replicas));
+  f.push_back(field("prefill_tensor_parallel_size", K::kInt,
+                    "P/D: tensor-parallel GPUs per prefill instance [-tp]",
+                    &SimulationConfig::prefill_tensor_parallel_size));
+  f.push_back(field("decode_tensor_parallel_size", K::kInt,
+                    "P/D: tensor-parallel GPUs per decode instance, a multiple of the prefill "
+                    "TP [-tp]",
+                    &SimulationConfig::decode_tensor_parallel_size));
+  f.push_back(field("prefill_gpu", K::kString, "P/D: GPU of the prefill pool [--gpu]",
+                    &SimulationConfig::prefill_gpu));
+  f.push_back(field("decode_gpu", K::kString, "P/D: GPU of the decode pool [--gpu]",
+                    &SimulationConfig::decode_gpu));
+  f.push_back(field("kv_transfer_link", K::kString,
+                    "P/D: link the KV cache crosses: nvlink (pools in one node) | "
+                    "infiniband-ndr | infiniband-hdr | ethernet-tcp or a link JSON file [the "
+                    "decode GPU's network]",
+                    &SimulationConfig::kv_transfer_link));
+  f.push_back(field("pd_local_prefill_threshold", K::kInt,
+                    "P/D: prefill on the decode instance when the prompt less its prefix-cache "
+                    "hit is at most this many tokens (Dynamo's max_local_prefill_length); 0 = "
+                    "always remote [0]",
+                    &SimulationConfig::pd_local_prefill_threshold));
   f.push_back(field("calibration", K::kString,
                     "calibration profile from servesim calibrate, or none for datasheet + catalog "
                     "defaults [the profile shipped for the GPU in hardware/calibration, if any]",
@@ -543,6 +572,14 @@ json config_to_json(const SimulationConfig& config) {
   if (config.dtype == "auto") out.erase("dtype");
   if (config.engine.kv_offloading_size == 0) out.erase("kv_offloading_size");
   if (config.engine.kv_offloading_backend.empty()) out.erase("kv_offloading_backend");
+  // The P/D pools' keys likewise, only for runs that use them (sim/cluster/pd_simulation.h).
+  if (config.prefill_replicas == 0 && config.decode_replicas == 0) {
+    for (const char* k : {"prefill_replicas", "decode_replicas", "prefill_tensor_parallel_size",
+                          "decode_tensor_parallel_size", "prefill_gpu", "decode_gpu",
+                          "kv_transfer_link", "pd_local_prefill_threshold"}) {
+      out.erase(k);
+    }
+  }
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "sim/calibration/prediction_basis.h"
 #include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
+#include "sim/cluster/pd_simulation.h"
 #include "sim/cluster/router.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
@@ -144,6 +145,12 @@ int64_t blocks_for_longest_request(const EngineConfig& e) {
 }  // namespace
 
 PreparedDeployment prepare_deployment(const SimulationConfig& config) {
+  if (pd_enabled(config)) return prepare_pd_deployment(config);  // two pools (pd_simulation.h)
+  check_pd_flags_need_pools(config);
+  return prepare_single_deployment(config);
+}
+
+PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   PreparedDeployment p;
   models::Deployment& d = p.deployment;
   p.model = models::resolve_model(config.model);
@@ -327,6 +334,7 @@ SimulationResult run_simulation(const SimulationConfig& config,
 SimulationResult run_simulation(const SimulationConfig& config, const PreparedDeployment& prepared,
                                 workloads::Workload& workload, const models::CostModel* cost,
                                 const FrontEndCosts* frontend) {
+  if (prepared.pd) return run_pd_simulation(config, prepared, workload, cost, frontend);
   const models::CostModel& step_cost = cost != nullptr ? *cost : *prepared.cost;
   const FrontEndCosts no_frontend;  // offline: no API server
   const FrontEndCosts& frontend_costs = config.offline        ? no_frontend
@@ -479,7 +487,9 @@ calibration::PredictionQuery prediction_query(const SimulationConfig& config,
   // replicas (a profile's domain records one server's). A trace replayed as recorded (no
   // --request-rate) brings its own rate, unknown here: not stated (0), so not checked.
   const workloads::WorkloadConfig& w = config.workload;
-  const double replicas = std::max(1, config.num_replicas);
+  // P/D: `prepared` is the decode pool, whose instances share the load.
+  const double replicas =
+      std::max(1, pd_enabled(config) ? config.decode_replicas : config.num_replicas);
   const bool recorded_trace =
       w.dataset_name == "trace" && std::isinf(w.request_rate) && w.trace_time_scale > 0;
   q.request_rate = recorded_trace                  ? 0.0
@@ -779,6 +789,10 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     out["config"]["num_replicas"] = config.num_replicas;
     out["config"]["router"] = config.router;
     out["replicas"] = per_replica_summary(config, p, r);
+  }
+  if (p.pd) {
+    add_pd_config_echo(config, p, out);
+    out["disaggregation"] = r.disaggregation;
   }
   return out;
 }

@@ -66,6 +66,16 @@ struct SimulationConfig {
   std::string router = "round-robin";  // --router: round-robin | least-outstanding |
                                        //   prefix-aware (router.h says why this default)
 
+  // --- disaggregated prefill/decode (pd_simulation.h): on when either pool count is set ---
+  int prefill_replicas = 0;              // --prefill-replicas: prefill instances
+  int decode_replicas = 0;               // --decode-replicas: decode instances
+  int prefill_tensor_parallel_size = 0;  // --prefill-tensor-parallel-size (0 = -tp)
+  int decode_tensor_parallel_size = 0;   // --decode-tensor-parallel-size (0 = -tp)
+  std::string prefill_gpu;               // --prefill-gpu ("" = --gpu)
+  std::string decode_gpu;                // --decode-gpu ("" = --gpu)
+  std::string kv_transfer_link;          // --kv-transfer-link: nvlink | network name | JSON file
+  int pd_local_prefill_threshold = 0;    // --pd-local-prefill-threshold: 0 = always remote
+
   // --- load (vllm bench serve) ---
   workloads::WorkloadConfig workload;
   int64_t max_concurrency = 0;  // --max-concurrency: client-side cap (0 = none)
@@ -81,6 +91,8 @@ struct SimulationConfig {
   // do not apply.
   bool offline = false;
 };
+
+struct PdDeployment;  // pd_simulation.h
 
 // The deployment built from a config: catalogs loaded, defaults resolved, memory planned.
 // Building it is the expensive, failure-prone part (files, fit checks); sweeps reuse it.
@@ -98,12 +110,16 @@ struct PreparedDeployment {
   // Whether this prediction is calibrated, transferred or datasheet-only, and why
   // (calibration::classify_prediction on the deployment and the config's load).
   calibration::PredictionBasis basis;
+  // Disaggregated prefill/decode: this is the decode pool and `pd` the rest (null otherwise).
+  std::shared_ptr<const PdDeployment> pd;
 };
 
 // Loads, resolves and checks everything about the deployment. Throws ConfigError with a one-line
 // message on unknown names, bad values, a model that does not fit, or a max-model-len whose KV
 // does not fit in the cache (vLLM refuses to start in that case too).
 PreparedDeployment prepare_deployment(const SimulationConfig& config);
+// One deployment, ignoring the P/D fields (prepare_deployment's case without P/D; each P/D pool).
+PreparedDeployment prepare_single_deployment(const SimulationConfig& config);
 
 // The deployment and load of a prediction made with `prepared` for `config` (the load: its
 // request rate and max concurrency), as classify_prediction takes them.
@@ -123,6 +139,8 @@ struct SimulationResult {
   metrics::BenchmarkMetrics metrics;
   double simulated_s = 0;  // simulated time at the end of the run
   uint64_t events = 0;     // events processed
+  // P/D runs: prefill pool, KV links and per-phase times (pd_simulation.h); null otherwise.
+  nlohmann::json disaggregation;
 };
 
 // Runs the benchmark on a prepared deployment. The deployment must come from the same config.

@@ -14,6 +14,7 @@
 #include "sim/base/error.h"
 #include "sim/base/executor.h"
 #include "sim/base/parallel.h"
+#include "sim/cluster/pd_simulation.h"
 #include "sim/planning/compare_stats.h"
 #include "sim/planning/csv_cell.h"
 #include "sim/planning/error_band.h"
@@ -109,6 +110,13 @@ std::string gpu_range(const CandidateResult& c) {
 }
 
 std::string shape(const CandidateResult& c) {
+  const sim::SimulationConfig& k = c.candidate.config;
+  if (sim::pd_enabled(k)) {  // replicas are units of the P/D pools (set_replicas)
+    return std::to_string(c.replicas) + (c.replicas == 1 ? " unit" : " units") + " of " +
+           std::to_string(k.prefill_replicas) + "P:" + std::to_string(k.decode_replicas) + "D, " +
+           std::to_string(c.replicas * k.prefill_replicas) + " prefill + " +
+           std::to_string(c.replicas * k.decode_replicas) + " decode instances";
+  }
   std::string s = std::to_string(c.replicas) + (c.replicas == 1 ? " replica" : " replicas") +
                   " × TP" + std::to_string(c.tensor_parallel_size);
   if (c.pipeline_parallel_size > 1) s += " × PP" + std::to_string(c.pipeline_parallel_size);
@@ -347,6 +355,29 @@ int smallest_passing(int start, int floor, int cap, const std::function<bool(int
   return pass_at;
 }
 
+// n replicas of `unit`: of a disaggregated prefill/decode candidate, n units of its pools
+// (n × prefill_replicas prefill and n × decode_replicas decode instances, the candidate's P:D
+// ratio); otherwise --num-replicas n.
+void set_replicas(sim::SimulationConfig& c, const sim::SimulationConfig& unit, int n) {
+  if (sim::pd_enabled(unit)) {
+    c.prefill_replicas = unit.prefill_replicas * n;
+    c.decode_replicas = unit.decode_replicas * n;
+  } else {
+    c.num_replicas = n;
+  }
+}
+
+// GPUs of one replica: TP × PP × DP, or a P/D unit's prefill and decode GPUs.
+int gpus_per_replica(const sim::SimulationConfig& c) {
+  if (sim::pd_enabled(c)) {
+    auto tp = [&](int pool) { return pool > 0 ? pool : c.tensor_parallel_size; };
+    return c.prefill_replicas * tp(c.prefill_tensor_parallel_size) +
+           c.decode_replicas * tp(c.decode_tensor_parallel_size);
+  }
+  // A replica of a data-parallel deployment is its DP ranks (one router target).
+  return c.tensor_parallel_size * c.pipeline_parallel_size * std::max(1, c.data_parallel_size);
+}
+
 CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOptions& options,
                                    int jobs, WorkShare* share) {
   CandidateResult r;
@@ -354,9 +385,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   r.gpu = candidate.config.gpu;
   r.tensor_parallel_size = candidate.config.tensor_parallel_size;
   r.pipeline_parallel_size = candidate.config.pipeline_parallel_size;
-  // A replica of a data-parallel deployment is its DP ranks (one router target).
-  r.gpus_per_replica = r.tensor_parallel_size * r.pipeline_parallel_size *
-                       std::max(1, candidate.config.data_parallel_size);
+  r.gpus_per_replica = gpus_per_replica(candidate.config);
 
   sim::SimulationConfig config = candidate.config;
   config.num_replicas = 1;
@@ -441,7 +470,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     const auto it = evals.find(n);
     if (it != evals.end()) return it->second;
     sim::SimulationConfig c = cluster;
-    c.num_replicas = n;
+    set_replicas(c, config, n);
     c.workload.request_rate = load;
     runs_at[n] = run_seeds(c, prepared, seeds, jobs, share);
     r.simulations += options.seeds;
@@ -480,7 +509,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     at_target = runs_at.at(r.replicas);
   } else {
     sim::SimulationConfig c = cluster;
-    c.num_replicas = r.replicas;
+    set_replicas(c, config, r.replicas);
     c.workload.request_rate = options.target_qps;
     at_target = run_seeds(c, prepared, seeds, jobs, share);
     r.simulations += options.seeds;

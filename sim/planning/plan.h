@@ -22,6 +22,9 @@
 //     seed's results); the GPU range is min–max of replicas_s·GPUs per replica over seeds;
 //  6. reports P50/P99 TTFT, TPOT and E2E at the target rate (not L) with the chosen count: mean
 //     over seeds with min–max and a 95% Student-t half-width, plus cost and throughput views.
+// A disaggregated prefill/decode candidate (config.prefill_replicas and decode_replicas > 0,
+// sim/cluster/pd_simulation.h): its "replica" is one unit of its pools, n replicas are n × each
+// pool, and its GPUs per replica are P·TP_p + D·TP_d.
 //
 // Ranking: candidates that meet the SLOs by cost per hour (GPUs × price), then fewer GPUs, then
 // input order; after them the unverified, then the infeasible, then the skipped ones, each group

@@ -16,6 +16,7 @@
 #include "sim/base/executor.h"
 #include "sim/base/json_file.h"
 #include "sim/base/parallel.h"
+#include "sim/cluster/pd_simulation.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/csv_cell.h"
 
@@ -169,7 +170,7 @@ SweepPoint point_from_bytes_json(const json& j) {
 ordered_json deployment_echo(const sim::SimulationConfig& config,
                              const sim::PreparedDeployment& p) {
   const models::Deployment& d = p.deployment;
-  return ordered_json{
+  ordered_json out = ordered_json{
       {"model", config.model},
       {"catalog_model", sim::catalog_model_json(p)},
       {"gpu", d.gpu.name},
@@ -196,6 +197,20 @@ ordered_json deployment_echo(const sim::SimulationConfig& config,
                           : json(relative_to_data_dir(p.calibration_source))},
       {"kernel_source", p.kernel_source},
   };
+  if (p.pd) {
+    // Disaggregated prefill/decode: the fields above describe the decode pool; the run's GPUs
+    // are both pools' (sim/cluster/pd_simulation.h).
+    const models::Deployment& pre = p.pd->prefill->deployment;
+    out["gpus_per_replica"] = config.prefill_replicas * pre.tensor_parallel_size +
+                              config.decode_replicas * d.tensor_parallel_size;
+    out["router"] = "pd-least-loaded";
+    out["prefill_replicas"] = config.prefill_replicas;
+    out["prefill_gpu"] = pre.gpu.name;
+    out["prefill_tensor_parallel_size"] = pre.tensor_parallel_size;
+    out["decode_replicas"] = config.decode_replicas;
+    out["kv_transfer_link"] = p.pd->link_name;
+  }
+  return out;
 }
 
 // A curve's config at one swept value.

@@ -130,6 +130,15 @@ const std::vector<KnobInfo>& vary_knobs() {
       {"num-replicas", "num_replicas", T::kInt},
       {"router", "router", T::kString},
       {"kv-offloading-size", "kv_offloading_size", T::kDouble},
+      // Disaggregated prefill/decode (sim/cluster/pd_simulation.h).
+      {"prefill-replicas", "prefill_replicas", T::kInt},
+      {"decode-replicas", "decode_replicas", T::kInt},
+      {"prefill-tensor-parallel-size", "prefill_tensor_parallel_size", T::kInt},
+      {"decode-tensor-parallel-size", "decode_tensor_parallel_size", T::kInt},
+      {"prefill-gpu", "prefill_gpu", T::kString},
+      {"decode-gpu", "decode_gpu", T::kString},
+      {"kv-transfer-link", "kv_transfer_link", T::kString},
+      {"pd-local-prefill-threshold", "pd_local_prefill_threshold", T::kInt},
   };
   return knobs;
 }

@@ -49,7 +49,10 @@ struct KnobInfo {
 // (max-num-seqs, max-num-batched-tokens, gpu-memory-utilization, block-size,
 // tensor-parallel-size, pipeline-parallel-size, gpu, quantization, kv-cache-dtype,
 // enable-prefix-caching, enforce-eager, max-model-len, long-prefill-token-threshold,
-// scheduling-policy, model, num-gpu-blocks-override, num-replicas, router). The swept axis
+// scheduling-policy, model, num-gpu-blocks-override, num-replicas, router, and the
+// disaggregated prefill/decode pools: prefill-replicas, decode-replicas,
+// prefill-/decode-tensor-parallel-size, prefill-/decode-gpu, kv-transfer-link,
+// pd-local-prefill-threshold). The swept axis
 // (request rate, concurrency) and the workload are not knobs.
 const std::vector<KnobInfo>& vary_knobs();
 

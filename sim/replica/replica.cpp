@@ -78,7 +78,7 @@ int64_t Replica::num_waiting() const {
     for (const Replica* r : links_.dp->members()) n += r->local_num_waiting();
     return n;
   }
-  int64_t n = static_cast<int64_t>(waiting_size());
+  int64_t n = static_cast<int64_t>(waiting_size()) + remote_waiting();
   for (const Replica* e : links_.virtual_engines) n += static_cast<int64_t>(e->waiting_size());
   return n;
 }
@@ -155,6 +155,13 @@ int32_t Replica::take_slot(const workloads::RequestSpec& spec, int64_t arrival_n
   r.kv.reset(r.shared_blocks);
   r.priority = spec.priority;
   r.arrival_ns = arrival_ns;
+  if (!remote_.arriving.empty()) {  // disaggregated prefill/decode (replica_remote.cpp)
+    auto it = std::find(remote_.arriving.begin(), remote_.arriving.end(), spec.id);
+    if (it != remote_.arriving.end()) {
+      remote_.arriving.erase(it);
+      r.remote = true;
+    }
+  }
   return slot;
 }
 

@@ -112,6 +112,17 @@ class RequestObserver {
   virtual void on_request_done(engine::Simulator& sim, int64_t request_id) = 0;
 };
 
+// A decode instance's source of remote KV (disaggregated prefill/decode, sim/cluster/
+// pd_simulation.h; vLLM's KV connector on the decode side). Told when the replica has reserved
+// the blocks of a request whose prompt was computed elsewhere and wants `tokens` prompt tokens
+// (those its prefix cache lacks) pulled now; it answers with Replica::remote_kv_loaded().
+class RemoteKvSource {
+ public:
+  virtual ~RemoteKvSource() = default;
+  virtual void start_remote_kv_load(engine::Simulator& sim, int32_t replica, int64_t request_id,
+                                    int64_t tokens) = 0;
+};
+
 // Aggregate counters of one replica over a run.
 struct ReplicaStats {
   int64_t steps = 0;
@@ -165,6 +176,25 @@ class Replica : public engine::EventHandler {
   // This engine's own counts (a DP group's front counts the group in num_running/num_waiting).
   int64_t local_num_running() const { return static_cast<int64_t>(running_.size()); }
   int64_t local_num_waiting() const { return waiting_size(); }
+
+  // Disaggregated prefill/decode (sim/replica/replica_remote.cpp), as vLLM V1's scheduler runs a
+  // request with do_remote_prefill through its KV connector (NixlConnector): the request waits
+  // in the queue like any other; at its admission (running < max_num_seqs, budget left) the
+  // replica allocates blocks for the whole prompt — its local prefix-cache hits taken, the rest
+  // fresh — and asks `source` to pull the missing tokens (get_num_new_matched_tokens,
+  // update_state_after_alloc); it takes no seat and no budget while it loads
+  // (WAITING_FOR_REMOTE_KVS). Once remote_kv_loaded() is called it is admitted ahead of the
+  // waiting queue with all prompt tokens but the last computed (_update_waiting_for_remote_kv:
+  // the last one is recomputed to sample the first token). A later preemption recomputes it
+  // locally. Loading requests count as waiting (num_waiting). REQUIRES: one engine (no virtual
+  // engines, no DP group), chunked prefill on (V1), no sliding-window groups; `source` outlives
+  // the replica.
+  void set_remote_kv_source(RemoteKvSource* source) { remote_.source = source; }
+  void add_remote_request(engine::Simulator& sim, const workloads::RequestSpec& spec);
+  void remote_kv_loaded(engine::Simulator& sim, int64_t request_id);
+  // Prompt tokens of `spec` this replica's prefix cache holds now (full blocks, at most all but
+  // the last token, as admission would find them). Changes nothing.
+  int64_t cached_prompt_tokens(const workloads::RequestSpec& spec) const;
 
   void on_event(engine::Simulator& sim, int64_t tag) override;
 
@@ -324,6 +354,22 @@ class Replica : public engine::EventHandler {
     bool dp_lockstep = false;               // the group's rounds time this rank's steps
   };
   Links links_;
+  // Disaggregated prefill/decode (set_remote_kv_source): requests whose KV comes from elsewhere.
+  struct Remote {
+    RemoteKvSource* source = nullptr;
+    std::vector<int64_t> arriving;  // ids added by add_remote_request, not yet given a slot
+    std::vector<int32_t> loading;   // slots with blocks reserved, KV in transit
+    std::vector<int32_t> ready;     // slots whose KV has arrived, in arrival order
+    std::vector<std::pair<int64_t, int64_t>> to_start;  // (id, tokens) reserved this step
+  };
+  Remote remote_;
+  // replica_remote.cpp: the remote steps of schedule_waiting() and start_step().
+  bool reserve_remote(int32_t slot);
+  void admit_remote_ready();
+  void start_remote_loads(engine::Simulator& sim);
+  int64_t remote_waiting() const {
+    return static_cast<int64_t>(remote_.loading.size() + remote_.ready.size());
+  }
 
   std::vector<Req> slots_;
   std::vector<int32_t> free_slots_;

@@ -254,10 +254,15 @@ void Replica::schedule_waiting() {
   const int32_t threshold = config_.long_prefill_token_threshold > 0
                                 ? config_.long_prefill_token_threshold
                                 : std::numeric_limits<int32_t>::max();
+  if (!remote_.ready.empty()) admit_remote_ready();  // KV arrived from a prefill instance
   while (!waiting_empty() &&
          static_cast<int64_t>(running_.size()) + ghosts_.seqs < config_.max_num_seqs &&
          step_.budget > 0) {
     const int32_t s = waiting_front();
+    if (slots_[s].remote) {  // blocks reserved, KV pulled: no seat, no budget yet
+      if (!reserve_remote(s)) break;
+      continue;
+    }
     if (offload_ != nullptr) {
       const OffloadAdmit a = admit_offloaded(s);
       if (a == OffloadAdmit::kBlocked) break;

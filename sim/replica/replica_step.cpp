@@ -73,8 +73,8 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   // batch within the budget: schedule_running_fast() gives everyone one token, schedule_waiting()
   // has nothing to do.
   if (n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
-      !waiting_empty() || ghosts_.seqs != 0 || dead_.seqs != 0 || links_.pipeline != nullptr ||
-      links_.dp_lockstep || n > config_.max_num_batched_tokens) {
+      !waiting_empty() || !remote_.ready.empty() || ghosts_.seqs != 0 || dead_.seqs != 0 ||
+      links_.pipeline != nullptr || links_.dp_lockstep || n > config_.max_num_batched_tokens) {
     return false;
   }
   if (offload_ != nullptr && offload_->loading()) return false;  // a load ends: it is admitted
@@ -161,6 +161,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
       }
       if (!preempted) schedule_waiting();
     }
+    if (!remote_.to_start.empty()) start_remote_loads(sim);
 
     models::BatchShape shape;
     shape.decode_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
@@ -189,6 +190,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
       // Loads in flight hold blocks the head may need: it waits for them (arm_load_wake).
       if (running_.empty() && !preempted && offload_ != nullptr && offload_->loading()) return;
       if (preempted) continue;  // everything was preempted: admit again from the waiting queue
+      if (running_.empty() && remote_waiting() > 0) return;  // until remote KV arrives
       if (running_.empty()) {
         // The head of the queue does not fit even in an empty cache: it can never run.
         const Req& r = slots_[waiting_front()];
@@ -275,7 +277,8 @@ void Replica::end_step(engine::Simulator& sim) {
   }
   // A load from the CPU tier that ended during this step is collected by the next one.
   const bool loads = offload_ != nullptr && offload_->loading();
-  if (!step_.in_flight && (!running_.empty() || !waiting_empty() || ghosts_.seqs > 0 || loads)) {
+  if (!step_.in_flight && (!running_.empty() || !waiting_empty() || ghosts_.seqs > 0 || loads ||
+                           !remote_.ready.empty())) {
     start_step(sim, true);
   }
 }

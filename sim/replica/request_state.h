@@ -29,8 +29,9 @@ struct RequestState {
   int32_t scheduled = 0;   // tokens scheduled in the step in flight
   int64_t seg_start = -1;  // first step of the open token segment, -1 = none
   bool admitted_before = false;
-  int32_t sw_lo = 0;  // sliding-window groups: blocks [0, sw_lo) freed (replica.h)
-  KvTable kv;         // block table (after a preemption: its cached blocks)
+  bool remote = false;  // prompt KV to come from a prefill instance (Replica::add_remote_request)
+  int32_t sw_lo = 0;    // sliding-window groups: blocks [0, sw_lo) freed (replica.h)
+  KvTable kv;           // block table (after a preemption: its cached blocks)
   // Content keys of the prompt's full blocks when the request carries a trace hash chain
   // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
   std::vector<uint64_t> chain_keys;

@@ -763,6 +763,25 @@ std::vector<BadInput> cases() {
        2,
        "is 65 MiB; expected a file of at most 64 MiB",
        "big"},
+      // Disaggregated prefill/decode (docs/deployment-modes.md).
+      {"P/D with one pool", S({"--prefill-replicas", "1"}), {}, 2, "--decode-replicas"},
+      {"P/D pool flag without the pools", S({"--prefill-gpu", "h200"}), {}, 2, "--prefill-gpu"},
+      {"P/D decode TP not a multiple of prefill TP",
+       S({"--prefill-replicas", "1", "--decode-replicas", "1", "--prefill-tensor-parallel-size",
+          "2", "--decode-tensor-parallel-size", "1"}),
+       {},
+       2,
+       "--decode-tensor-parallel-size"},
+      {"P/D over NVLink beyond one node",
+       S({"--prefill-replicas", "5", "--decode-replicas", "5", "--kv-transfer-link", "nvlink"}),
+       {},
+       2,
+       "--kv-transfer-link nvlink"},
+      {"P/D unknown KV link",
+       S({"--prefill-replicas", "1", "--decode-replicas", "1", "--kv-transfer-link", "pigeon"}),
+       {},
+       2,
+       "--kv-transfer-link: unknown network 'pigeon'"},
       // Outcomes that are not results.
       {"every prompt longer than max-model-len",
        S({"--max-model-len", "100", "--random-input-len", "200", "--save-result",
@@ -786,6 +805,11 @@ std::vector<BadInput> cases() {
        {},
        2,
        "no host_link"},
+      {"KV offloading with P/D pools",
+       S({"--prefill-replicas", "1", "--decode-replicas", "1", "--kv-offloading-size", "8"}),
+       {},
+       2,
+       "--kv-offloading-size with disaggregated prefill/decode"},
   };
   return c;
 }
