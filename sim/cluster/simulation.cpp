@@ -16,11 +16,13 @@
 #include "sim/calibration/prediction_basis.h"
 #include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
+#include "sim/cluster/drafter.h"
 #include "sim/cluster/router.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/replica/pipeline.h"
+#include "sim/replica/speculative_config.h"
 #include "sim/replica/vllm_version.h"
 #include "workloads/workload_classes.h"
 
@@ -292,6 +294,15 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   models::Deployment ideal = d;
   ideal.ideal = true;
   p.ideal_cost = models::make_cost_model(ideal);
+  if (p.engine.spec.enabled()) {
+    if (config.pipeline_parallel_size > 1) {
+      throw ConfigError(
+          "--speculative-config with --pipeline-parallel-size " +
+          std::to_string(config.pipeline_parallel_size) +
+          ": not modelled (servesim's pipeline stages run vLLM V0's virtual engines)");
+    }
+    p.drafter = make_drafter_cost(p.engine.spec, d);
+  }
   return p;
 }
 
@@ -381,6 +392,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   for (int i = 0; i < config.num_replicas * dp; ++i) {
     replicas.push_back(std::make_unique<Replica>(i, prepared.engine, step_cost, ideal_cost,
                                                  engine_blocks, &result.records, &relay));
+    replicas.back()->set_drafter(prepared.drafter.get());
     if (dp == 1) {
       replica_ptrs.push_back(replicas.back().get());
       continue;
@@ -714,6 +726,11 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       list.push_back(std::move(item));
     }
     out["classes"] = std::move(list);
+  }
+  if (p.engine.spec.enabled()) {
+    out["config"]["speculative_config"] = speculative_config_json(p.engine.spec);
+    out["speculative_decoding"] =
+        spec_decode_summary(p.engine.spec, r.replica_stats, p.kernel_source);
   }
   if (r.replica_stats.size() > 1) {
     out["config"]["num_replicas"] = config.num_replicas;

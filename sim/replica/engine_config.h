@@ -12,6 +12,7 @@
 
 #include "hardware/gpu_spec.h"
 #include "models/model_spec.h"
+#include "sim/replica/spec_decode.h"
 
 namespace servesim::sim {
 
@@ -56,6 +57,10 @@ struct EngineConfig {
   // --num-scheduler-steps: V0 multi-step scheduling (vLLM 0.6-0.7; gone in V1): the scheduler runs
   // once per this many decode steps. 1 = off; > 1 needs a V0 row with chunked prefill off.
   int num_scheduler_steps = 1;
+  // --speculative-config: speculative decoding (sim/replica/spec_decode.h); off by default.
+  // Resolved with the model's defaults (resolve_spec_decode). V1 rows only; with it on, async
+  // scheduling is off unless asked for, and asking for it is refused (not modelled together).
+  SpecDecode spec;
 
   // Resolved, not flags: the KV cache layout of vLLM's hybrid KV cache manager for a model with
   // sliding-window layers (vllm/v1/core/kv_cache_utils.py, docs.vllm.ai design/
