@@ -64,12 +64,13 @@ std::string drafter_description(const SpecDecode& spec, const std::string& kerne
            std::to_string(spec.prompt_lookup_min) + ", max " +
            std::to_string(spec.prompt_lookup_max) + "): not timed";
   }
-  const std::string what =
-      spec.method == "mtp"           ? "one MTP layer of the target"
-      : spec.method == "draft_model" ? "the draft model " + spec.model
-                                     : "an EAGLE head (one decoder layer of the target's shape)";
-  return what + ": one forward over the step's tokens, then K - 1 one-token forwards per "
-                "sampling request, costed by the target's cost model (" +
+  const std::string what = spec.method == "mtp" ? "one MTP layer of the target"
+                           : spec.method == "draft_model"
+                               ? "the draft model " + spec.model
+                               : "an EAGLE head (one decoder layer of the target's shape)";
+  return what +
+         ": one forward over the step's tokens, then K - 1 one-token forwards per "
+         "sampling request, costed by the target's cost model (" +
          kernel_source + "); an estimate, not measured";
 }
 
@@ -91,7 +92,8 @@ nlohmann::json spec_decode_summary(const SpecDecode& spec, const std::vector<Rep
   j["acceptance_rates"] = spec.acceptance_rates;
   j["acceptance_source"] =
       spec.acceptance_source + " (given in --speculative-config; not measured by servesim)";
-  j["expected_acceptance_length"] = 1.0 + mean_accepted(spec.acceptance_rates, spec.num_speculative_tokens);
+  j["expected_acceptance_length"] =
+      1.0 + mean_accepted(spec.acceptance_rates, spec.num_speculative_tokens);
   j["drafter"] = drafter_description(spec, kernel_source);
   j["verify_rows"] = t.spec_verify_rows;
   j["draft_tokens"] = t.spec_draft_tokens;

@@ -34,7 +34,8 @@ double constant_rate_for_acceptance_length(double length, int k) {
 }
 
 std::vector<double> rates_for_acceptance_length(double length, int k) {
-  return std::vector<double>(static_cast<size_t>(k), constant_rate_for_acceptance_length(length, k));
+  return std::vector<double>(static_cast<size_t>(k),
+                             constant_rate_for_acceptance_length(length, k));
 }
 
 namespace {

@@ -13,8 +13,9 @@ namespace {
 // vLLM's MTPModelTypes other than "mtp": deprecated method names that vLLM maps to mtp.
 const std::set<std::string>& mtp_aliases() {
   static const std::set<std::string> k = {
-      "deepseek_mtp", "mimo_mtp",          "glm4_moe_mtp", "ernie_mtp",        "qwen3_next_mtp",
-      "longcat_flash_mtp", "pangu_ultra_moe_mtp", "qwen3_5_mtp", "step3p5_mtp"};
+      "deepseek_mtp",        "mimo_mtp",       "glm4_moe_mtp",
+      "ernie_mtp",           "qwen3_next_mtp", "longcat_flash_mtp",
+      "pangu_ultra_moe_mtp", "qwen3_5_mtp",    "step3p5_mtp"};
   return k;
 }
 
@@ -76,9 +77,10 @@ SpecDecode parse_speculative_config(const nlohmann::json& config, const std::str
   nlohmann::json j = config;
   if (config.is_string()) j = parse_json_text(config.get<std::string>(), where);
   if (!j.is_object()) {
-    throw ConfigError(where + ": expected a JSON object such as {\"method\": \"eagle3\", "
-                              "\"model\": \"...\", \"num_speculative_tokens\": 3, "
-                              "\"acceptance_length\": 2.5}");
+    throw ConfigError(where +
+                      ": expected a JSON object such as {\"method\": \"eagle3\", "
+                      "\"model\": \"...\", \"num_speculative_tokens\": 3, "
+                      "\"acceptance_length\": 2.5}");
   }
   SpecDecode s;
   const auto key = [&](const std::string& k) { return where + ": key '" + k + "'"; };
@@ -145,8 +147,9 @@ SpecDecode parse_speculative_config(const nlohmann::json& config, const std::str
   // Method resolution as SpeculativeConfig.__post_init__.
   if (s.method.empty()) {
     if (s.model.empty()) {
-      throw ConfigError(where + ": neither method nor model is given; expected a method (ngram, "
-                                "eagle, eagle3, mtp, draft_model) or a draft model");
+      throw ConfigError(where +
+                        ": neither method nor model is given; expected a method (ngram, "
+                        "eagle, eagle3, mtp, draft_model) or a draft model");
     }
     if (s.model == "ngram" || s.model == "[ngram]") {
       s.method = "ngram";
@@ -230,8 +233,9 @@ SpecDecode resolve_spec_decode(const SpecDecode& spec, const models::ModelSpec& 
   const std::string where = "--speculative-config";
   if (s.method == "mtp") {
     if (target.num_mtp_layers <= 0) {
-      throw ConfigError(where + ": method mtp needs a model with multi-token-prediction layers "
-                                "(num_nextn_predict_layers); " +
+      throw ConfigError(where +
+                        ": method mtp needs a model with multi-token-prediction layers "
+                        "(num_nextn_predict_layers); " +
                         target.name + " has none");
     }
     if (s.num_speculative_tokens == 0) {
@@ -246,7 +250,8 @@ SpecDecode resolve_spec_decode(const SpecDecode& spec, const models::ModelSpec& 
   const int k = s.num_speculative_tokens;
   if (s.acceptance_length > 0) {
     if (s.acceptance_length > k + 1) {
-      throw ConfigError(where + ": acceptance_length " + std::to_string(s.acceptance_length) +
+      throw ConfigError(where + ": acceptance_length " +
+                        nlohmann::json(s.acceptance_length).dump() +
                         " exceeds num_speculative_tokens + 1 = " + std::to_string(k + 1));
     }
     s.acceptance_rates = rates_for_acceptance_length(s.acceptance_length, k);
