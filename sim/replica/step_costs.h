@@ -29,20 +29,21 @@ class StepCosts {
   void set_drafter(const models::CostModel* drafter, int k) {
     drafter_ = drafter;
     draft_positions_ = k;
+    drafter_memo_ = drafter != nullptr ? drafter->make_memo() : nullptr;
   }
   // The drafter's GPU time after a step of shape `step` (vLLM's EagleProposer.propose and the
   // draft-model proposer): one forward over every token of the step, then K − 1 forwards of one
   // token for each of the `rows` requests that sampled, whose contexts sum to `rows_ctx` before
   // the first of them. 0 without a drafter.
-  double drafter_s(const models::BatchShape& step, int64_t rows, int64_t rows_ctx) const {
+  double drafter_s(const models::BatchShape& step, int64_t rows, int64_t rows_ctx) {
     if (drafter_ == nullptr || step.empty()) return 0.0;
-    double s = drafter_->estimate(step).device_s();
+    double s = drafter_->estimate_memo(step, drafter_memo_.get()).device_s();
     for (int j = 1; j < draft_positions_ && rows > 0; ++j) {
       models::BatchShape d;
       d.decode_seqs = rows;
       d.sampled_seqs = rows;
       d.decode_context_tokens = rows_ctx + rows * j;
-      s += drafter_->estimate(d).device_s();
+      s += drafter_->estimate_memo(d, drafter_memo_.get()).device_s();
     }
     return s;
   }
@@ -80,6 +81,7 @@ class StepCosts {
   int draft_positions_ = 0;
   std::unique_ptr<models::CostMemo> cost_memo_;
   std::unique_ptr<models::CostMemo> ideal_memo_;
+  std::unique_ptr<models::CostMemo> drafter_memo_;
   // DecodeSeries::rows == 0: not made yet.
   std::vector<models::DecodeSeries> decode_cost_;
   std::vector<models::DecodeSeries> decode_ideal_;
