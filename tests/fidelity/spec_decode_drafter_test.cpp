@@ -40,16 +40,16 @@ TEST_CASE("spec decode drafter: EAGLE head and MTP layer are one layer of the ta
   // The speculative run is synchronous (async scheduling is not modelled with it).
   CHECK(p.engine.async_scheduling == 0);
 
-  const PreparedDeployment ng = prepare_deployment(spec_config(
-      "llama-3.1-8b", 1,
-      R"({"method": "ngram", "num_speculative_tokens": 3, "acceptance_length": 2})"));
+  const PreparedDeployment ng = prepare_deployment(
+      spec_config("llama-3.1-8b", 1,
+                  R"({"method": "ngram", "num_speculative_tokens": 3, "acceptance_length": 2})"));
   CHECK(ng.drafter == nullptr);  // the lookup runs on the host
 }
 
 TEST_CASE("spec decode drafter: a draft model on TP 1 or the target's TP only", "[spec][drafter]") {
-  const PreparedDeployment p = prepare_deployment(
-      spec_config("llama-3.1-70b", 4,
-                  R"({"model": "llama-3.1-8b", "num_speculative_tokens": 4,
+  const PreparedDeployment p =
+      prepare_deployment(spec_config("llama-3.1-70b", 4,
+                                     R"({"model": "llama-3.1-8b", "num_speculative_tokens": 4,
                       "draft_tensor_parallel_size": 1, "acceptance_length": 2.5})"));
   CHECK(p.engine.spec.method == "draft_model");
   const models::Deployment d = drafter_deployment(p.engine.spec, p.deployment);

@@ -59,27 +59,27 @@ TEST_CASE("speculative config: acceptance keys and model-dependent defaults",
   mtp_model.name = "mtp-model";
   mtp_model.num_mtp_layers = 1;
 
-  SpecDecode s = resolve_spec_decode(
-      parse(R"({"method": "eagle", "model": "h", "num_speculative_tokens": 4,
+  SpecDecode s =
+      resolve_spec_decode(parse(R"({"method": "eagle", "model": "h", "num_speculative_tokens": 4,
                 "acceptance_length": 3})"),
-      dense);
+                          dense);
   REQUIRE(s.acceptance_rates.size() == 4);
   CHECK(1 + mean_accepted(s.acceptance_rates, 4) == Approx(3.0).margin(1e-12));
   CHECK(s.lookahead() == 4);
 
   s = resolve_spec_decode(parse(R"({"method": "mtp", "acceptance_rates": [0.8]})"), mtp_model);
   CHECK(s.num_speculative_tokens == 1);  // the model's MTP layers
-  CHECK_THROWS_WITH(resolve_spec_decode(parse(R"({"method": "mtp", "acceptance_length": 1.5})"),
-                                        dense),
-                    Catch::Contains("method mtp needs a model with multi-token-prediction"));
+  CHECK_THROWS_WITH(
+      resolve_spec_decode(parse(R"({"method": "mtp", "acceptance_length": 1.5})"), dense),
+      Catch::Contains("method mtp needs a model with multi-token-prediction"));
   CHECK_THROWS_WITH(
       resolve_spec_decode(parse(R"({"method": "eagle", "model": "h", "num_speculative_tokens": 3,
                                     "acceptance_rates": [0.5, 0.5]})"),
                           dense),
       Catch::Contains("acceptance_rates has 2 entries; expected one per speculative token (3)"));
   // The echo reads back to the same configuration.
-  const SpecDecode back = resolve_spec_decode(
-      parse_speculative_config(speculative_config_json(s), "echo"), mtp_model);
+  const SpecDecode back =
+      resolve_spec_decode(parse_speculative_config(speculative_config_json(s), "echo"), mtp_model);
   CHECK(back.method == s.method);
   CHECK(back.acceptance_rates == s.acceptance_rates);
 }
