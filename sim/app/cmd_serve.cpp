@@ -84,7 +84,7 @@ class ServeCommand : public Command {
     cmd_->footer(
         "vLLM's flags that change nothing simulated (--tokenizer, --trust-remote-code, --dtype\n"
         "auto|bfloat16|float16, ...) are accepted and ignored; those that change serving in ways\n"
-        "not modelled (--speculative-config, --enable-lora, ...) are refused by name. docs/serve.md\n"
+        "not modelled (--speculative-model, --enable-lora, ...) are refused by name. docs/serve.md\n"
         "says what is real (timing, queueing, KV pressure, metrics) and what is not (the text).");
     return cmd_;
   }

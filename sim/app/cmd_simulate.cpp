@@ -87,6 +87,16 @@ void print_extras(std::ostream& out, const json& s) {
     row("CPU tier loads, mean load (ms):",
         std::to_string(o["loads"].get<int64_t>()) + ", " + num(o["mean_load_ms"].get<double>(), 3));
   }
+  if (s.contains("speculative_decoding")) {
+    // Speculative decoding (docs/deployment-modes.md): vLLM's mean acceptance length, the
+    // closed form of the given rates, and the tokens a decoding request streams per chunk.
+    const json& sd = s["speculative_decoding"];
+    row("Spec decode acceptance length:",
+        num(sd["mean_acceptance_length"].get<double>(), 3) + " (expected " +
+            num(sd["expected_acceptance_length"].get<double>(), 3) + ")");
+    row("Spec decode tokens per chunk:", num(sd["tokens_per_verify_row"].get<double>(), 3));
+    row("Spec decode drafter busy share:", num(sd["drafter_fraction_of_busy"].get<double>(), 3));
+  }
   row("Mean batch size (seqs):", num(s["mean_batch_size"].get<double>(), 2));
   row("GPU busy fraction:", num(s["busy_fraction"].get<double>(), 3));
   row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));

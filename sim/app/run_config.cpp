@@ -8,6 +8,7 @@
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
+#include "sim/replica/speculative_config.h"
 
 namespace servesim::app {
 namespace {
@@ -252,6 +253,20 @@ std::vector<ConfigField> build_fields() {
                            "V0 multi-step scheduling: decode steps per scheduler call (vLLM "
                            "0.6-0.7, with --no-enable-chunked-prefill) [1]",
                            &sim::EngineConfig::num_scheduler_steps));
+  f.push_back(ConfigField{
+      "speculative_config", K::kString,
+      "speculative decoding, vLLM's JSON: method ngram | eagle | eagle3 | mtp | draft_model, "
+      "num_speculative_tokens, model, ..., plus servesim's acceptance_length or "
+      "acceptance_rates (docs/deployment-modes.md) [off]",
+      "",
+      [](SimulationConfig& c, const json& v) {
+        c.engine.spec = v.is_null() ? sim::SpecDecode{}
+                                    : sim::parse_speculative_config(v, "--speculative-config");
+      },
+      [](const SimulationConfig& c) {
+        return c.engine.spec.method.empty() ? json(nullptr)
+                                            : sim::speculative_config_json(c.engine.spec);
+      }});
   // Load (vllm bench serve).
   f.push_back(ConfigField{
       "request_rate", K::kRate,
@@ -580,6 +595,7 @@ json config_to_json(const SimulationConfig& config) {
       out.erase(k);
     }
   }
+  if (out["speculative_config"].is_null()) out.erase("speculative_config");
   return out;
 }
 

@@ -125,9 +125,15 @@ const std::vector<VllmFlag>& vllm_flags() {
       // --seed is vllm bench serve's): a pasted serve line's --seed arrives under this name.
       {"--vllm-serve-seed", Arity::kOne, 0, nullptr, nullptr, "--seed (of vllm serve)"},
       // Refused: they change serving in ways servesim does not model.
-      {"--speculative-config", Arity::kOne, kServe, "speculative decoding is not modelled yet"},
-      {"--speculative-model", Arity::kOne, kServe, "speculative decoding is not modelled yet"},
-      {"--num-speculative-tokens", Arity::kOne, kServe, "speculative decoding is not modelled yet"},
+      // A run field of simulate, sweep, plan and compare (their own option wins); serve streams
+      // one token per step and refuses it.
+      {"--speculative-config", Arity::kOne, kServe,
+       "speculative decoding is not modelled by servesim serve (simulate, sweep, plan and "
+       "compare model it)"},
+      {"--speculative-model", Arity::kOne, kServe,
+       "vLLM V0's speculative flag is not modelled (--speculative-config JSON is)"},
+      {"--num-speculative-tokens", Arity::kOne, kServe,
+       "vLLM V0's speculative flag is not modelled (--speculative-config JSON is)"},
       {"--kv-transfer-config", Arity::kOne, kServe,
        "KV transfer (disaggregated prefill, KV connectors) is not modelled yet"},
       {"--enable-lora", Arity::kNone, kServe, "LoRA adapters are not modelled yet"},
@@ -488,7 +494,8 @@ bool serve_field(const std::string& key) {
                                               "enable_chunked_prefill",
                                               "num_scheduler_steps",
                                               "kv_offloading_size",
-                                              "kv_offloading_backend"};
+                                              "kv_offloading_backend",
+                                              "speculative_config"};
   return kKeys.count(key) != 0;
 }
 bool bench_field(const std::string& key) {
@@ -591,7 +598,9 @@ PastedLine translate_line(const std::vector<std::string>& words, LineKind kind,
       out.flags.push_back({"vllm-serve-seed", {"--vllm-serve-seed", one_value()}});
       continue;
     }
-    if (const VllmFlag* f = find_flag(name); f != nullptr && f->in != 0) {
+    // --speculative-config is simulate's own run field (the table's entry is for serve).
+    if (const VllmFlag* f = find_flag(name);
+        f != nullptr && f->in != 0 && name != "--speculative-config") {
       if ((f->in & (kind == LineKind::kServe ? kServe : kBench)) == 0) {
         throw ConfigError(where + ": " + name + " is a flag of " +
                           (kind == LineKind::kServe ? "vllm bench serve" : "vllm serve") +

@@ -1,7 +1,7 @@
 // vLLM's command lines, read: the flags of `vllm serve` and `vllm bench serve` that servesim
 // accepts without modelling (they change nothing that is simulated: --port, --backend vllm,
 // --tokenizer, ...), the ones it refuses by name (they change serving in ways not modelled:
-// --speculative-config, --enable-lora, ...), and pasted command lines (simulate's
+// --speculative-model, --enable-lora, ...), and pasted command lines (simulate's
 // --vllm-serve-cmd "…", --vllm-bench-cmd "…", or `-- vllm …`) turned into servesim's flags.
 //
 // Sources of the flag names and arities (docs/cli.md cites them): vllm/engine/arg_utils.py and

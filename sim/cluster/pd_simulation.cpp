@@ -391,6 +391,11 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
         "prefill/decode: pipeline or data parallelism inside a pool is not "
         "modelled; expected 1");
   }
+  if (!config.engine.spec.method.empty()) {
+    throw ConfigError(
+        "--speculative-config with disaggregated prefill/decode: a drafter on the decode pool "
+        "is not modelled; expected --speculative-config unset");
+  }
   if (config.engine.kv_offloading_size > 0) {
     throw ConfigError(
         "--kv-offloading-size with disaggregated prefill/decode: a CPU tier behind a pool's "

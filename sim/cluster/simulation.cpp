@@ -16,6 +16,7 @@
 #include "sim/calibration/prediction_basis.h"
 #include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
+#include "sim/cluster/drafter.h"
 #include "sim/cluster/pd_simulation.h"
 #include "sim/cluster/router.h"
 #include "sim/engine/simulator.h"
@@ -23,6 +24,7 @@
 #include "sim/metrics/result_writer.h"
 #include "sim/replica/kv_offload.h"
 #include "sim/replica/pipeline.h"
+#include "sim/replica/speculative_config.h"
 #include "sim/replica/vllm_version.h"
 #include "workloads/workload_classes.h"
 
@@ -274,6 +276,11 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   p.memory = models::plan_memory(d, mo);
   resolve_kv_offload(p.engine, d.gpu, p.memory, config.tensor_parallel_size,
                      config.pipeline_parallel_size, config.data_parallel_size);
+  if (p.engine.kv_offload_blocks > 0 && p.engine.spec.enabled()) {
+    throw ConfigError(
+        "--speculative-config with --kv-offloading-size: the two are not modelled together "
+        "(the CPU tier's stores follow one token per decode step); expected one of them");
+  }
 
   // vLLM V1 refuses to start when one request of max_model_len tokens cannot fit in the KV cache
   // (kv_cache_utils.check_enough_kv_cache_memory), suggesting a smaller --max-model-len.
@@ -302,6 +309,15 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   models::Deployment ideal = d;
   ideal.ideal = true;
   p.ideal_cost = models::make_cost_model(ideal);
+  if (p.engine.spec.enabled()) {
+    if (config.pipeline_parallel_size > 1) {
+      throw ConfigError(
+          "--speculative-config with --pipeline-parallel-size " +
+          std::to_string(config.pipeline_parallel_size) +
+          ": not modelled (servesim's pipeline stages run vLLM V0's virtual engines)");
+    }
+    p.drafter = make_drafter_cost(p.engine.spec, d);
+  }
   return p;
 }
 
@@ -392,6 +408,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   for (int i = 0; i < config.num_replicas * dp; ++i) {
     replicas.push_back(std::make_unique<Replica>(i, prepared.engine, step_cost, ideal_cost,
                                                  engine_blocks, &result.records, &relay));
+    replicas.back()->set_drafter(prepared.drafter.get());
     if (dp == 1) {
       replica_ptrs.push_back(replicas.back().get());
       continue;
@@ -784,6 +801,11 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       list.push_back(std::move(item));
     }
     out["classes"] = std::move(list);
+  }
+  if (p.engine.spec.enabled()) {
+    out["config"]["speculative_config"] = speculative_config_json(p.engine.spec);
+    out["speculative_decoding"] =
+        spec_decode_summary(p.engine.spec, r.replica_stats, p.kernel_source);
   }
   if (r.replica_stats.size() > 1) {
     out["config"]["num_replicas"] = config.num_replicas;

@@ -103,6 +103,8 @@ struct PreparedDeployment {
   models::MemoryPlan memory;
   std::unique_ptr<models::CostModel> cost;
   std::unique_ptr<models::CostModel> ideal_cost;
+  // Speculative decoding's drafter (sim/cluster/drafter.h); null without one.
+  std::unique_ptr<models::CostModel> drafter;
   std::string calibration_source;          // the profile applied ("" = none)
   std::string kernel_source = "roofline";  // models::KernelSource::label() of the tables used
   double client_ttft_overhead_s = 0;       // from the calibration: added to every TTFT

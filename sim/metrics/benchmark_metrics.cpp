@@ -159,9 +159,11 @@ void check_completed_record(const RequestRecord& r, const std::vector<StepLog>& 
     tokens += seg.tokens();
     prev_last = seg.last_step;
   }
-  SERVESIM_CHECK(tokens == r.output_tokens, who() + ": segments hold " + std::to_string(tokens) +
-                                                " tokens, output_tokens is " +
-                                                std::to_string(r.output_tokens));
+  // With several tokens per step (output_chunks > 0), a segment's steps are the streamed chunks.
+  const int64_t expected = r.output_chunks > 0 ? r.output_chunks : r.output_tokens;
+  SERVESIM_CHECK(tokens == expected, who() + ": segments hold " + std::to_string(tokens) +
+                                         " steps, expected " + std::to_string(expected) +
+                                         (r.output_chunks > 0 ? " chunks" : " tokens"));
   SERVESIM_CHECK(ends[static_cast<std::size_t>(r.segments.front().first_step)] == r.first_token &&
                      ends[static_cast<std::size_t>(r.segments.back().last_step)] == r.last_token,
                  who() + ": first_token/last_token differ from the StepLog times of its segments");

@@ -71,12 +71,16 @@ struct RequestRecord {
   int32_t output_tokens = 0;  // requested = generated when completed
   int32_t preemptions = 0;
   int32_t class_id = -1;  // workload class (RequestSpec::class_id), -1 = none
+  // Streamed chunks when a step may emit several tokens of the request (speculative decoding):
+  // then a segment's steps are its chunks, and Σ tokens() == output_chunks. 0: one token per
+  // step (Σ tokens() == output_tokens).
+  int32_t output_chunks = 0;
   bool completed = false;
   bool failed = false;
   bool warmup = false;  // excluded from metrics (--warmup-requests)
   ErrorText error;      // why it failed (e.g. longer than --max-model-len); empty otherwise
-  // Token segments in time order; Σ tokens() == output_tokens when completed. The first one is
-  // stored inline (segment_list.h), so a record needs no allocation of its own.
+  // Token segments in time order; Σ tokens() == output_tokens (or output_chunks) when completed.
+  // The first one is stored inline (segment_list.h), so a record needs no allocation of its own.
   SegmentList segments;
 };
 

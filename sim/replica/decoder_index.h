@@ -8,6 +8,9 @@
 // Σ (num_computed − base_step) over decoders, so that Σ context at step k is offset + n·k.
 // Entries are invalidated lazily: a request's epoch changes whenever its entries go stale, and an
 // entry counts only while the epoch matches and the request is decoding.
+// With explicit progress (speculative decoding: a decoder advances by a drawn number of tokens
+// per step, and the replica settles every decoder it runs at the end of each step) only the count
+// and the context sum are kept: no buckets, no finish heap.
 #ifndef SERVESIM_SIM_REPLICA_DECODER_INDEX_H_
 #define SERVESIM_SIM_REPLICA_DECODER_INDEX_H_
 
@@ -37,7 +40,8 @@ class DecoderIndex {
     }
   };
 
-  explicit DecoderIndex(int64_t block_size) : block_size_(block_size), buckets_(block_size) {}
+  explicit DecoderIndex(int64_t block_size, bool implicit_progress = true)
+      : block_size_(block_size), implicit_(implicit_progress), buckets_(block_size) {}
 
   int64_t count() const { return count_; }
   // Σ context tokens of the decoders at step k.
@@ -48,6 +52,7 @@ class DecoderIndex {
   void add(int32_t slot, const RequestState& r) {
     ++count_;
     ctx_offset_ += r.num_computed - r.base_step;
+    if (!implicit_) return;
     const int64_t bucket =
         ((r.base_step - r.num_computed) % block_size_ + block_size_) % block_size_;
     buckets_[bucket].push_back(Entry{slot, r.epoch});
@@ -85,6 +90,7 @@ class DecoderIndex {
 
  private:
   int64_t block_size_;
+  bool implicit_;
   int64_t count_ = 0;
   int64_t ctx_offset_ = 0;                   // Σ (num_computed − base_step) over decoders
   std::vector<std::vector<Entry>> buckets_;  // [step % block_size]: decoders needing a block

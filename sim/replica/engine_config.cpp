@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/base/error.h"
+#include "sim/replica/speculative_config.h"
 #include "sim/replica/vllm_version.h"
 
 namespace servesim::sim {
@@ -48,6 +49,19 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   }
   if (std::isnan(c.gpu_memory_utilization))
     c.gpu_memory_utilization = version.gpu_memory_utilization;
+  if (c.spec.enabled() || !c.spec.method.empty()) {
+    if (v0) {
+      throw ConfigError("--speculative-config: modelled for the V1 engine only; vLLM " +
+                        version.version + " is V0 (expected --vllm-version 0.8 or newer)");
+    }
+    if (c.async_scheduling > 0) {
+      throw ConfigError(
+          "--async-scheduling with --speculative-config: not modelled together (the "
+          "placeholders of 1 + K tokens per request); add --no-async-scheduling");
+    }
+    c.async_scheduling = 0;
+    c.spec = resolve_spec_decode(c.spec, model);
+  }
   if (c.async_scheduling < 0) {
     c.async_scheduling = version.async_scheduling_default ? 1 : 0;
   } else if (c.async_scheduling > 0 && !version.async_scheduling_available) {
@@ -69,6 +83,11 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
     c.kv_sliding_window = model.sliding_window;
   }
 
+  if (c.spec.enabled() && c.kv_sliding_groups > 0) {
+    throw ConfigError("--speculative-config with " + model.name +
+                      "'s sliding-window KV groups: not modelled together; add "
+                      "--disable-hybrid-kv-cache-manager");
+  }
   require(c.max_num_seqs >= 1, "--max-num-seqs", std::to_string(c.max_num_seqs), "an integer >= 1");
   require(c.max_num_batched_tokens >= 1, "--max-num-batched-tokens",
           std::to_string(c.max_num_batched_tokens), "an integer >= 1");

@@ -12,6 +12,7 @@
 
 #include "hardware/gpu_spec.h"
 #include "models/model_spec.h"
+#include "sim/replica/spec_decode.h"
 
 namespace servesim::sim {
 
@@ -61,6 +62,10 @@ struct EngineConfig {
   double kv_offloading_size = 0;
   // --kv-offloading-backend: "native" (vLLM's OffloadingConnector); "" = native.
   std::string kv_offloading_backend;
+  // --speculative-config: speculative decoding (sim/replica/spec_decode.h); off by default.
+  // Resolved with the model's defaults (resolve_spec_decode). V1 rows only; with it on, async
+  // scheduling is off unless asked for, and asking for it is refused (not modelled together).
+  SpecDecode spec;
 
   // Resolved, not flags: the KV cache layout of vLLM's hybrid KV cache manager for a model with
   // sliding-window layers (vllm/v1/core/kv_cache_utils.py, docs.vllm.ai design/

@@ -22,8 +22,10 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       waiting_(*policy_),
       // vLLM V0 BlockSpaceManager: watermark_blocks = int(watermark * num_gpu_blocks), 0.01.
       watermark_blocks_(config.enable_chunked_prefill == 0 ? num_blocks / 100 : 0),
-      decoders_(config.block_size),
-      async_(config.async_scheduling == 1) {
+      decoders_(config.block_size, /*implicit_progress=*/!config.spec.enabled()),
+      async_(config.async_scheduling == 1),
+      spec_(config.spec.enabled()),
+      lookahead_(config.spec.lookahead()) {
   if (config.kv_offload_blocks > 0) offload_ = std::make_unique<KvOffload>(config);
 }
 
@@ -281,6 +283,7 @@ void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
   rec.last_token = sim.now();
   rec.completed = true;
   close_segment(r, step);
+  if (spec_) count_chunks(rec);
   register_computed(r);
   release_sliding(r);
   if (offload_ != nullptr) offload_->store(sim.now(), r, r.num_computed / config_.block_size);

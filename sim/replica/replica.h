@@ -71,6 +71,16 @@
 // output processor does, but its row stays in the block's batch to the end (a "dead row": the
 // GPU runs the batch it was given; its tokens are discarded), charged at its final context.
 //
+// Speculative decoding (EngineConfig::spec, sim/replica/spec_decode.h; V1 rows, async scheduling
+// off). Decoders advance by a drawn number of tokens per step, so their progress is explicit: every
+// step takes the exact walk (schedule_running_slow), a decoder is scheduled 1 + K tokens (capped
+// by the budget and max_model_len), its KV allocation reserves K lookahead slots (0 for n-gram),
+// it runs as a verify row of 1 + K query tokens (a chunk row of the BatchShape: q tokens after c
+// computed, all q sampled), and at the step's end it is settled (replica_spec.cpp): accepted
+// drafts A drawn, A + 1 tokens emitted as one chunk (capped by its output), the rejected drafts
+// rolled back. A request's token segments then count chunks (RequestRecord::output_chunks). The
+// drafter's GPU time (StepCosts::drafter_s) adds to every step. Decode runs are not used.
+//
 // Parts (docs/design.md, "The replica's parts"): the SchedulerPolicy orders the WaitingQueue and
 // picks preemption victims; the DecoderIndex keeps the decoders' implicit progress (below); the
 // KvCacheManager holds the blocks; StepCosts asks the cost models. This class keeps the running
@@ -139,6 +149,13 @@ struct ReplicaStats {
   int64_t prefix_hit_tokens = 0;
   int64_t prefix_evicted_blocks = 0;  // cached KV blocks evicted (KvCacheManager::evicted_blocks)
   double ideal_busy_s = 0;            // Σ ideal step times, when an ideal model is attached
+  // Speculative decoding: verify rows (a decoder with drafts in a step), the drafts they held,
+  // the drafts accepted and the tokens they emitted; Σ drafter time. All 0 without it.
+  int64_t spec_verify_rows = 0;
+  int64_t spec_draft_tokens = 0;
+  int64_t spec_accepted_tokens = 0;
+  int64_t spec_emitted_tokens = 0;
+  double spec_drafter_s = 0;
   int64_t used_blocks_now = 0;  // KV blocks held when stats() was called (0 after a drained run)
   KvOffloadStats offload;       // the CPU tier's counters (zero without KV offloading)
 };
@@ -195,6 +212,11 @@ class Replica : public engine::EventHandler {
   // Prompt tokens of `spec` this replica's prefix cache holds now (full blocks, at most all but
   // the last token, as admission would find them). Changes nothing.
   int64_t cached_prompt_tokens(const workloads::RequestSpec& spec) const;
+  // Speculative decoding's drafter cost model (null: none on the GPU, as n-gram's); not owned.
+  // REQUIRES: before any request arrives.
+  void set_drafter(const models::CostModel* drafter) {
+    costs_.set_drafter(drafter, config_.spec.num_speculative_tokens);
+  }
 
   void on_event(engine::Simulator& sim, int64_t tag) override;
 
@@ -310,6 +332,17 @@ class Replica : public engine::EventHandler {
   }
   // Returns the sliding groups' blocks of a request whose table is about to be freed.
   void release_sliding(Req& r);
+  // Speculative decoding (replica_spec.cpp). The tokens a decoder is scheduled: 1 + K, capped
+  // by max_model_len − 1 − computed (vLLM's cap; the budget caps it afterwards).
+  int32_t spec_tokens_for(const Req& r) const;
+  // The decoders scheduled in the step become verify rows of `shape` (q > 1: chunk rows) and are
+  // listed in step_.verify; `rows` and `rows_ctx` get the requests that sample and their context
+  // sum after the step's tokens (the drafter's later passes).
+  void add_verify_rows(models::BatchShape& shape, int64_t& rows, int64_t& rows_ctx);
+  // The end of step k for the verify rows: acceptance drawn, chunk emitted, rollback, finish.
+  void end_verify_rows(engine::Simulator& sim, int64_t k);
+  // A finished request's streamed chunks: the steps of its token segments.
+  static void count_chunks(metrics::RequestRecord& rec);
   void preempt(int32_t slot, int64_t step);
   void finish(engine::Simulator& sim, int32_t slot, int64_t step);
   void fail(engine::Simulator& sim, int32_t slot, const std::string& why);
@@ -386,8 +419,9 @@ class Replica : public engine::EventHandler {
     bool kick_pending = false;      // a kick event is queued (add_local_request)
     std::vector<int32_t> prefills;  // slots with prefill tokens in the step in flight
     int64_t decoders = 0;
-    int64_t decoder_ctx = 0;  // Σ context of the decoders in the step
-    int64_t budget = 0;       // token budget left while scheduling
+    int64_t decoder_ctx = 0;      // Σ context of the decoders in the step
+    int64_t budget = 0;           // token budget left while scheduling
+    std::vector<int32_t> verify;  // speculative decoding: the decoders in the step
   };
   Step step_;
   // Rows of a step's batch that emit no token: their count and Σ context tokens.
@@ -399,6 +433,9 @@ class Replica : public engine::EventHandler {
   // one as discarded placeholder decodes (see the file comment).
   bool async_ = false;
   Rows ghosts_;
+  // Speculative decoding (EngineConfig::spec): on, and its KV lookahead slots per request.
+  bool spec_ = false;
+  int lookahead_ = 0;
   // Multi-step scheduling (num_scheduler_steps > 1): the first step of the decode block in
   // progress (-1: none), and the rows of requests that finished inside the block.
   int64_t block_start_ = -1;

@@ -17,7 +17,10 @@ namespace servesim::sim {
 
 int64_t Replica::new_blocks_for(const Req& r, int32_t q) const {
   const int64_t bs = config_.block_size;
-  const int64_t need = (static_cast<int64_t>(r.num_computed) + q + bs - 1) / bs;
+  int64_t tokens = static_cast<int64_t>(r.num_computed) + q;
+  // Speculative decoding: allocate_slots' num_lookahead_tokens, within max_model_len.
+  if (spec_) tokens = std::min<int64_t>(tokens + lookahead_, config_.max_model_len);
+  const int64_t need = (tokens + bs - 1) / bs;
   return std::max<int64_t>(0, need - r.kv.count);
 }
 
@@ -150,6 +153,7 @@ void Replica::schedule_running_slow(bool& preempted) {
     Req& r = slots_[s];
     make_ready(r);
     int64_t q = std::min<int64_t>(num_tokens(r) - r.num_computed, threshold);
+    if (spec_ && r.phase == Phase::kDecode) q = std::min<int64_t>(spec_tokens_for(r), threshold);
     q = std::min<int64_t>(q, step_.budget);
     if (q <= 0) {
       ++i;
@@ -278,7 +282,13 @@ void Replica::schedule_waiting() {
     int64_t q = std::min<int64_t>(nt - cached, threshold);
     q = std::min<int64_t>(q, step_.budget);
     if (prefill_first() && q < nt - cached) break;  // V0: the whole prompt or nothing
-    const int64_t fresh = (cached + q + bs - 1) / bs - hits;
+    // Speculative decoding: the lookahead slots too, once some tokens are computed (vLLM's
+    // effective_lookahead_tokens).
+    const int64_t fresh =
+        (spec_ && cached > 0
+             ? (std::min<int64_t>(cached + q + lookahead_, config_.max_model_len) + bs - 1) / bs
+             : (cached + q + bs - 1) / bs) -
+        hits;
     // Sliding groups: blocks for the window of the cached part and the new tokens (a waiting
     // request holds no table: after take_hits it holds `hits` blocks).
     const int64_t sliding = sliding_delta(r, hits + fresh, cached);

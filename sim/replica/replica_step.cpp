@@ -72,7 +72,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   // Only decoders (all of running), nothing to admit, no placeholders, one engine, and the whole
   // batch within the budget: schedule_running_fast() gives everyone one token, schedule_waiting()
   // has nothing to do.
-  if (n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
+  if (spec_ || n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
       !waiting_empty() || !remote_.ready.empty() || ghosts_.seqs != 0 || dead_.seqs != 0 ||
       links_.pipeline != nullptr || links_.dp_lockstep || n > config_.max_num_batched_tokens) {
     return false;
@@ -151,11 +151,12 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     step_.decoders = 0;
     step_.decoder_ctx = 0;
     if (offload_ != nullptr) collect_loads(sim);
+    step_.verify.clear();
     bool preempted = false;
     if (prefill_first()) {
       schedule_v0_step(preempted);
     } else {
-      if (!running_.empty() && !schedule_running_fast()) {
+      if (!running_.empty() && (spec_ || !schedule_running_fast())) {
         ++stats_.slow_path_steps;
         schedule_running_slow(preempted);
       }
@@ -183,6 +184,9 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
       }
       if (r.num_computed + r.scheduled == num_tokens(r)) ++shape.sampled_seqs;
     }
+    int64_t draft_rows = 0;  // speculative decoding: the rows the drafter's later passes run
+    int64_t draft_ctx = 0;
+    if (spec_) add_verify_rows(shape, draft_rows, draft_ctx);
 
     if (offload_ != nullptr) arm_load_wake(sim);
     if (shape.empty()) {
@@ -209,8 +213,12 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     // With pipeline stages the step's micro-batch queues for the shared stage GPUs; a DP rank's
     // step is timed by its group's round (end_dp_step).
     SimTime duration;
+    const double drafter_s = spec_ ? costs_.drafter_s(shape, draft_rows, draft_ctx) : 0.0;
+    stats_.spec_drafter_s += drafter_s;
     if (links_.dp_lockstep) {
-      const models::StepCost c = costs_.estimate(shape);
+      models::StepCost c = costs_.estimate(shape);
+      c.linear_s += drafter_s;  // the drafter runs on the GPU after the step's forward
+      c.total_s += drafter_s;
       links_.dp->join(sim, this, c, static_cast<double>(shape.total_tokens()), async_ && chained);
       duration = SimTime::from_ns(0);
       step_.end_queued = true;  // the round schedules the end
@@ -219,7 +227,8 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     } else {
       const models::StepCost c = costs_.estimate(shape);
       // Async scheduling overlaps this step's host work with the previous step's GPU work.
-      const double s = async_ && chained ? std::max(c.device_s(), c.host_s) : c.total_s;
+      const double s =
+          (async_ && chained ? std::max(c.device_s(), c.host_s) : c.total_s) + drafter_s;
       duration = std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(s));
     }
     ghosts_.seqs = 0;
@@ -260,6 +269,7 @@ void Replica::end_step(engine::Simulator& sim) {
       add_decoder(s, k + 1);
     }
   }
+  if (spec_) end_verify_rows(sim, k);
   while (decoders_.next_finish() <= k) {
     const DecoderIndex::FinishEntry e = decoders_.pop_finish();
     Req& r = slots_[e.slot];

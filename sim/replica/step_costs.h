@@ -24,6 +24,29 @@ class StepCosts {
         ideal_memo_(ideal != nullptr ? ideal->make_memo() : nullptr) {}
 
   bool has_ideal() const { return ideal_ != nullptr; }
+  // Speculative decoding's drafter (sim/cluster/drafter.h), run after each step with K draft
+  // positions; null: no drafter on the GPU (n-gram's lookup runs on the host). Not owned.
+  void set_drafter(const models::CostModel* drafter, int k) {
+    drafter_ = drafter;
+    draft_positions_ = k;
+    drafter_memo_ = drafter != nullptr ? drafter->make_memo() : nullptr;
+  }
+  // The drafter's GPU time after a step of shape `step` (vLLM's EagleProposer.propose and the
+  // draft-model proposer): one forward over every token of the step, then K − 1 forwards of one
+  // token for each of the `rows` requests that sampled, whose contexts sum to `rows_ctx` before
+  // the first of them. 0 without a drafter.
+  double drafter_s(const models::BatchShape& step, int64_t rows, int64_t rows_ctx) {
+    if (drafter_ == nullptr || step.empty()) return 0.0;
+    double s = drafter_->estimate_memo(step, drafter_memo_.get()).device_s();
+    for (int j = 1; j < draft_positions_ && rows > 0; ++j) {
+      models::BatchShape d;
+      d.decode_seqs = rows;
+      d.sampled_seqs = rows;
+      d.decode_context_tokens = rows_ctx + rows * j;
+      s += drafter_->estimate_memo(d, drafter_memo_.get()).device_s();
+    }
+    return s;
+  }
   // The model's sliding window (CostModel::sliding_window; 0: no sliding-window layers).
   int64_t sliding_window() const { return cost_.sliding_window(); }
   models::StepCost estimate(const models::BatchShape& shape) {
@@ -54,8 +77,11 @@ class StepCosts {
  private:
   const models::CostModel& cost_;
   const models::CostModel* ideal_;
+  const models::CostModel* drafter_ = nullptr;
+  int draft_positions_ = 0;
   std::unique_ptr<models::CostMemo> cost_memo_;
   std::unique_ptr<models::CostMemo> ideal_memo_;
+  std::unique_ptr<models::CostMemo> drafter_memo_;
   // DecodeSeries::rows == 0: not made yet.
   std::vector<models::DecodeSeries> decode_cost_;
   std::vector<models::DecodeSeries> decode_ideal_;

@@ -109,8 +109,8 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
           "[cli][vllm][errors]") {
   const fs::path dir = temp_dir();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--speculative-config", R"({"method": "ngram", "num_speculative_tokens": 5})"},
-       "--speculative-config: speculative decoding is not modelled yet"},
+      {{"--speculative-model", "ngram"},
+       "--speculative-model: vLLM V0's speculative flag is not modelled"},
       {{"--kv-transfer-config", "{}"}, "--kv-transfer-config: KV transfer"},
       {{"--enable-lora"}, "--enable-lora: LoRA adapters are not modelled yet"},
       {{"--cpu-offload-gb", "10"},
@@ -224,13 +224,20 @@ TEST_CASE("a vllm bench serve line from vLLM's documentation runs as pasted", "[
   CHECK(hf.code == 0);
   CHECK(table(hf) == table(typed));
 
-  // The server line of the speculative-decoding example: refused by name.
-  const Outcome spec = run({"simulate", "--vllm-serve-cmd", kVllmDocsSpeculative});
+  // The server line of the speculative-decoding example: read, but vLLM's JSON has no
+  // acceptance, which servesim needs (and does not assume); typed with one, it runs.
+  const Outcome spec =
+      run({"simulate", "--num-prompts", "20", "--vllm-serve-cmd", kVllmDocsSpeculative});
   CHECK(spec.code == 2);
-  CHECK(spec.err ==
-        "servesim: error: --vllm-serve-cmd (vllm serve): --speculative-config: speculative "
-        "decoding is not modelled yet; servesim would simulate the run without it (remove the "
-        "flag)\n");
+  CHECK(spec.err.find("--speculative-config: give exactly one of acceptance_rates") !=
+        std::string::npos);
+  const Outcome spec_ok =
+      run({"simulate", "--num-prompts", "20", "--vllm-serve-cmd", kVllmDocsSpeculative, "--model",
+           "llama-3.1-8b", "--speculative-config",
+           R"({"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 5,
+               "prompt_lookup_min": 2, "acceptance_length": 2.0})"});
+  INFO(spec_ok.err);
+  CHECK(spec_ok.code == 0);
   fs::remove_all(dir);
 }
 
