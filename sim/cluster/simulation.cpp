@@ -16,10 +16,12 @@
 #include "sim/calibration/prediction_basis.h"
 #include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
+#include "sim/cluster/lora_report.h"
 #include "sim/cluster/router.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/replica/lora_config.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/vllm_version.h"
 #include "workloads/workload_classes.h"
@@ -242,6 +244,12 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   p.basis = prediction_basis(p, prediction_query(config, p));
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
+  p.engine.lora = resolve_lora_config(config.engine.lora, d);
+  if (config.workload.num_lora_adapters > 0 && !p.engine.lora.enable_lora) {
+    throw ConfigError("--num-lora-adapters: " + std::to_string(config.workload.num_lora_adapters) +
+                      " adapters named by the requests, but --enable-lora is not set; expected "
+                      "--enable-lora (vLLM rejects a request for an adapter it does not serve)");
+  }
   // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
   // micro-batches already overlap; async scheduling applies to single-stage replicas only.
   if (config.pipeline_parallel_size > 1) p.engine.async_scheduling = 0;
@@ -263,6 +271,10 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
   mo.num_gpu_blocks_override = p.engine.num_gpu_blocks_override;
   mo.kv_layers_per_block = p.engine.kv_layers_per_block;
   mo.kv_cache_groups = 1 + p.engine.kv_sliding_groups;
+  if (p.engine.lora.enable_lora) {
+    mo.lora_slots = p.engine.lora.max_loras;
+    mo.lora_rank = p.engine.lora.max_lora_rank;
+  }
   p.memory = models::plan_memory(d, mo);
 
   // vLLM V1 refuses to start when one request of max_model_len tokens cannot fit in the KV cache
@@ -720,6 +732,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     out["config"]["router"] = config.router;
     out["replicas"] = per_replica_summary(config, p, r);
   }
+  add_lora_summary(config, p, r, out);
   return out;
 }
 

@@ -129,6 +129,13 @@ const std::vector<KnobInfo>& vary_knobs() {
       {"num-gpu-blocks-override", "num_gpu_blocks_override", T::kInt},
       {"num-replicas", "num_replicas", T::kInt},
       {"router", "router", T::kString},
+      // LoRA (docs/deployment-modes.md, "LoRA").
+      {"enable-lora", "enable_lora", T::kBool},
+      {"max-loras", "max_loras", T::kInt},
+      {"max-lora-rank", "max_lora_rank", T::kInt},
+      {"max-cpu-loras", "max_cpu_loras", T::kInt},
+      {"num-lora-adapters", "num_lora_adapters", T::kInt},
+      {"lora-zipf-exponent", "lora_zipf_exponent", T::kDouble},
   };
   return knobs;
 }

@@ -12,6 +12,7 @@
 
 #include "hardware/gpu_spec.h"
 #include "models/model_spec.h"
+#include "sim/replica/lora_config.h"
 
 namespace servesim::sim {
 
@@ -56,6 +57,8 @@ struct EngineConfig {
   // --num-scheduler-steps: V0 multi-step scheduling (vLLM 0.6-0.7; gone in V1): the scheduler runs
   // once per this many decode steps. 1 = off; > 1 needs a V0 row with chunked prefill off.
   int num_scheduler_steps = 1;
+  // --enable-lora and its flags (sim/replica/lora_config.h); resolved by resolve_lora_config.
+  LoraConfig lora;
 
   // Resolved, not flags: the KV cache layout of vLLM's hybrid KV cache manager for a model with
   // sliding-window layers (vllm/v1/core/kv_cache_utils.py, docs.vllm.ai design/
