@@ -71,7 +71,7 @@ TEST_CASE("sampled adapter frequencies match the Zipf law", "[workloads][lora]")
   }
 }
 
-TEST_CASE("adapters leave arrivals and lengths as they were; the fraction names some",
+TEST_CASE("adapters leave arrivals and lengths as they were, and the fraction names some",
           "[workloads][lora]") {
   WorkloadConfig base;
   base.num_prompts = 20000;
