@@ -78,6 +78,27 @@ TEST_CASE("LoRA end to end: slots take KV blocks, max_loras makes requests wait"
   CHECK(l8["basis"]["load_bandwidth"] == "assumed");
 }
 
+TEST_CASE("LoRA on with no request naming an adapter, and the same KV blocks, is the base run",
+          "[fidelity][lora]") {
+  // No adapter in any batch: nothing waits, nothing loads, the kernels see no token. With the KV
+  // block count pinned (the slots would take blocks otherwise) every request's times are the
+  // base model's, bit for bit.
+  SimulationConfig off = lora_config(1, 0);
+  off.engine.lora = LoraConfig{};
+  off.engine.max_model_len = 8192;
+  off.engine.num_gpu_blocks_override = 5000;
+  SimulationConfig on = lora_config(4, 0);
+  on.engine.max_model_len = 8192;
+  on.engine.num_gpu_blocks_override = 5000;
+  const SimulationResult a = run_simulation(off, prepare_deployment(off));
+  const SimulationResult b = run_simulation(on, prepare_deployment(on));
+  REQUIRE(a.records.size() == b.records.size());
+  for (size_t i = 0; i < a.records.size(); ++i) {
+    CHECK(a.records[i].first_token == b.records[i].first_token);
+    CHECK(a.records[i].last_token == b.records[i].last_token);
+  }
+}
+
 TEST_CASE("LoRA runs are deterministic", "[fidelity][lora]") {
   const SimulationConfig c = lora_config(2, 10);
   CHECK(summary(c).dump() == summary(c).dump());
