@@ -245,6 +245,7 @@ PreparedDeployment prepare_deployment(const SimulationConfig& config) {
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
   p.engine.lora = resolve_lora_config(config.engine.lora, d);
+  if (p.engine.lora.enable_lora) p.basis = prediction_basis(p, prediction_query(config, p));
   if (config.workload.num_lora_adapters > 0 && !p.engine.lora.enable_lora) {
     throw ConfigError("--num-lora-adapters: " + std::to_string(config.workload.num_lora_adapters) +
                       " adapters named by the requests, but --enable-lora is not set; expected "
@@ -514,6 +515,13 @@ calibration::PredictionBasis prediction_basis(const PreparedDeployment& prepared
   if (b.label == "datasheet-only" && prepared.deployment.kernels.profile) {
     b.reason = "no calibration profile: kernel times " + prepared.kernel_source +
                ", the catalog's host overheads";
+  }
+  // LoRA's own parameters (docs/deployment-modes.md, "LoRA"), whatever the calibration.
+  const LoraConfig& l = prepared.engine.lora;
+  if (l.enable_lora) {
+    const bool assumed = l.load_gbps == kDefaultLoraLoadGbps || l.h2d_gbps == kDefaultLoraH2dGbps;
+    b.reason += std::string("; LoRA: kernels roofline, adapter loads at ") +
+                (assumed ? "assumed" : "given") + " bandwidths, not validated";
   }
   return b;
 }
