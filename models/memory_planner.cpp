@@ -5,7 +5,8 @@
 //   activations = peak of vLLM's profiling run (dummy forward of max_num_batched_tokens tokens,
 //                 then a dummy sampler over min(max_num_seqs, mbt) rows)
 //   other       = gpu.non_torch_memory_bytes (+ NCCL buffers when the replica spans GPUs)
-//   kv          = budget − weights − activations − other
+//   lora        = the LoRA slots' buffers with --enable-lora (models/lora_shapes.h), else 0
+//   kv          = budget − weights − lora − activations − other
 //   blocks      = floor(kv / (block_size · kv_bytes_per_token_per_rank))
 //
 // Activation peak (per rank, bytes):
@@ -43,6 +44,7 @@
 #include <cstdio>
 #include <string>
 
+#include "models/lora_shapes.h"
 #include "sim/base/error.h"
 
 namespace servesim::models {
@@ -62,6 +64,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Sizes {
   double weights = 0;
+  double lora = 0;  // LoRA slots (0 without --enable-lora)
   double activations = 0;
   double other = 0;
   double budget = 0;
@@ -129,6 +132,10 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   const double sampler = kSamplerFp32Copies * rows * static_cast<double>(m.vocab_size) * 4.0;
   s.activations = forward + sampler;
 
+  if (opts.lora_slots > 0) {
+    s.lora =
+        LoraShapes(m, tp, layers_stage, m.dtype_bytes).slot_bytes(opts.lora_slots, opts.lora_rank);
+  }
   s.other = d.gpu.non_torch_memory_bytes + (tp * pp > 1 ? kNcclBytesPerRank : 0.0);
   s.budget = d.gpu.memory_bytes * opts.gpu_memory_utilization;
   s.kv_bytes_per_token =
@@ -137,7 +144,7 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
 }
 
 bool fits(const Sizes& s, int block_size) {
-  const double kv = s.budget - s.weights - s.activations - s.other;
+  const double kv = s.budget - s.weights - s.lora - s.activations - s.other;
   return kv >= static_cast<double>(block_size) * static_cast<double>(s.kv_bytes_per_token);
 }
 
@@ -176,7 +183,8 @@ MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts) {
   plan.weight_bytes = s.weights;
   plan.activation_bytes = s.activations;
   plan.non_torch_bytes = s.other;
-  plan.kv_bytes = s.budget - s.weights - s.activations - s.other;
+  plan.lora_bytes = s.lora;
+  plan.kv_bytes = s.budget - s.weights - s.lora - s.activations - s.other;
   plan.kv_bytes_per_token = s.kv_bytes_per_token;
 
   double block_bytes =
@@ -197,9 +205,11 @@ MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts) {
       where += " and pipeline-parallel-size " + std::to_string(d.pipeline_parallel_size);
     }
     std::string what;
-    const std::string parts = "weights " + fmt("%.1f", s.weights / kGiB) + " GiB + activations " +
-                              fmt("%.1f", s.activations / kGiB) + " GiB + other " +
-                              fmt("%.1f", s.other / kGiB) + " GiB";
+    const std::string lora =
+        s.lora > 0 ? " + LoRA slots " + fmt("%.1f", s.lora / kGiB) + " GiB" : std::string();
+    const std::string parts = "weights " + fmt("%.1f", s.weights / kGiB) + " GiB" + lora +
+                              " + activations " + fmt("%.1f", s.activations / kGiB) +
+                              " GiB + other " + fmt("%.1f", s.other / kGiB) + " GiB";
     const std::string budget = "the " + fmt("%.1f", s.budget / kGiB) +
                                " GiB budget (gpu-memory-utilization " +
                                fmt("%.2f", opts.gpu_memory_utilization) + ")";

@@ -1,8 +1,9 @@
 // MemoryPlanner: how much of a GPU the KV cache gets, in blocks (DESIGN.md §3, REFERENCE.md §1.2).
 //
-// budget = memory * gpu_memory_utilization; KV = budget - weights/rank - activation peak of the
-// profiling run (grows with max_num_batched_tokens) - non-torch memory; blocks = floor(KV /
-// (block_size * kv_bytes_per_token_per_rank)). Per rank: every rank of a TP group holds the same.
+// budget = memory * gpu_memory_utilization; KV = budget - weights/rank - LoRA slots/rank -
+// activation peak of the profiling run (grows with max_num_batched_tokens) - non-torch memory;
+// blocks = floor(KV / (block_size * kv_bytes_per_token_per_rank)). Per rank: every rank of a TP
+// group holds the same.
 #ifndef SERVESIM_MODELS_MEMORY_PLANNER_H_
 #define SERVESIM_MODELS_MEMORY_PLANNER_H_
 
@@ -13,12 +14,13 @@
 namespace servesim::models {
 
 struct MemoryPlan {
-  double device_bytes = 0;         // GPU memory
-  double budget_bytes = 0;         // device_bytes * gpu_memory_utilization
-  double weight_bytes = 0;         // per rank
-  double activation_bytes = 0;     // profiling-run activation peak, per rank
-  double non_torch_bytes = 0;      // per rank
-  double kv_bytes = 0;             // per rank, what is left for the KV cache
+  double device_bytes = 0;      // GPU memory
+  double budget_bytes = 0;      // device_bytes * gpu_memory_utilization
+  double weight_bytes = 0;      // per rank
+  double activation_bytes = 0;  // profiling-run activation peak, per rank
+  double non_torch_bytes = 0;   // per rank
+  double lora_bytes = 0;        // per rank, the LoRA slots' stacked buffers (models/lora_shapes.h)
+  double kv_bytes = 0;          // per rank, what is left for the KV cache
   int64_t kv_bytes_per_token = 0;  // per rank
   int64_t num_blocks = 0;
   int64_t kv_tokens = 0;  // num_blocks / kv_cache_groups * block_size
@@ -36,6 +38,10 @@ struct MemoryPlanOptions {
   // num_blocks / groups · block_size tokens (kv_cache_utils, "GPU KV cache size").
   int64_t kv_layers_per_block = 0;
   int kv_cache_groups = 1;
+  // --enable-lora: max_loras slots of max_lora_rank, allocated with the weights before the KV
+  // cache is sized (models/lora_shapes.h). 0 slots: LoRA off.
+  int lora_slots = 0;
+  int lora_rank = 0;
 };
 
 // Throws ConfigError when the model does not fit: the message says how much memory is missing and

@@ -35,6 +35,9 @@ struct RequestSpec {
   bool chain_covers_output = false;
   // Workload class (index into the workload file's classes, workload_classes.h); -1 = none.
   int32_t class_id = -1;
+  // LoRA adapter the request names (0, 1, ...; lora_workload.h or a trace's lora_adapter
+  // column); -1 = the base model.
+  int32_t lora_adapter = -1;
 };
 
 }  // namespace servesim::workloads

@@ -100,9 +100,11 @@ class CsvTrace final : public TraceReader {
       }
     }
     session_col_ = find_column(header_, "session_id");
+    lora_col_ = find_column(header_, "lora_adapter");
   }
 
   bool has_sessions() const override { return session_col_ >= 0; }
+  bool has_lora_adapters() const override { return lora_col_ >= 0; }
 
   bool next(TraceRow& row) override {
     std::string& line = line_;
@@ -130,6 +132,7 @@ class CsvTrace final : public TraceReader {
       row.output_tokens = tokens(reader_, names_[2], out, 1);
       row.hash_ids.clear();
       if (session_col_ >= 0) row.session = f[static_cast<size_t>(session_col_)];
+      if (lora_col_ >= 0) row.lora_adapter = f[static_cast<size_t>(lora_col_)];
       return true;
     }
     return false;
@@ -145,6 +148,7 @@ class CsvTrace final : public TraceReader {
   const char* names_[3] = {};
   int cols_[3] = {};
   int session_col_ = -1;  // the optional session_id column
+  int lora_col_ = -1;     // the optional lora_adapter column
   int64_t last_ns_ = std::numeric_limits<int64_t>::min();
 };
 

@@ -18,7 +18,8 @@
 //   csv          servesim's own: arrival_s, prompt_tokens, output_tokens.
 // Every CSV format may carry an optional session_id column (any text; empty = no session): the
 // conversation a row belongs to, for --multi-turn replay (trace_sessions.h). Rows of one session
-// are its turns in row (= send) order.
+// are its turns in row (= send) order. Every CSV format may also carry an optional lora_adapter
+// column (any text naming the LoRA adapter of the request; empty = the base model).
 // Arrival times are converted to integer nanoseconds without binary rounding where the file
 // writes decimal seconds or integer milliseconds. Rows must be in nondecreasing time order (every
 // file above is): a row that goes back in time is rejected, as are missing fields, non-numbers
@@ -40,6 +41,7 @@ struct TraceRow {
   int32_t output_tokens = 0;
   std::vector<int64_t> hash_ids;  // mooncake only; one per block_tokens() prompt tokens
   std::string session;            // the session_id column ("" = none, or no such column)
+  std::string lora_adapter;       // the lora_adapter column ("" = the base model, or no column)
 };
 
 class TraceReader {
@@ -51,6 +53,8 @@ class TraceReader {
   virtual int32_t block_tokens() const { return 0; }
   // True when the file has a session_id column.
   virtual bool has_sessions() const { return false; }
+  // True when the file has a lora_adapter column.
+  virtual bool has_lora_adapters() const { return false; }
 };
 
 // The accepted --trace-format values.

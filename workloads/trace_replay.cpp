@@ -128,6 +128,17 @@ std::optional<RequestSpec> TraceReplayWorkload::next() {
         std::make_shared<const std::vector<uint64_t>>(prefix_chain_of(row_.hash_ids));
     spec.chain_block_tokens = block_tokens_;
   }
+  if (!row_.lora_adapter.empty()) {
+    // Adapter ids stay within the replica's 20 bits for them (workloads/lora_workload.h).
+    if (adapters_.size() >= (1u << 20) - 1 && adapters_.count(row_.lora_adapter) == 0) {
+      throw ConfigError("--trace: " + options_.path + " names more than " +
+                        std::to_string((1 << 20) - 1) +
+                        " LoRA adapters in its lora_adapter column; expected fewer");
+    }
+    auto [it, added] = adapters_.emplace(row_.lora_adapter, static_cast<int32_t>(adapters_.size()));
+    (void)added;
+    spec.lora_adapter = it->second;
+  }
   return spec;
 }
 

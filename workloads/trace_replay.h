@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "workloads/trace_reader.h"
 #include "workloads/workload.h"
@@ -81,6 +82,8 @@ class TraceReplayWorkload final : public Workload {
   int64_t served_ = 0;
   int32_t block_tokens_ = 0;
   TraceRow row_;
+  // lora_adapter names in order of first appearance: a name's index is its adapter id.
+  std::unordered_map<std::string, int32_t> adapters_;
 };
 
 // The chain key of a prefix of hash ids (exposed for tests): chain[j] for ids[0..j].

@@ -15,6 +15,7 @@
 #include "workloads/dataset.h"
 #include "workloads/flag_format.h"
 #include "workloads/length_datasets.h"
+#include "workloads/lora_workload.h"
 #include "workloads/random_dataset.h"
 #include "workloads/session_workload.h"
 #include "workloads/shared_prefix_dataset.h"
@@ -365,8 +366,10 @@ void validate(const WorkloadConfig& config) {
   }
 }
 
-std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
-  validate(config);
+namespace {
+
+// The workload of the dataset, arrivals and sessions, without LoRA adapters.
+std::unique_ptr<Workload> make_base_workload(const WorkloadConfig& config) {
   const std::string& d = config.dataset_name;
   if (d == "trace") {
     TraceReplayOptions o;
@@ -376,7 +379,14 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
     o.start_s = config.trace_start;
     o.duration_s = config.trace_duration;
     o.request_rate = config.request_rate;
-    if (config.multi_turn) return std::make_unique<TraceSessionWorkload>(o);
+    if (config.multi_turn) {
+      if (open_trace(config.trace, config.trace_format)->has_lora_adapters()) {
+        throw ConfigError("--trace: " + config.trace +
+                          " has a lora_adapter column, which --multi-turn replay does not "
+                          "model; expected a trace without it");
+      }
+      return std::make_unique<TraceSessionWorkload>(o);
+    }
     return std::make_unique<TraceReplayWorkload>(o);
   }
   std::shared_ptr<const WorkloadClasses> classes;
@@ -457,6 +467,16 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
                            config.arrival_process, config.seed, config.arrival_rescale != "off");
   return std::make_unique<ComposedWorkload>(std::move(dataset), std::move(arrivals),
                                             std::move(class_names));
+}
+
+}  // namespace
+
+std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
+  validate(config);
+  validate_lora_workload(config);
+  std::unique_ptr<Workload> w = make_base_workload(config);
+  if (config.num_lora_adapters == 0) return w;
+  return std::make_unique<LoraWorkload>(std::move(w), config);
 }
 
 std::string dataset_file(const WorkloadConfig& config) {

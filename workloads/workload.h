@@ -94,6 +94,12 @@ struct WorkloadConfig {
   double think_time = 0.0;  // --think-time: seconds between an answer and the next turn
   // --think-time-dist: "constant" (every pause = think_time) or "exponential" (mean think_time)
   std::string think_time_dist = "constant";
+
+  // --- LoRA adapters the requests name (lora_workload.h) ---
+  int32_t num_lora_adapters = 0;         // --num-lora-adapters: 0 = every request: base model
+  std::string lora_popularity = "zipf";  // --lora-popularity: zipf | uniform
+  double lora_zipf_exponent = 1.0;       // --lora-zipf-exponent: s of the Zipf law
+  double lora_request_fraction = 1.0;    // --lora-request-fraction: share naming an adapter
 };
 
 // Checks every field; throws ConfigError naming the flag, the value and what was expected.

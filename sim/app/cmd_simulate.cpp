@@ -97,6 +97,18 @@ void print_extras(std::ostream& out, const json& s) {
     row("Spec decode tokens per chunk:", num(sd["tokens_per_verify_row"].get<double>(), 3));
     row("Spec decode drafter busy share:", num(sd["drafter_fraction_of_busy"].get<double>(), 3));
   }
+  if (s.contains("lora")) {
+    // --enable-lora (sim/cluster/lora_report.h).
+    const json& l = s["lora"];
+    row("LoRA slots memory per GPU (GiB):", num(kv["lora_slots_gib_per_gpu"].get<double>(), 3));
+    row("LoRA adapter slot loads (from storage):",
+        std::to_string(l["slot_loads"].get<int64_t>()) + " (" +
+            std::to_string(l["storage_loads"].get<int64_t>()) + ")");
+    row("LoRA CPU cache hit rate (%):", num(100.0 * l["cpu_cache_hit_rate"].get<double>(), 2));
+    row("LoRA requests waiting for a slot:", std::to_string(l["waited_requests"].get<int64_t>()));
+    row("LoRA mean / max slot wait (ms):", num(l["mean_slot_wait_ms"].get<double>(), 2) + " / " +
+                                               num(l["max_slot_wait_ms"].get<double>(), 2));
+  }
   row("Mean batch size (seqs):", num(s["mean_batch_size"].get<double>(), 2));
   row("GPU busy fraction:", num(s["busy_fraction"].get<double>(), 3));
   row("Ideal-roofline TPOT bound (ms):", num(s["ideal_tpot_bound_ms"].get<double>(), 2));

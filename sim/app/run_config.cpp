@@ -81,6 +81,18 @@ ConfigField engine_field(std::string key, FieldKind kind, std::string help,
                      [member](SimulationConfig& c, const json& v) { c.engine.*member = as<T>(v); },
                      [member](const SimulationConfig& c) { return json(c.engine.*member); }};
 }
+// --enable-lora and its flags (sim/replica/lora_config.h).
+template <typename T>
+ConfigField lora_field(std::string key, FieldKind kind, std::string help,
+                       T sim::LoraConfig::*member) {
+  return ConfigField{
+      std::move(key),
+      kind,
+      std::move(help),
+      "",
+      [member](SimulationConfig& c, const json& v) { c.engine.lora.*member = as<T>(v); },
+      [member](const SimulationConfig& c) { return json(c.engine.lora.*member); }};
+}
 template <typename T>
 ConfigField workload_field(std::string key, FieldKind kind, std::string help,
                            T workloads::WorkloadConfig::*member) {
@@ -267,6 +279,25 @@ std::vector<ConfigField> build_fields() {
         return c.engine.spec.method.empty() ? json(nullptr)
                                             : sim::speculative_config_json(c.engine.spec);
       }});
+  // LoRA adapters (docs/deployment-modes.md, "LoRA").
+  f.push_back(lora_field("enable_lora", K::kBool,
+                         "serve LoRA adapters (vLLM --enable-lora) [false]",
+                         &sim::LoraConfig::enable_lora));
+  f.push_back(lora_field("max_loras", K::kPositiveInt,
+                         "LoRA: distinct adapters in one batch, the GPU slots [1]",
+                         &sim::LoraConfig::max_loras));
+  f.push_back(lora_field("max_lora_rank", K::kPositiveInt,
+                         "LoRA: the slots' rank, 1|8|16|32|64|128|256|320|512 [16]",
+                         &sim::LoraConfig::max_lora_rank));
+  f.push_back(lora_field("max_cpu_loras", K::kInt,
+                         "LoRA: adapters kept in CPU memory, >= --max-loras; 0 = --max-loras [0]",
+                         &sim::LoraConfig::max_cpu_loras));
+  f.push_back(lora_field("lora_load_bandwidth", K::kDouble,
+                         "LoRA: GB/s reading an adapter not in the CPU cache (assumed) [2]",
+                         &sim::LoraConfig::load_gbps));
+  f.push_back(lora_field("lora_h2d_bandwidth", K::kDouble,
+                         "LoRA: GB/s copying a cached adapter into a GPU slot (assumed) [25]",
+                         &sim::LoraConfig::h2d_gbps));
   // Load (vllm bench serve).
   f.push_back(ConfigField{
       "request_rate", K::kRate,
@@ -392,6 +423,19 @@ std::vector<ConfigField> build_fields() {
   f.push_back(workload_field("think_time_dist", K::kString,
                              "multi-turn: constant | exponential (mean --think-time) [constant]",
                              &W::think_time_dist));
+  f.push_back(workload_field("num_lora_adapters", K::kInt,
+                             "LoRA adapters the requests name, 0 = none (needs --enable-lora) [0]",
+                             &W::num_lora_adapters));
+  f.push_back(workload_field("lora_popularity", K::kString,
+                             "which adapter a request names: zipf | uniform [zipf]",
+                             &W::lora_popularity));
+  f.push_back(workload_field("lora_zipf_exponent", K::kDouble,
+                             "exponent s of the Zipf popularity, 0 = uniform [1.0]",
+                             &W::lora_zipf_exponent));
+  f.push_back(workload_field("lora_request_fraction", K::kDouble,
+                             "share of requests that name an adapter, the rest the base model "
+                             "[1.0]",
+                             &W::lora_request_fraction));
   f.push_back(field("max_concurrency", K::kInt,
                     "client-side cap on outstanding requests (with --multi-turn: on active "
                     "conversations), 0 = none [0]",
@@ -596,6 +640,18 @@ json config_to_json(const SimulationConfig& config) {
     }
   }
   if (out["speculative_config"].is_null()) out.erase("speculative_config");
+  if (!config.engine.lora.enable_lora) {
+    for (const char* k : {"enable_lora", "max_loras", "max_lora_rank", "max_cpu_loras",
+                          "lora_load_bandwidth", "lora_h2d_bandwidth"}) {
+      out.erase(k);
+    }
+  }
+  if (config.workload.num_lora_adapters == 0) {
+    for (const char* k :
+         {"num_lora_adapters", "lora_popularity", "lora_zipf_exponent", "lora_request_fraction"}) {
+      out.erase(k);
+    }
+  }
   return out;
 }
 

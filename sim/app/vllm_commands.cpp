@@ -59,6 +59,13 @@ bool dataset_words(const workloads::WorkloadConfig& w, std::vector<std::string>&
     why_not = "vllm bench serve has no constant arrivals (a large --burstiness comes closest)";
     return false;
   }
+  if (w.num_lora_adapters > 0) {
+    // Its --lora-modules picks one of the named adapters uniformly for every request.
+    why_not =
+        "vllm bench serve cannot draw adapters by popularity or for a share of the requests "
+        "(--lora-modules picks uniformly among named adapters)";
+    return false;
+  }
   const std::string& name = w.dataset_name;
   if (name == "random") {
     add("--dataset-name", "random");
@@ -150,6 +157,12 @@ std::string vllm_serve_command(const sim::SimulationConfig& c) {
   if (!e.kv_offloading_backend.empty()) add("--kv-offloading-backend", e.kv_offloading_backend);
   if (e.num_scheduler_steps > 1) {
     add("--num-scheduler-steps", std::to_string(e.num_scheduler_steps));
+  }
+  if (e.lora.enable_lora) {
+    w.push_back("--enable-lora");
+    add("--max-loras", std::to_string(e.lora.max_loras));
+    add("--max-lora-rank", std::to_string(e.lora.max_lora_rank));
+    if (e.lora.max_cpu_loras > 0) add("--max-cpu-loras", std::to_string(e.lora.max_cpu_loras));
   }
   return join(w);
 }

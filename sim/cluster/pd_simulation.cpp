@@ -396,6 +396,11 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
         "--speculative-config with disaggregated prefill/decode: a drafter on the decode pool "
         "is not modelled; expected --speculative-config unset");
   }
+  if (config.engine.lora.enable_lora) {
+    throw ConfigError(
+        "--enable-lora with disaggregated prefill/decode: adapters on the pools are not "
+        "modelled; expected --enable-lora unset");
+  }
   if (config.engine.kv_offloading_size > 0) {
     throw ConfigError(
         "--kv-offloading-size with disaggregated prefill/decode: a CPU tier behind a pool's "

@@ -17,12 +17,14 @@
 #include "sim/calibration/profile.h"
 #include "sim/cluster/benchmark_client.h"
 #include "sim/cluster/drafter.h"
+#include "sim/cluster/lora_report.h"
 #include "sim/cluster/pd_simulation.h"
 #include "sim/cluster/router.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/replica/kv_offload.h"
+#include "sim/replica/lora_config.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/speculative_config.h"
 #include "sim/replica/vllm_version.h"
@@ -252,6 +254,13 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   p.basis = prediction_basis(p, prediction_query(config, p));
 
   p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
+  p.engine.lora = resolve_lora_config(config.engine.lora, d);
+  if (p.engine.lora.enable_lora) p.basis = prediction_basis(p, prediction_query(config, p));
+  if (config.workload.num_lora_adapters > 0 && !p.engine.lora.enable_lora) {
+    throw ConfigError("--num-lora-adapters: " + std::to_string(config.workload.num_lora_adapters) +
+                      " adapters named by the requests, but --enable-lora is not set; expected "
+                      "--enable-lora (vLLM rejects a request for an adapter it does not serve)");
+  }
   // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
   // micro-batches already overlap; async scheduling applies to single-stage replicas only.
   if (config.pipeline_parallel_size > 1) p.engine.async_scheduling = 0;
@@ -273,6 +282,10 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   mo.num_gpu_blocks_override = p.engine.num_gpu_blocks_override;
   mo.kv_layers_per_block = p.engine.kv_layers_per_block;
   mo.kv_cache_groups = 1 + p.engine.kv_sliding_groups;
+  if (p.engine.lora.enable_lora) {
+    mo.lora_slots = p.engine.lora.max_loras;
+    mo.lora_rank = p.engine.lora.max_lora_rank;
+  }
   p.memory = models::plan_memory(d, mo);
   resolve_kv_offload(p.engine, d.gpu, p.memory, config.tensor_parallel_size,
                      config.pipeline_parallel_size, config.data_parallel_size);
@@ -280,6 +293,11 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
     throw ConfigError(
         "--speculative-config with --kv-offloading-size: the two are not modelled together "
         "(the CPU tier's stores follow one token per decode step); expected one of them");
+  }
+  if (p.engine.lora.enable_lora && (p.engine.spec.enabled() || p.engine.kv_offload_blocks > 0)) {
+    throw ConfigError(std::string("--enable-lora with ") +
+                      (p.engine.spec.enabled() ? "--speculative-config" : "--kv-offloading-size") +
+                      ": the two are not modelled together; expected one of them");
   }
 
   // vLLM V1 refuses to start when one request of max_model_len tokens cannot fit in the KV cache
@@ -532,6 +550,13 @@ calibration::PredictionBasis prediction_basis(const PreparedDeployment& prepared
   if (b.label == "datasheet-only" && prepared.deployment.kernels.profile) {
     b.reason = "no calibration profile: kernel times " + prepared.kernel_source +
                ", the catalog's host overheads";
+  }
+  // LoRA's own parameters (docs/deployment-modes.md, "LoRA"), whatever the calibration.
+  const LoraConfig& l = prepared.engine.lora;
+  if (l.enable_lora) {
+    const bool assumed = l.load_gbps == kDefaultLoraLoadGbps || l.h2d_gbps == kDefaultLoraH2dGbps;
+    b.reason += std::string("; LoRA: kernels roofline, adapter loads at ") +
+                (assumed ? "assumed" : "given") + " bandwidths, not validated";
   }
   return b;
 }
@@ -816,6 +841,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     add_pd_config_echo(config, p, out);
     out["disaggregation"] = r.disaggregation;
   }
+  add_lora_summary(config, p, r, out);
   return out;
 }
 

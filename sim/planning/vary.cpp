@@ -139,6 +139,13 @@ const std::vector<KnobInfo>& vary_knobs() {
       {"decode-gpu", "decode_gpu", T::kString},
       {"kv-transfer-link", "kv_transfer_link", T::kString},
       {"pd-local-prefill-threshold", "pd_local_prefill_threshold", T::kInt},
+      // LoRA (docs/deployment-modes.md, "LoRA").
+      {"enable-lora", "enable_lora", T::kBool},
+      {"max-loras", "max_loras", T::kInt},
+      {"max-lora-rank", "max_lora_rank", T::kInt},
+      {"max-cpu-loras", "max_cpu_loras", T::kInt},
+      {"num-lora-adapters", "num_lora_adapters", T::kInt},
+      {"lora-zipf-exponent", "lora_zipf_exponent", T::kDouble},
   };
   return knobs;
 }

@@ -49,11 +49,12 @@ struct KnobInfo {
 // (max-num-seqs, max-num-batched-tokens, gpu-memory-utilization, block-size,
 // tensor-parallel-size, pipeline-parallel-size, gpu, quantization, kv-cache-dtype,
 // enable-prefix-caching, enforce-eager, max-model-len, long-prefill-token-threshold,
-// scheduling-policy, model, num-gpu-blocks-override, num-replicas, router, and the
-// disaggregated prefill/decode pools: prefill-replicas, decode-replicas,
+// scheduling-policy, model, num-gpu-blocks-override, num-replicas, router, kv-offloading-size,
+// the disaggregated prefill/decode pools: prefill-replicas, decode-replicas,
 // prefill-/decode-tensor-parallel-size, prefill-/decode-gpu, kv-transfer-link,
-// pd-local-prefill-threshold). The swept axis
-// (request rate, concurrency) and the workload are not knobs.
+// pd-local-prefill-threshold), and LoRA's (enable-lora, max-loras, max-lora-rank, max-cpu-loras,
+// and the workload's num-lora-adapters and lora-zipf-exponent). The swept axis (request rate,
+// concurrency) and the rest of the workload are not knobs.
 const std::vector<KnobInfo>& vary_knobs();
 
 struct VaryAxis {

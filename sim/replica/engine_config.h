@@ -12,6 +12,7 @@
 
 #include "hardware/gpu_spec.h"
 #include "models/model_spec.h"
+#include "sim/replica/lora_config.h"
 #include "sim/replica/spec_decode.h"
 
 namespace servesim::sim {
@@ -66,6 +67,8 @@ struct EngineConfig {
   // Resolved with the model's defaults (resolve_spec_decode). V1 rows only; with it on, async
   // scheduling is off unless asked for, and asking for it is refused (not modelled together).
   SpecDecode spec;
+  // --enable-lora and its flags (sim/replica/lora_config.h); resolved by resolve_lora_config.
+  LoraConfig lora;
 
   // Resolved, not flags: the KV cache layout of vLLM's hybrid KV cache manager for a model with
   // sliding-window layers (vllm/v1/core/kv_cache_utils.py, docs.vllm.ai design/

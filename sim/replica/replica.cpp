@@ -27,6 +27,7 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       spec_(config.spec.enabled()),
       lookahead_(config.spec.lookahead()) {
   if (config.kv_offload_blocks > 0) offload_ = std::make_unique<KvOffload>(config);
+  if (config.lora.enable_lora) lora_ = std::make_unique<LoraAdapters>(config.lora);
 }
 
 ReplicaStats Replica::stats() const {
@@ -36,6 +37,7 @@ ReplicaStats Replica::stats() const {
   s.prefix_evicted_blocks = kv_.evicted_blocks();
   s.used_blocks_now = kv_.num_used_blocks();
   if (offload_ != nullptr) s.offload = offload_->stats();
+  if (lora_) s.lora = lora_->stats();
   return s;
 }
 
@@ -118,6 +120,16 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
     observer_->on_request_done(sim, spec.id);
     return;
   }
+  if (spec.lora_adapter >= 0 && !lora_) {
+    // A trace's lora_adapter column on an engine without --enable-lora: vLLM's server answers
+    // 404, the model (the adapter's name) does not exist.
+    rec.failed = true;
+    rec.error = "The model `lora-" + std::to_string(spec.lora_adapter) +
+                "` does not exist (LoRA adapters need --enable-lora).";
+    observer_->on_request_done(sim, spec.id);
+    return;
+  }
+  if (lora_ && spec.lora_adapter >= 0) lora_->count_request();
   if (waiting_.arrival_needs_slot()) {
     const int32_t slot = take_slot(spec, sim.now().ns());
     waiting_.push_back(slot, slots_[slot]);
@@ -125,7 +137,8 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
     // A request that was never admitted waits as its id, without a slot (waiting_front() gives
     // it one when it gets to the head); its spec too when its record does not tell all of it.
     const bool plain = spec.prefix_group < 0 && spec.prefix_chain == nullptr &&
-                       spec.priority == 0 && rec.prompt_tokens == spec.prompt_tokens &&
+                       spec.priority == 0 && spec.lora_adapter < 0 &&
+                       rec.prompt_tokens == spec.prompt_tokens &&
                        rec.output_tokens == spec.output_tokens;
     waiting_.push_arrival(WaitingQueue::Arrival{spec.id, sim.now().ns()}, plain ? nullptr : &spec);
   }
@@ -151,6 +164,16 @@ int32_t Replica::take_slot(const workloads::RequestSpec& spec, int64_t arrival_n
   r.prompt = spec.prompt_tokens;
   r.output = spec.output_tokens;
   r.group = spec.prefix_group;
+  r.lora = spec.lora_adapter;
+  // vLLM's block hashes include the adapter (kv_cache_utils.py, the LoRA extra key): a prefix is
+  // shared only between requests of the same adapter. The KV cache keys a group's blocks by
+  // (group << 24 | index), 40 bits of group: bit 39 marks an adapter's group, bits 20-38 the
+  // prefix group, bits 0-19 the adapter + 1 (lora_workload.h bounds adapter ids below 2^20 - 1).
+  if (r.lora >= 0 && r.group >= 0) {
+    SERVESIM_CHECK(r.group < (int64_t{1} << 19) && r.lora < (1 << 20) - 1,
+                   "prefix group or LoRA adapter id too large for the KV cache's keys");
+    r.group = (int64_t{1} << 39) | (r.group << 20) | (int64_t{r.lora} + 1);
+  }
   r.shared_blocks = spec.prefix_group >= 0 ? spec.prefix_tokens / config_.block_size : 0;
   r.chain_keys.clear();
   if (spec.prefix_chain != nullptr) set_chain_keys(r, spec);
@@ -212,6 +235,8 @@ void Replica::set_chain_keys(Req& r, const workloads::RequestSpec& spec) const {
   for (int64_t i = 0; i < full; ++i) {
     uint64_t h = chain[static_cast<size_t>(((i + 1) * bs - 1) / cbt)] ^
                  (static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull);
+    // The adapter is part of the block's key (see take_slot).
+    if (spec.lora_adapter >= 0) h ^= (static_cast<uint64_t>(spec.lora_adapter) + 1) << 48;
     h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;  // spread i into every bit
     r.chain_keys.push_back(KvCacheManager::chain_key(h ^ (h >> 29)));
   }
@@ -227,10 +252,14 @@ void Replica::add_decoder(int32_t slot, int64_t base_step) {
   r.phase = Phase::kDecode;
   r.base_step = base_step;
   decoders_.add(slot, r);
+  if (r.lora >= 0) ++lora_decoders_;
 }
 
 // Takes a decoder out of the running sums (its index entries go stale with an epoch bump).
-void Replica::remove_decoder(Req& r) { decoders_.remove(r); }
+void Replica::remove_decoder(Req& r) {
+  decoders_.remove(r);
+  if (r.lora >= 0) --lora_decoders_;
+}
 
 void Replica::close_segment(Req& r, int64_t last_step) {
   if (r.seg_start >= 0 && r.seg_start <= last_step) {
@@ -256,6 +285,7 @@ void Replica::preempt(int32_t slot, int64_t step) {
   r.scheduled = 0;
   r.phase = Phase::kWaiting;
   ++r.epoch;
+  if (lora_) lora_->remove_running(r.lora);
   ++(*records_)[r.id].preemptions;
   ++stats_.preemptions;
   waiting_.push_front(slot, r);
@@ -290,6 +320,7 @@ void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
   kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/false);
   remove_running(slot);
   if (r.phase == Phase::kDecode) remove_decoder(r);
+  if (lora_) lora_->remove_running(r.lora);
   r.phase = Phase::kWaiting;
   ++r.epoch;
   free_slots_.push_back(slot);

@@ -80,6 +80,13 @@
 // drafts A drawn, A + 1 tokens emitted as one chunk (capped by its output), the rejected drafts
 // rolled back. A request's token segments then count chunks (RequestRecord::output_chunks). The
 // drafter's GPU time (StepCosts::drafter_s) adds to every step. Decode runs are not used.
+// LoRA (EngineConfig::lora.enable_lora; sim/replica/lora_adapters.h). schedule_waiting skips a
+// waiting request whose adapter would make the running requests' distinct adapters exceed
+// max_loras; skipped requests go back to the head of the queue in their order, as vLLM's
+// skipped_waiting_requests do. Each general step first makes its adapters resident (loads add to
+// the step's device time), then adds the Punica kernels' roofline for the step's adapter tokens
+// and distinct adapters; a decode run adds the same kernel time to each of its steps (its
+// adapters do not change). Requests of different adapters never share prefix-cache blocks.
 //
 // Parts (docs/design.md, "The replica's parts"): the SchedulerPolicy orders the WaitingQueue and
 // picks preemption victims; the DecoderIndex keeps the decoders' implicit progress (below); the
@@ -106,6 +113,7 @@
 #include "sim/replica/engine_config.h"
 #include "sim/replica/kv_cache_manager.h"
 #include "sim/replica/kv_offload.h"
+#include "sim/replica/lora_adapters.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/request_state.h"
 #include "sim/replica/scheduler_policy.h"
@@ -158,6 +166,7 @@ struct ReplicaStats {
   double spec_drafter_s = 0;
   int64_t used_blocks_now = 0;  // KV blocks held when stats() was called (0 after a drained run)
   KvOffloadStats offload;       // the CPU tier's counters (zero without KV offloading)
+  LoraStats lora;               // --enable-lora only (sim/replica/lora_adapters.h)
 };
 
 class Replica : public engine::EventHandler {
@@ -295,6 +304,10 @@ class Replica : public engine::EventHandler {
   // Registers the request's computed full blocks of its shared range not yet registered.
   void register_computed(Req& r);
   int64_t new_blocks_for(const Req& r, int32_t q) const;
+  // The LoRA kernels' tokens and the adapter loads of the step being started (0 without LoRA).
+  double lora_step_s(int64_t prefill_lora_tokens);
+  // A request joins the running set: its adapter counts for max_loras; a wait for it ends.
+  void admit_lora(Req& r);
   // Sliding-window groups (file comment); no-ops without them. vLLM's order for a scheduled
   // request: free the blocks before token c − W + 1 (trim_sliding), then allocate the new ones
   // for every group (allocate_with_sliding). sliding_lo: the first block still needed with c
@@ -422,6 +435,8 @@ class Replica : public engine::EventHandler {
     int64_t decoder_ctx = 0;      // Σ context of the decoders in the step
     int64_t budget = 0;           // token budget left while scheduling
     std::vector<int32_t> verify;  // speculative decoding: the decoders in the step
+    int64_t now_ns = 0;           // when the step being scheduled starts
+    int64_t lora_decoders = 0;    // decoders in the step with a LoRA adapter
   };
   Step step_;
   // Rows of a step's batch that emit no token: their count and Σ context tokens.
@@ -444,6 +459,10 @@ class Replica : public engine::EventHandler {
   SimTime last_change_;  // when outstanding() last changed (for outstanding_ns)
   ReplicaStats stats_;
   std::vector<int32_t> hits_scratch_;
+  // --enable-lora (null without): the max_loras rule, the adapters' residency and load costs.
+  std::unique_ptr<LoraAdapters> lora_;
+  int64_t lora_decoders_ = 0;          // running decoders with an adapter (LoRA kernel tokens)
+  std::vector<int32_t> lora_skipped_;  // waiting requests skipped for max_loras in this step
 };
 
 }  // namespace servesim::sim

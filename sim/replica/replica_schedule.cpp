@@ -119,6 +119,7 @@ bool Replica::schedule_running_fast() {
   }
   step_.decoders = decoders_.count();
   step_.decoder_ctx = decoders_.context_at(k);
+  step_.lora_decoders = lora_decoders_;
   step_.budget -= want;
   return true;
 }
@@ -146,6 +147,7 @@ void Replica::schedule_running_slow(bool& preempted) {
   };
   int64_t decoders = 0;
   int64_t decoder_ctx = 0;
+  int64_t lora_decoders = 0;
   // vLLM's ordered walk over self.running (scheduler.py, "First, schedule the RUNNING requests").
   size_t i = 0;
   while (i < running_.size() && step_.budget > 0) {
@@ -185,6 +187,7 @@ void Replica::schedule_running_slow(bool& preempted) {
         if (v.phase == Phase::kDecode) {
           --decoders;
           decoder_ctx -= v.num_computed;
+          if (v.lora >= 0) --lora_decoders;
         } else {
           step_.prefills.erase(std::find(step_.prefills.begin(), step_.prefills.end(), victim));
         }
@@ -204,6 +207,7 @@ void Replica::schedule_running_slow(bool& preempted) {
     } else {
       ++decoders;
       decoder_ctx += r.num_computed;
+      if (r.lora >= 0) ++lora_decoders;
     }
     ++i;
   }
@@ -216,6 +220,7 @@ void Replica::schedule_running_slow(bool& preempted) {
   }
   step_.decoders = decoders;
   step_.decoder_ctx = decoder_ctx;
+  step_.lora_decoders = lora_decoders;
   // Decoders that ran keep their index entries: settling does not move their block or finish
   // steps. Drop this step's stale bucket entries so that slow steps do not let them pile up.
   decoders_.live_bucket(static_cast<size_t>(k % config_.block_size), slots_);
@@ -273,6 +278,14 @@ void Replica::schedule_waiting() {
       if (a == OffloadAdmit::kDone) continue;
     }
     Req& r = slots_[s];
+    if (lora_ && !lora_->admits(r.lora)) {
+      // max_loras distinct adapters already run and this one is not among them: vLLM skips the
+      // request (it keeps its place in the queue) and goes on with the next one.
+      if (r.lora_skipped_ns < 0) r.lora_skipped_ns = step_.now_ns;
+      waiting_.pop_front();
+      lora_skipped_.push_back(s);
+      continue;
+    }
     const int64_t nt = num_tokens(r);
     // vLLM never serves the whole prompt from cache: at least the last token is recomputed.
     const int64_t max_hit_blocks = (nt - 1) / bs;
@@ -312,10 +325,26 @@ void Replica::schedule_waiting() {
     r.shared_registered = static_cast<int32_t>(std::min<int64_t>(hits, r.shared_blocks));
     r.scheduled = static_cast<int32_t>(q);
     after_allocation(s, r.scheduled);
+    if (lora_) admit_lora(r);
     running_.push_back(s);
     prefilling_.push_back(s);
     step_.prefills.push_back(s);
     step_.budget -= q;
+  }
+  if (!lora_skipped_.empty()) {
+    // The skipped requests go back to the head of the queue, in their order.
+    for (auto it = lora_skipped_.rbegin(); it != lora_skipped_.rend(); ++it) {
+      waiting_.push_front(*it, slots_[*it]);
+    }
+    lora_skipped_.clear();
+  }
+}
+
+void Replica::admit_lora(Req& r) {
+  lora_->add_running(r.lora);
+  if (r.lora_skipped_ns >= 0) {
+    lora_->record_wait(step_.now_ns - r.lora_skipped_ns);
+    r.lora_skipped_ns = -1;
   }
 }
 

@@ -93,6 +93,13 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   // No request finishes before this step's end (the finish heap does not change during the run).
   const int64_t next_finish = decoders_.next_finish();
   const double host = cost.host_s;
+  // LoRA: the running set, and so the batch's adapters, stays the same for the whole run; an
+  // adapter that left with the last step's finishes only reorders the caches (no load).
+  double lora_s = 0.0;
+  if (lora_) {
+    lora_->prepare_step();
+    lora_s = config_.lora.step.seconds(lora_decoders_, lora_->distinct());
+  }
   step_.prefills.clear();
   step_.decoders = n;
   step_.budget = config_.max_num_batched_tokens - n;
@@ -110,6 +117,9 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
       used = 0;
       const int64_t ctx0 = decoders_.context_offset() + n * k;
       for (int64_t j = 0; j < ahead; ++j) totals[j] = cost.total_s(ctx0 + n * j);
+      if (lora_) {
+        for (int64_t j = 0; j < ahead; ++j) totals[j] += lora_s;
+      }
       if (has_ideal) {
         for (int64_t j = 0; j < ahead; ++j) ideals[j] = ideal.total_s(ctx0 + n * j);
       }
@@ -152,6 +162,8 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     step_.decoder_ctx = 0;
     if (offload_ != nullptr) collect_loads(sim);
     step_.verify.clear();
+    step_.lora_decoders = 0;
+    step_.now_ns = sim.now().ns();
     bool preempted = false;
     if (prefill_first()) {
       schedule_v0_step(preempted);
@@ -169,8 +181,10 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     shape.decode_context_tokens = step_.decoder_ctx + ghosts_.ctx + dead_.ctx;
     shape.sampled_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
     const int64_t window = costs_.sliding_window();  // 0: no sliding-window layers
+    int64_t lora_prefill_tokens = 0;
     for (int32_t s : step_.prefills) {
       const Req& r = slots_[s];
+      if (r.lora >= 0) lora_prefill_tokens += r.scheduled;
       const double q = r.scheduled;
       const double c = r.num_computed;
       ++shape.prefill_seqs;
@@ -212,6 +226,8 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
 
     // With pipeline stages the step's micro-batch queues for the shared stage GPUs; a DP rank's
     // step is timed by its group's round (end_dp_step).
+    // LoRA: the batch's adapters made resident, then the Punica kernels (device time).
+    const double lora_s = lora_ ? lora_step_s(lora_prefill_tokens) : 0.0;
     SimTime duration;
     const double drafter_s = spec_ ? costs_.drafter_s(shape, draft_rows, draft_ctx) : 0.0;
     stats_.spec_drafter_s += drafter_s;
@@ -219,13 +235,15 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
       models::StepCost c = costs_.estimate(shape);
       c.linear_s += drafter_s;  // the drafter runs on the GPU after the step's forward
       c.total_s += drafter_s;
+      if (lora_) c.total_s += lora_s;
       links_.dp->join(sim, this, c, static_cast<double>(shape.total_tokens()), async_ && chained);
       duration = SimTime::from_ns(0);
       step_.end_queued = true;  // the round schedules the end
     } else if (links_.pipeline != nullptr) {
       duration = links_.pipeline->run(sim.now(), shape) - sim.now();
     } else {
-      const models::StepCost c = costs_.estimate(shape);
+      models::StepCost c = costs_.estimate(shape);
+      if (lora_) c.total_s += lora_s;
       // Async scheduling overlaps this step's host work with the previous step's GPU work.
       const double s =
           (async_ && chained ? std::max(c.device_s(), c.host_s) : c.total_s) + drafter_s;
@@ -240,8 +258,15 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     SERVESIM_CHECK(static_cast<int64_t>(running_.size()) <= config_.max_num_seqs,
                    "max_num_seqs exceeded");
     SERVESIM_CHECK(shape.total_tokens() <= config_.max_num_batched_tokens, "token budget exceeded");
+    SERVESIM_CHECK(!lora_ || lora_->distinct() <= config_.lora.max_loras, "max_loras exceeded");
     return;
   }
+}
+
+double Replica::lora_step_s(int64_t prefill_lora_tokens) {
+  const double load_s = lora_->prepare_step();
+  return load_s +
+         config_.lora.step.seconds(prefill_lora_tokens + step_.lora_decoders, lora_->distinct());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -31,7 +31,10 @@ struct RequestState {
   bool admitted_before = false;
   bool remote = false;  // prompt KV to come from a prefill instance (Replica::add_remote_request)
   int32_t sw_lo = 0;    // sliding-window groups: blocks [0, sw_lo) freed (replica.h)
-  KvTable kv;           // block table (after a preemption: its cached blocks)
+  int32_t lora = -1;    // LoRA adapter (RequestSpec::lora_adapter; -1: the base model)
+  // When the scheduler first skipped it for max_loras since it last waited (-1: not skipped).
+  int64_t lora_skipped_ns = -1;
+  KvTable kv;  // block table (after a preemption: its cached blocks)
   // Content keys of the prompt's full blocks when the request carries a trace hash chain
   // (RequestSpec::prefix_chain); empty otherwise. shared_blocks == chain_keys.size() then.
   std::vector<uint64_t> chain_keys;

@@ -112,7 +112,7 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
       {{"--speculative-model", "ngram"},
        "--speculative-model: vLLM V0's speculative flag is not modelled"},
       {{"--kv-transfer-config", "{}"}, "--kv-transfer-config: KV transfer"},
-      {{"--enable-lora"}, "--enable-lora: LoRA adapters are not modelled yet"},
+      {{"--fully-sharded-loras"}, "--fully-sharded-loras: fully sharded LoRA layers are not"},
       {{"--cpu-offload-gb", "10"},
        "--cpu-offload-gb: weight offload to CPU memory is not modelled"},
       {{"--kv-offloading-size", "8", "--kv-offloading-backend", "lmcache"},
@@ -138,9 +138,9 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
   }
   // Every run command refuses them (plan here), before any work.
   const Outcome p =
-      run({"plan", "--target-qps", "5", "--slo", "p99_ttft_ms<=500", "--enable-lora"});
+      run({"plan", "--target-qps", "5", "--slo", "p99_ttft_ms<=500", "--fully-sharded-loras"});
   CHECK(p.code == 2);
-  CHECK(p.err.find("--enable-lora: LoRA adapters") != std::string::npos);
+  CHECK(p.err.find("--fully-sharded-loras: fully sharded LoRA") != std::string::npos);
   fs::remove_all(dir);
 }
 
