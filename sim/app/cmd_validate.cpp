@@ -125,6 +125,11 @@ class ValidateCommand : public Command {
       std::vector<measured::MeasuredRun> some = measured::read_measured(path, sidecars);
       for (auto& r : some) runs.push_back(std::move(r));
     }
+    // Runs their reader refused (a model, checkpoint or flag servesim does not model) are listed
+    // with the reason and neither scored nor fitted.
+    const std::vector<measured::MeasuredRun> refused = measured::take_refused(runs);
+    print_refused(out, refused);
+    if (runs.empty()) throw ConfigError("no run to score: every run read was refused (above)");
 
     // Scored subset.
     std::vector<bool> scored(runs.size(), true);
@@ -201,6 +206,13 @@ class ValidateCommand : public Command {
     if (!output_.empty()) {
       nlohmann::ordered_json j = measured::to_json(table);
       j["scope"] = scope.empty() ? std::string("all runs") : scope;
+      if (!refused.empty()) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const auto& r : refused) {
+          list.push_back({{"id", r.id}, {"label", r.label}, {"refused", r.refused}});
+        }
+        j["refused"] = list;
+      }
       metrics::write_json_atomically(output_, j);
       out << "Table written to " << output_ << "\n";
     }
@@ -289,6 +301,14 @@ class ValidateCommand : public Command {
       }
     }
     return 0;
+  }
+
+  static void print_refused(std::ostream& out, const std::vector<measured::MeasuredRun>& refused) {
+    if (refused.empty()) return;
+    out << "Refused " << refused.size() << " run(s) (not simulated):\n";
+    for (const auto& r : refused)
+      out << "  " << r.id << " (" << r.label << "): " << r.refused << "\n";
+    out << "\n";
   }
 
   // The deployment settings given on the command line (and in --config), as config keys.
