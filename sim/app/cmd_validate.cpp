@@ -45,7 +45,8 @@ class ValidateCommand : public Command {
                      "result files: vllm bench serve JSON, SGLang bench_serving JSONL, genai-perf "
                      "profile_export_genai_perf.json, LLMServingSim requests.jsonl (or its "
                      "folder), guidellm per-request CSV, InferenceX summary CSV, Argonne "
-                     "LLM-Inference-Bench All_results.csv")
+                     "LLM-Inference-Bench All_results.csv, a public-runs table "
+                     "(data/realdata/public_vllm_runs)")
         ->required()
         ->expected(1, -1);
     cmd_->add_option("--sidecars", sidecar_dirs_,
