@@ -148,7 +148,7 @@ TEST_CASE("public runs: the replay uses the logged KV size and the burst", "[mea
 }
 
 TEST_CASE(
-    "public runs: a row with an unknown serve flag is refused by name; a short row is an "
+    "public runs: a row with an unknown serve flag is refused by name, a short row is an "
     "error naming the line",
     "[measured]") {
   const fs::path dir = fs::temp_directory_path() / ("servesim_pub_" + std::to_string(getpid()));
