@@ -90,7 +90,9 @@ class ValidateCommand : public Command {
     // --calibration is handled here (a profile or none).
     add_deployment_options(*cmd_, opts_, {"calibration"});
     cmd_->add_option("--engine-version", engine_version_,
-                     "engine version the runs were measured on (informational)");
+                     "vLLM version the runs were measured on, where the files do not record it: "
+                     "its engine defaults and benchmark client are simulated [unrecorded: the "
+                     "newest release modelled, reported as an assumption]");
     study_.add_to(*cmd_);
     return cmd_;
   }
@@ -204,6 +206,7 @@ class ValidateCommand : public Command {
       out << "Scoring " << chosen.size() << " of " << runs.size() << " run(s) (" << scope << ")\n";
     }
     measured::print_table(out, table);
+    print_assumptions_and_warnings(err, table);
     if (!output_.empty()) {
       nlohmann::ordered_json j = measured::to_json(table);
       j["scope"] = scope.empty() ? std::string("all runs") : scope;
@@ -302,6 +305,19 @@ class ValidateCommand : public Command {
       }
     }
     return 0;
+  }
+
+  // On stderr, so that they are seen when the table goes to a file: what each run's simulation
+  // assumed (run_assumptions.h) and the runs that measured less than the TTFT floor.
+  static void print_assumptions_and_warnings(std::ostream& err,
+                                             const measured::ValidationTable& table) {
+    for (const auto& r : table.runs) {
+      for (const std::string& a : r.assumptions) {
+        err << "servesim: " << r.id << ": assumed " << a << "\n";
+      }
+      for (const std::string& w : r.warnings)
+        err << "servesim: warning: " << r.id << ": " << w << "\n";
+    }
   }
 
   static void print_refused(std::ostream& out, const std::vector<measured::MeasuredRun>& refused) {

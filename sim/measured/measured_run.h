@@ -88,6 +88,10 @@ struct MeasuredRun {
   // id, label and what was read; its deployment is not resolved. validate lists refused runs
   // with this reason instead of scoring them (take_refused).
   std::string refused;
+  // What the file records about the client, "" = not recorded: the endpoint ("completions" or
+  // "chat"; vllm bench serve's "endpoint_type" or "backend") and the date it was written.
+  std::string endpoint;
+  std::string date;
   std::vector<MeasuredRequest> requests;  // in send order; empty when the file has none
   // Mean lengths when there are no per-request lengths (genai-perf, SGLang without details).
   double mean_input_tokens = 0;
