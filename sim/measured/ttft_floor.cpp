@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 namespace servesim::measured {
 namespace {
@@ -39,6 +41,26 @@ double one_request_ttft_ms(const MeasuredRun& run, const sim::SimulationConfig& 
   return it == p.metrics.end() ? kUnknown : it->second;
 }
 
+// The run's requests with one output token each, same arrivals: mean and median TTFT (ms).
+std::pair<double, double> prefill_only_ttft_ms(const MeasuredRun& run,
+                                               const sim::SimulationConfig& config,
+                                               const sim::PreparedDeployment& prepared,
+                                               const Calibration& calibration) {
+  MeasuredRun prefill = run;
+  prefill.id = run.id + " (TTFT floor)";
+  prefill.metrics.clear();
+  for (MeasuredRequest& r : prefill.requests) r.output_tokens = 1;
+  if (prefill.requests.empty()) prefill.mean_output_tokens = 1;
+  ReplayOptions one;
+  one.seeds = 1;
+  const Prediction p = simulate_measured_run(prefill, config, prepared, calibration, one);
+  auto get = [&](const char* key) {
+    auto it = p.metrics.find(key);
+    return it == p.metrics.end() ? kUnknown : it->second;
+  };
+  return {get("mean_ttft_ms"), get("median_ttft_ms")};
+}
+
 std::string ms(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f ms", v);
@@ -59,20 +81,28 @@ TtftFloor ttft_floor(const MeasuredRun& run, const sim::SimulationConfig& config
     double sum = 0;
     for (int32_t p : prompts) sum += p;
     mean = sum / double(prompts.size());
+  }
+  if (!(mean >= 1 && mean <= 2147483647.0)) return f;  // no prompt length known: no floor
+  const bool timed = run.has_start_times && !run.requests.empty();
+  const bool burst = std::isinf(run.request_rate) && run.max_concurrency == 0;
+  if (timed || burst) {
+    f.kind = "prefill-only replay";
+    std::tie(f.mean_ms, f.median_ms) = prefill_only_ttft_ms(run, config, prepared, calibration);
+    return f;
+  }
+  f.kind = "lone request";
+  f.mean_prompt_tokens = static_cast<int32_t>(std::lround(mean));
+  f.mean_ms = one_request_ttft_ms(run, config, prepared, calibration, f.mean_prompt_tokens);
+  if (!prompts.empty()) {
     // np.median: the mean of the two middle values for an even count.
     std::sort(prompts.begin(), prompts.end());
     const size_t n = prompts.size();
     const double median =
         n % 2 ? prompts[n / 2] : 0.5 * (double(prompts[n / 2 - 1]) + double(prompts[n / 2]));
     f.median_prompt_tokens = static_cast<int32_t>(std::lround(median));
-  }
-  if (!(mean >= 1 && mean <= 2147483647.0)) return f;  // no prompt length known: no floor
-  f.mean_prompt_tokens = static_cast<int32_t>(std::lround(mean));
-  f.mean_prompt_ms = one_request_ttft_ms(run, config, prepared, calibration, f.mean_prompt_tokens);
-  if (f.median_prompt_tokens > 0) {
-    f.median_prompt_ms =
+    f.median_ms =
         f.median_prompt_tokens == f.mean_prompt_tokens
-            ? f.mean_prompt_ms
+            ? f.mean_ms
             : one_request_ttft_ms(run, config, prepared, calibration, f.median_prompt_tokens);
   }
   return f;
@@ -84,16 +114,21 @@ std::vector<std::string> ttft_floor_warnings(const MeasuredRun& run, const TtftF
     auto it = run.metrics.find(key);
     if (it == run.metrics.end() || !std::isfinite(it->second) || !std::isfinite(floor_ms)) return;
     if (!(it->second < floor_ms)) return;
+    const std::string how =
+        floor.kind == "lone request"
+            ? "one " + std::to_string(prompt) + "-token prompt, the run's " + stat +
+                  ", alone on an idle engine, with the client overhead"
+            : std::string(
+                  "the run's requests with their arrivals and prompts and one output "
+                  "token each, with the client overhead");
     out.push_back(std::string("measured ") + stat + " TTFT " + ms(it->second) +
-                  " is below the simulated no-queue floor " + ms(floor_ms) + " (one " +
-                  std::to_string(prompt) + "-token prompt, the run's " + stat +
-                  ", on an idle engine, with the client overhead): likely a warm prefix cache on "
-                  "the server (declare \"warm_prefix_cache\": true in a sidecar) or a deployment "
-                  "that differs from what was declared (GPU, tensor parallel size, model, "
-                  "quantisation, vLLM version)");
+                  " is below the simulated floor " + ms(floor_ms) + " (" + how +
+                  "): likely a warm prefix cache on the server (declare \"warm_prefix_cache\": "
+                  "true in a sidecar) or a deployment that differs from what was declared (GPU, "
+                  "tensor parallel size, model, quantisation, vLLM version)");
   };
-  check("mean_ttft_ms", "mean", floor.mean_prompt_ms, floor.mean_prompt_tokens);
-  check("median_ttft_ms", "median", floor.median_prompt_ms, floor.median_prompt_tokens);
+  check("mean_ttft_ms", "mean", floor.mean_ms, floor.mean_prompt_tokens);
+  check("median_ttft_ms", "median", floor.median_ms, floor.median_prompt_tokens);
   return out;
 }
 

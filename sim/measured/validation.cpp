@@ -186,15 +186,15 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
         rows.push_back({c.key, c.measured, c.predicted, c.error_pct});
       }
       const TtftFloor f = ttft_floor(run, config, prepared, calibration);
-      out = {{"arrivals", p.arrivals_detail},
-             {"basis", p.basis.label},
-             {"basis_reason", p.basis.reason},
-             {"kv_tokens", p.kv_tokens},
-             {"preemptions", p.preemptions},
-             {"rows", rows},
-             {"floor",
-              {f.mean_prompt_tokens, f.mean_prompt_ms, f.median_prompt_tokens, f.median_prompt_ms}},
-             {"warnings", ttft_floor_warnings(run, f)}};
+      out = {
+          {"arrivals", p.arrivals_detail},
+          {"basis", p.basis.label},
+          {"basis_reason", p.basis.reason},
+          {"kv_tokens", p.kv_tokens},
+          {"preemptions", p.preemptions},
+          {"rows", rows},
+          {"floor", {f.kind, f.mean_ms, f.median_ms, f.mean_prompt_tokens, f.median_prompt_tokens}},
+          {"warnings", ttft_floor_warnings(run, f)}};
     } catch (const ConfigError& e) {
       out = {{"error", e.what()}};
     }
@@ -219,7 +219,8 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
     // NaN travels as null in JSON.
     auto ms = [](const nlohmann::json& x) { return x.is_number() ? x.get<double>() : kUnknown; };
     const nlohmann::json& f = j.at("floor");
-    v.ttft_floor = {f.at(0).get<int32_t>(), ms(f.at(1)), f.at(2).get<int32_t>(), ms(f.at(3))};
+    v.ttft_floor = {f.at(0).get<std::string>(), ms(f.at(1)), ms(f.at(2)), f.at(3).get<int32_t>(),
+                    f.at(4).get<int32_t>()};
     v.warnings = j.at("warnings").get<std::vector<std::string>>();
   };
   run_jobs(executor, jobs, loop, nullptr);
@@ -333,10 +334,13 @@ nlohmann::ordered_json to_json(const ValidationTable& table) {
              {"metrics", rows}};
     if (r.error.empty()) {
       auto ms = [](double v) { return std::isfinite(v) ? oj(v) : oj(nullptr); };
-      jr["ttft_floor"] = {{"mean_prompt_tokens", r.ttft_floor.mean_prompt_tokens},
-                          {"mean_prompt_ms", ms(r.ttft_floor.mean_prompt_ms)},
-                          {"median_prompt_tokens", r.ttft_floor.median_prompt_tokens},
-                          {"median_prompt_ms", ms(r.ttft_floor.median_prompt_ms)}};
+      const TtftFloor& f = r.ttft_floor;
+      jr["ttft_floor"] = {
+          {"kind", f.kind}, {"mean_ms", ms(f.mean_ms)}, {"median_ms", ms(f.median_ms)}};
+      if (f.kind == "lone request") {
+        jr["ttft_floor"]["mean_prompt_tokens"] = f.mean_prompt_tokens;
+        jr["ttft_floor"]["median_prompt_tokens"] = f.median_prompt_tokens;
+      }
       jr["warnings"] = r.warnings;
     }
     if (!r.error.empty()) jr["error"] = r.error;

@@ -62,72 +62,106 @@ double lone_ttft_ms(const sim::SimulationConfig& base, int32_t prompt) {
   return sim::run_simulation(c, prepared).metrics.summaries.at("ttft").mean_ms;
 }
 
-TEST_CASE("TTFT floor: one request of the mean and of the median prompt on an idle engine",
+// The skewed run with its send times dropped: Poisson arrivals the file does not record.
+MeasuredRun poisson_run() {
+  MeasuredRun r = skewed_run();
+  r.has_start_times = false;
+  return r;
+}
+
+TEST_CASE("TTFT floor without recorded arrivals: one request of the mean and median prompt",
           "[measured]") {
-  const MeasuredRun r = skewed_run();
+  const MeasuredRun r = poisson_run();
   const sim::SimulationConfig cfg = uncalibrated_config(r);
   const sim::PreparedDeployment prepared = sim::prepare_deployment(cfg);
   const TtftFloor f = ttft_floor(r, cfg, prepared, Calibration{});
+  CHECK(f.kind == "lone request");
   CHECK(f.mean_prompt_tokens == 357);
   CHECK(f.median_prompt_tokens == 100);
   // The same number as the simulator's own one-request run: only the route differs.
-  CHECK(f.mean_prompt_ms == Approx(lone_ttft_ms(cfg, 357)).epsilon(1e-9));
-  CHECK(f.median_prompt_ms == Approx(lone_ttft_ms(cfg, 100)).epsilon(1e-9));
+  CHECK(f.mean_ms == Approx(lone_ttft_ms(cfg, 357)).epsilon(1e-9));
+  CHECK(f.median_ms == Approx(lone_ttft_ms(cfg, 100)).epsilon(1e-9));
   // Prefill grows with the prompt.
-  CHECK(f.median_prompt_ms < f.mean_prompt_ms);
-  CHECK(f.median_prompt_ms > 0);
+  CHECK(f.median_ms < f.mean_ms);
+  CHECK(f.median_ms > 0);
 
   // A client overhead of 50 ms adds exactly 50 ms (one TTFT, nothing queued behind it).
   Calibration offset;
   offset.source = "test";
   offset.ttft_offset_s = 0.05;
   const TtftFloor g = ttft_floor(r, cfg, prepared, offset);
-  CHECK(g.mean_prompt_ms == Approx(f.mean_prompt_ms + 50).epsilon(1e-9));
-  CHECK(g.median_prompt_ms == Approx(f.median_prompt_ms + 50).epsilon(1e-9));
+  CHECK(g.mean_ms == Approx(f.mean_ms + 50).epsilon(1e-9));
+  CHECK(g.median_ms == Approx(f.median_ms + 50).epsilon(1e-9));
 
   // Summary only (no per-request lengths): the mean prompt, no median floor.
   MeasuredRun summary = r;
   summary.requests.clear();
-  summary.has_start_times = false;
   summary.mean_input_tokens = 357.2;
   summary.mean_output_tokens = 16;
   const TtftFloor s = ttft_floor(summary, cfg, prepared, Calibration{});
   CHECK(s.mean_prompt_tokens == 357);
-  CHECK(s.mean_prompt_ms == Approx(f.mean_prompt_ms).epsilon(1e-9));
+  CHECK(s.mean_ms == Approx(f.mean_ms).epsilon(1e-9));
   CHECK(s.median_prompt_tokens == 0);
-  CHECK(std::isnan(s.median_prompt_ms));
+  CHECK(std::isnan(s.median_ms));
 }
 
-TEST_CASE("TTFT floor warning: below the floor warns, just above does not", "[measured]") {
-  MeasuredRun r = skewed_run();
+TEST_CASE("TTFT floor with recorded arrivals: the run's prefills, nothing decoding", "[measured]") {
+  // Sends 0.5 s apart, prefills of tens of ms: every request finds the engine idle, so the floor
+  // is the mean of the lone floors, 15 of 100 tokens and 6 of 1,000 (exact: the same steps).
+  const MeasuredRun r = skewed_run();
   const sim::SimulationConfig cfg = uncalibrated_config(r);
   const sim::PreparedDeployment prepared = sim::prepare_deployment(cfg);
   const TtftFloor f = ttft_floor(r, cfg, prepared, Calibration{});
-  REQUIRE(std::isfinite(f.mean_prompt_ms));
-  // 0.01 ms either side: far above double rounding of a value of tens of ms (1e-14 ms).
-  r.metrics["mean_ttft_ms"] = f.mean_prompt_ms + 0.01;
-  r.metrics["median_ttft_ms"] = f.median_prompt_ms + 0.01;
-  CHECK(ttft_floor_warnings(r, f).empty());
+  CHECK(f.kind == "prefill-only replay");
+  const double t100 = lone_ttft_ms(cfg, 100), t1000 = lone_ttft_ms(cfg, 1000);
+  REQUIRE(t1000 < 500);  // the premise: each prefill ends before the next send
+  CHECK(f.mean_ms == Approx((15 * t100 + 6 * t1000) / 21).epsilon(1e-6));
+  CHECK(f.median_ms == Approx(t100).epsilon(1e-6));
 
-  r.metrics["mean_ttft_ms"] = f.mean_prompt_ms - 0.01;
-  std::vector<std::string> w = ttft_floor_warnings(r, f);
-  REQUIRE(w.size() == 1);
-  CHECK(w[0].find("measured mean TTFT") == 0);
-  CHECK(w[0].find("357-token prompt") != std::string::npos);
-  CHECK(w[0].find("warm prefix cache") != std::string::npos);
+  // All 21 sent at t = 0: each waits for the prefills ahead of it, so the mean floor is above
+  // the mean of the lone floors (the first request's is the lone one).
+  MeasuredRun burst = r;
+  burst.has_start_times = false;
+  burst.request_rate = std::numeric_limits<double>::infinity();
+  const TtftFloor b = ttft_floor(burst, cfg, prepared, Calibration{});
+  CHECK(b.kind == "prefill-only replay");
+  CHECK(b.mean_ms > f.mean_ms);
+  // ... and at most all 9,900 prompt tokens prefilled one request at a time before the last.
+  CHECK(b.mean_ms < 15 * t100 + 6 * t1000);
+}
 
-  r.metrics["mean_ttft_ms"] = f.mean_prompt_ms + 0.01;
-  r.metrics["median_ttft_ms"] = f.median_prompt_ms - 0.01;
-  w = ttft_floor_warnings(r, f);
-  REQUIRE(w.size() == 1);
-  CHECK(w[0].find("measured median TTFT") == 0);
-  CHECK(w[0].find("100-token prompt") != std::string::npos);
+TEST_CASE("TTFT floor warning: below the floor warns, just above does not", "[measured]") {
+  for (const MeasuredRun& base : {poisson_run(), skewed_run()}) {
+    MeasuredRun r = base;
+    const sim::SimulationConfig cfg = uncalibrated_config(r);
+    const sim::PreparedDeployment prepared = sim::prepare_deployment(cfg);
+    const TtftFloor f = ttft_floor(r, cfg, prepared, Calibration{});
+    INFO(f.kind);
+    REQUIRE(std::isfinite(f.mean_ms));
+    REQUIRE(std::isfinite(f.median_ms));
+    // 0.01 ms either side: far above double rounding of a value of tens of ms (1e-14 ms).
+    r.metrics["mean_ttft_ms"] = f.mean_ms + 0.01;
+    r.metrics["median_ttft_ms"] = f.median_ms + 0.01;
+    CHECK(ttft_floor_warnings(r, f).empty());
 
-  // A declared warm prefix cache lowers the floor: the prompt's full blocks are cached.
-  MeasuredRun warm = skewed_run();
-  warm.warm_prefix_cache = true;
-  const TtftFloor fw = ttft_floor(warm, cfg, prepared, Calibration{});
-  CHECK(fw.mean_prompt_ms < f.mean_prompt_ms);
+    r.metrics["mean_ttft_ms"] = f.mean_ms - 0.01;
+    std::vector<std::string> w = ttft_floor_warnings(r, f);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("measured mean TTFT") == 0);
+    CHECK(w[0].find("warm prefix cache") != std::string::npos);
+    if (f.kind == "lone request") CHECK(w[0].find("357-token prompt") != std::string::npos);
+
+    r.metrics["mean_ttft_ms"] = f.mean_ms + 0.01;
+    r.metrics["median_ttft_ms"] = f.median_ms - 0.01;
+    w = ttft_floor_warnings(r, f);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("measured median TTFT") == 0);
+
+    // A declared warm prefix cache lowers the floor: the prompts' full blocks are cached.
+    MeasuredRun warm = base;
+    warm.warm_prefix_cache = true;
+    CHECK(ttft_floor(warm, cfg, prepared, Calibration{}).mean_ms < f.mean_ms);
+  }
 }
 
 TEST_CASE("run assumptions: an unrecorded vLLM version and endpoint are reported", "[measured]") {
@@ -170,12 +204,12 @@ TEST_CASE("run assumptions: an unrecorded vLLM version and endpoint are reported
   CHECK(a[0].find("/v1/chat/completions") != std::string::npos);
 
   // Completions recorded (newer clients' endpoint_type) and a --metadata vllm_version: none.
-  MeasuredRun stated =
-      read_measured(write("stated.json", "{\"endpoint_type\": \"openai\", \"vllm_version\": "
-                                         "\"0.11.0\", " +
-                                             body + "}"),
-                    opts)
-          .at(0);
+  MeasuredRun stated = read_measured(write("stated.json",
+                                           "{\"endpoint_type\": \"openai\", \"vllm_version\": "
+                                           "\"0.11.0\", " +
+                                               body + "}"),
+                                     opts)
+                           .at(0);
   CHECK(stated.deployment.engine_version == "0.11.0");
   CHECK(run_assumptions(stated, uncalibrated_config(stated)).empty());
   fs::remove_all(dir);
