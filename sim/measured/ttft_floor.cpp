@@ -125,7 +125,8 @@ std::vector<std::string> ttft_floor_warnings(const MeasuredRun& run, const TtftF
                   " is below the simulated floor " + ms(floor_ms) + " (" + how +
                   "): likely a warm prefix cache on the server (declare \"warm_prefix_cache\": "
                   "true in a sidecar) or a deployment that differs from what was declared (GPU, "
-                  "tensor parallel size, model, quantisation, vLLM version)");
+                  "tensor parallel size, model, quantisation, vLLM version); else the simulated "
+                  "prefill is slower than this deployment's");
   };
   check("mean_ttft_ms", "mean", floor.mean_ms, floor.mean_prompt_tokens);
   check("median_ttft_ms", "median", floor.median_ms, floor.median_prompt_tokens);

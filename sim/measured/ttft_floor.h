@@ -19,7 +19,7 @@
 // A measured TTFT below the floor means the simulated deployment is not the one that was measured:
 // most often the server's prefix cache already held the prompts (an earlier run of the same sweep
 // with the same seed), or the GPU, tensor parallel size, model, quantisation or vLLM version
-// differ from what was declared.
+// differ from what was declared. Close to the floor, the simulated prefill may itself be too slow.
 #ifndef SERVESIM_SIM_MEASURED_TTFT_FLOOR_H_
 #define SERVESIM_SIM_MEASURED_TTFT_FLOOR_H_
 
