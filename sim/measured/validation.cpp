@@ -216,7 +216,7 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
       v.rows.push_back({r.at(0).get<std::string>(), r.at(1).get<double>(), r.at(2).get<double>(),
                         r.at(3).get<double>()});
     }
-    // NaN travels as null in JSON.
+    // A floor not determined is NaN (CBOR keeps it); null is read as not determined too.
     auto ms = [](const nlohmann::json& x) { return x.is_number() ? x.get<double>() : kUnknown; };
     const nlohmann::json& f = j.at("floor");
     v.ttft_floor = {f.at(0).get<std::string>(), ms(f.at(1)), ms(f.at(2)), f.at(3).get<int32_t>(),
