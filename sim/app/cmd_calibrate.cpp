@@ -286,6 +286,10 @@ class CalibrateCommand : public Command {
       for (const std::string& path : measured_) {
         for (auto& r : measured::read_measured(path, sidecars)) runs.push_back(std::move(r));
       }
+      // Runs their reader refused (a model or flag servesim does not model) are not fitted on.
+      for (const auto& r : measured::take_refused(runs)) {
+        out << "Not fitted on " << r.id << ": " << r.refused << "\n";
+      }
       std::vector<bool> fit_on(runs.size(), true);
       if (holdout_ > 0) {
         std::vector<std::string> ids;

@@ -45,7 +45,8 @@ class ValidateCommand : public Command {
                      "result files: vllm bench serve JSON, SGLang bench_serving JSONL, genai-perf "
                      "profile_export_genai_perf.json, LLMServingSim requests.jsonl (or its "
                      "folder), guidellm per-request CSV, InferenceX summary CSV, Argonne "
-                     "LLM-Inference-Bench All_results.csv")
+                     "LLM-Inference-Bench All_results.csv, a public-runs table "
+                     "(data/realdata/public_vllm_runs)")
         ->required()
         ->expected(1, -1);
     cmd_->add_option("--sidecars", sidecar_dirs_,
@@ -89,7 +90,9 @@ class ValidateCommand : public Command {
     // --calibration is handled here (a profile or none).
     add_deployment_options(*cmd_, opts_, {"calibration"});
     cmd_->add_option("--engine-version", engine_version_,
-                     "engine version the runs were measured on (informational)");
+                     "vLLM version the runs were measured on, where the files do not record it: "
+                     "its engine defaults and benchmark client are simulated [unrecorded: the "
+                     "newest release modelled, reported as an assumption]");
     study_.add_to(*cmd_);
     return cmd_;
   }
@@ -125,6 +128,11 @@ class ValidateCommand : public Command {
       std::vector<measured::MeasuredRun> some = measured::read_measured(path, sidecars);
       for (auto& r : some) runs.push_back(std::move(r));
     }
+    // Runs their reader refused (a model, checkpoint or flag servesim does not model) are listed
+    // with the reason and neither scored nor fitted.
+    const std::vector<measured::MeasuredRun> refused = measured::take_refused(runs);
+    print_refused(out, refused);
+    if (runs.empty()) throw ConfigError("no run to score: every run read was refused (above)");
 
     // Scored subset.
     std::vector<bool> scored(runs.size(), true);
@@ -198,9 +206,17 @@ class ValidateCommand : public Command {
       out << "Scoring " << chosen.size() << " of " << runs.size() << " run(s) (" << scope << ")\n";
     }
     measured::print_table(out, table);
+    print_assumptions_and_warnings(err, table);
     if (!output_.empty()) {
       nlohmann::ordered_json j = measured::to_json(table);
       j["scope"] = scope.empty() ? std::string("all runs") : scope;
+      if (!refused.empty()) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const auto& r : refused) {
+          list.push_back({{"id", r.id}, {"label", r.label}, {"refused", r.refused}});
+        }
+        j["refused"] = list;
+      }
       metrics::write_json_atomically(output_, j);
       out << "Table written to " << output_ << "\n";
     }
@@ -289,6 +305,27 @@ class ValidateCommand : public Command {
       }
     }
     return 0;
+  }
+
+  // On stderr, so that they are seen when the table goes to a file: what each run's simulation
+  // assumed (run_assumptions.h) and the runs that measured less than the TTFT floor.
+  static void print_assumptions_and_warnings(std::ostream& err,
+                                             const measured::ValidationTable& table) {
+    for (const auto& r : table.runs) {
+      for (const std::string& a : r.assumptions) {
+        err << "servesim: " << r.id << ": assumed " << a << "\n";
+      }
+      for (const std::string& w : r.warnings)
+        err << "servesim: warning: " << r.id << ": " << w << "\n";
+    }
+  }
+
+  static void print_refused(std::ostream& out, const std::vector<measured::MeasuredRun>& refused) {
+    if (refused.empty()) return;
+    out << "Refused " << refused.size() << " run(s) (not simulated):\n";
+    for (const auto& r : refused)
+      out << "  " << r.id << " (" << r.label << "): " << r.refused << "\n";
+    out << "\n";
   }
 
   // The deployment settings given on the command line (and in --config), as config keys.

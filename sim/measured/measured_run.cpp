@@ -239,8 +239,17 @@ std::vector<MeasuredRun> read_measured(const std::string& path, const SidecarOpt
   const std::string name = fs::path(path).filename().string();
   if (name == "servesim.json" || ends_with(name, ".servesim.json")) return {};
   std::vector<MeasuredRun> runs = read_runs(path);
-  for (MeasuredRun& run : runs) resolve_deployment(run, opts);
+  for (MeasuredRun& run : runs) {
+    if (run.refused.empty()) resolve_deployment(run, opts);
+  }
   return runs;
+}
+
+std::vector<MeasuredRun> take_refused(std::vector<MeasuredRun>& runs) {
+  std::vector<MeasuredRun> kept, refused;
+  for (MeasuredRun& r : runs) (r.refused.empty() ? kept : refused).push_back(std::move(r));
+  runs = std::move(kept);
+  return refused;
 }
 
 }  // namespace servesim::measured

@@ -83,6 +83,15 @@ struct MeasuredRun {
   // Run offline with vLLM's LLM class (a static batch, e.g. benchmark_latency.py): no API server
   // and no HTTP client, so the replay adds no client TTFT overhead and no front-end queue.
   bool offline = false;
+  // Why this run is not simulated, when its reader refuses it (a model, checkpoint format or
+  // flag servesim does not model, an incomplete run): "" = simulated. A refused run keeps its
+  // id, label and what was read; its deployment is not resolved. validate lists refused runs
+  // with this reason instead of scoring them (take_refused).
+  std::string refused;
+  // What the file records about the client, "" = not recorded: the endpoint ("completions" or
+  // "chat"; vllm bench serve's "endpoint_type" or "backend") and the date it was written.
+  std::string endpoint;
+  std::string date;
   std::vector<MeasuredRequest> requests;  // in send order; empty when the file has none
   // Mean lengths when there are no per-request lengths (genai-perf, SGLang without details).
   double mean_input_tokens = 0;
@@ -132,9 +141,12 @@ struct SidecarOptions {
 void resolve_deployment(MeasuredRun& run, const SidecarOptions& opts);
 
 // Reads every run in `path` (format detected from the name and content, see readers.h), then
-// resolves each run's deployment. Throws ConfigError naming the file on any problem.
-// Sidecar files themselves (<run>.servesim.json, servesim.json) read as no runs.
+// resolves each run's deployment (refused runs excepted). Throws ConfigError naming the file on
+// any problem. Sidecar files themselves (<run>.servesim.json, servesim.json) read as no runs.
 std::vector<MeasuredRun> read_measured(const std::string& path, const SidecarOptions& opts);
+
+// Moves the refused runs (MeasuredRun::refused) out of `runs`, keeping the order of both.
+std::vector<MeasuredRun> take_refused(std::vector<MeasuredRun>& runs);
 
 }  // namespace servesim::measured
 

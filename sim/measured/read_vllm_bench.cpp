@@ -131,6 +131,20 @@ std::vector<MeasuredRun> read_vllm_bench_json(const std::string& path) {
     const std::string model = models::catalog_name_for_id(run.deployment.model_id);
     if (!model.empty()) run.deployment.set("model", model, path + " (model_id)");
   }
+  // What the client recorded: "endpoint_type" (newer clients; older ones wrote the backend there
+  // too) or "backend": "openai-chat" posts to /v1/chat/completions, the others to completions.
+  for (const char* key : {"endpoint_type", "backend"}) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string() || !run.endpoint.empty()) continue;
+    const std::string b = it->get<std::string>();
+    run.endpoint = b.find("chat") != std::string::npos ? "chat" : "completions";
+  }
+  if (auto it = j.find("date"); it != j.end() && it->is_string()) run.date = it->get<std::string>();
+  // vllm bench serve does not record the vLLM version; a --metadata vllm_version=X.Y.Z does.
+  if (auto it = j.find("vllm_version"); it != j.end() && it->is_string()) {
+    run.deployment.engine_version = it->get<std::string>();
+    run.deployment.source["engine_version"] = path + " (vllm_version)";
+  }
   if (j.contains("request_rate")) run.request_rate = rate_of(j["request_rate"], path);
   if (auto it = j.find("burstiness"); it != j.end() && !it->is_null()) {
     run.burstiness = number_of(j, "burstiness", path);

@@ -72,6 +72,9 @@ std::string detect_format(const std::string& path) {
     if (!lines.empty() && lines[0].rfind("Hardware,Num of Hardware,Framework,Model", 0) == 0) {
       return "argonne";
     }
+    if (!lines.empty() && lines[0].rfind("row_id,source_id,source_url", 0) == 0) {
+      return "public-vllm-runs";
+    }
     return "guidellm";
   }
   if (name.size() >= 15 && name.compare(name.size() - 15, 15, "genai_perf.json") == 0) {
@@ -99,6 +102,7 @@ std::vector<MeasuredRun> read_runs(const std::string& path) {
   if (format == "llmservingsim") return read_llmservingsim(path);
   if (format == "inferencex") return read_inferencex_csv(path);
   if (format == "argonne") return read_argonne_csv(path);
+  if (format == "public-vllm-runs") return read_public_runs_csv(path);
   return read_guidellm_csv(path);
 }
 

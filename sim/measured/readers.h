@@ -27,6 +27,7 @@
 //                  profile.yaml and vllm.log beside it: one run per guidellm benchmark
 //                  (synchronous, throughput, constant-rate stages). Its per-request itl_ms is
 //                  vLLM's TPOT.
+//   public-vllm-runs  one row per public vllm bench serve result (read_public_runs_csv).
 #ifndef SERVESIM_SIM_MEASURED_READERS_H_
 #define SERVESIM_SIM_MEASURED_READERS_H_
 
@@ -69,6 +70,20 @@ std::vector<MeasuredRun> read_inferencex_csv(const std::string& path);
 // with the vLLM 0.6 row; measured: p100_e2el_ms (the latency: the last request's E2E) and
 // request_throughput (batch / latency). Engine flags of the scripts come from a sidecar.
 std::vector<MeasuredRun> read_argonne_csv(const std::string& path);
+
+// A table of public `vllm bench serve` results transcribed one row per run (header "row_id,
+// source_id,source_url,...": data/realdata/public_vllm_runs, whose README describes the columns).
+// Each row becomes a run: the serve command's flags and the engine columns (TP, PP, expert
+// parallel, max-num-seqs, max-num-batched-tokens, max-model-len, gpu-memory-utilization, async
+// scheduling, enforce-eager; the server log's KV size as num_gpu_blocks_override), the vLLM
+// version's defaults for what the row leaves blank, FP8 / MXFP4 checkpoints as their
+// quantization, and the client's load: rate (inf = all at t = 0), max concurrency, prompts.
+// Request lengths: ShareGPT rows sample the shipped first-turn set (seed 0) scaled to the row's
+// token totals; random rows split the totals evenly. Measured: mean / median / P99 of TTFT,
+// TPOT, ITL (E2E where given) and request_throughput = requests / duration. A row whose model,
+// checkpoint, serve flag, dataset or completion servesim does not model is returned with
+// MeasuredRun::refused saying why (each reason, by name).
+std::vector<MeasuredRun> read_public_runs_csv(const std::string& path);
 
 // Dispatches on detect_format(path).
 std::vector<MeasuredRun> read_runs(const std::string& path);

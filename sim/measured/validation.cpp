@@ -11,6 +11,7 @@
 #include "sim/base/error.h"
 #include "sim/base/executor.h"
 #include "sim/base/parallel.h"
+#include "sim/measured/run_assumptions.h"
 
 namespace servesim::measured {
 namespace {
@@ -166,6 +167,8 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
     v.deployment = deployment_text(run);
     v.engine_version = run.deployment.engine_version;
     v.notes = run.notes;
+    v.assumptions = run_assumptions(run, configs[i]);
+    v.declared = declared_not_recorded(run);
     v.in_fit_set = in_fit_set(run.id, calibration.fitted_on);
   }
   // One job per run; its prediction travels as bytes (executor.h), doubles exact.
@@ -174,15 +177,24 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
   loop.compute = [&](int64_t i) {
     nlohmann::json out;
     try {
-      const Prediction p = simulate_measured_run(
-          runs[static_cast<size_t>(i)], configs[static_cast<size_t>(i)], calibration, options);
+      const MeasuredRun& run = runs[static_cast<size_t>(i)];
+      const sim::SimulationConfig& config = configs[static_cast<size_t>(i)];
+      const sim::PreparedDeployment prepared = sim::prepare_deployment(config);
+      const Prediction p = simulate_measured_run(run, config, prepared, calibration, options);
       nlohmann::json rows = nlohmann::json::array();
-      for (const MetricComparison& c : compare(runs[static_cast<size_t>(i)], p)) {
+      for (const MetricComparison& c : compare(run, p)) {
         rows.push_back({c.key, c.measured, c.predicted, c.error_pct});
       }
-      out = {{"arrivals", p.arrivals_detail},  {"basis", p.basis.label},
-             {"basis_reason", p.basis.reason}, {"kv_tokens", p.kv_tokens},
-             {"preemptions", p.preemptions},   {"rows", rows}};
+      const TtftFloor f = ttft_floor(run, config, prepared, calibration);
+      out = {
+          {"arrivals", p.arrivals_detail},
+          {"basis", p.basis.label},
+          {"basis_reason", p.basis.reason},
+          {"kv_tokens", p.kv_tokens},
+          {"preemptions", p.preemptions},
+          {"rows", rows},
+          {"floor", {f.kind, f.mean_ms, f.median_ms, f.mean_prompt_tokens, f.median_prompt_tokens}},
+          {"warnings", ttft_floor_warnings(run, f)}};
     } catch (const ConfigError& e) {
       out = {{"error", e.what()}};
     }
@@ -204,6 +216,12 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
       v.rows.push_back({r.at(0).get<std::string>(), r.at(1).get<double>(), r.at(2).get<double>(),
                         r.at(3).get<double>()});
     }
+    // A floor not determined is NaN (CBOR keeps it); null is read as not determined too.
+    auto ms = [](const nlohmann::json& x) { return x.is_number() ? x.get<double>() : kUnknown; };
+    const nlohmann::json& f = j.at("floor");
+    v.ttft_floor = {f.at(0).get<std::string>(), ms(f.at(1)), ms(f.at(2)), f.at(3).get<int32_t>(),
+                    f.at(4).get<int32_t>()};
+    v.warnings = j.at("warnings").get<std::vector<std::string>>();
   };
   run_jobs(executor, jobs, loop, nullptr);
   for (const RunValidation& v : table.runs) {
@@ -311,7 +329,20 @@ nlohmann::ordered_json to_json(const ValidationTable& table) {
              {"kv_tokens", r.kv_tokens},
              {"preemptions", r.preemptions},
              {"notes", r.notes},
+             {"assumptions", r.assumptions},
+             {"declared_not_recorded", r.declared},
              {"metrics", rows}};
+    if (r.error.empty()) {
+      auto ms = [](double v) { return std::isfinite(v) ? oj(v) : oj(nullptr); };
+      const TtftFloor& f = r.ttft_floor;
+      jr["ttft_floor"] = {
+          {"kind", f.kind}, {"mean_ms", ms(f.mean_ms)}, {"median_ms", ms(f.median_ms)}};
+      if (f.kind == "lone request") {
+        jr["ttft_floor"]["mean_prompt_tokens"] = f.mean_prompt_tokens;
+        jr["ttft_floor"]["median_prompt_tokens"] = f.median_prompt_tokens;
+      }
+      jr["warnings"] = r.warnings;
+    }
     if (!r.error.empty()) jr["error"] = r.error;
     runs.push_back(jr);
   }

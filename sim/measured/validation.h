@@ -19,6 +19,7 @@
 #include "sim/base/executor.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
+#include "sim/measured/ttft_floor.h"
 
 namespace servesim::measured {
 
@@ -60,6 +61,12 @@ struct RunValidation {
   int64_t preemptions = 0;
   std::vector<MetricComparison> rows;
   std::vector<std::string> notes;
+  // What was assumed and what was declared rather than recorded (run_assumptions.h), and the
+  // run's warnings: a measured TTFT below the simulated no-queue floor (ttft_floor.h).
+  std::vector<std::string> assumptions;
+  std::vector<std::string> declared;
+  TtftFloor ttft_floor;
+  std::vector<std::string> warnings;
   std::string error;  // set when the run could not be simulated (e.g. the model does not fit)
 };
 
