@@ -240,7 +240,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
       "vLLM's flags that change nothing simulated (--host, --port, --backend vllm, --endpoint\n"
       "/v1/completions, --tokenizer, --trust-remote-code, --served-model-name, --dtype auto|\n"
       "bfloat16|float16, --ignore-eos, ...) are accepted and listed as ignored; those that change\n"
-      "serving in ways not modelled (--speculative-model, --enable-lora, --cpu-offload-gb,\n"
+      "serving in ways not modelled (--speculative-model, --lora-modules, --cpu-offload-gb,\n"
       "--kv-transfer-config, ...) are refused by name. docs/cli.md lists both.");
 }
 
