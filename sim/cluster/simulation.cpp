@@ -294,6 +294,9 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
         "--speculative-config with --kv-offloading-size: the two are not modelled together "
         "(the CPU tier's stores follow one token per decode step); expected one of them");
   }
+  if (p.engine.spec.enabled() || p.engine.kv_offload_blocks > 0) {
+    p.basis = prediction_basis(p, prediction_query(config, p));  // with the mode's own line
+  }
   if (p.engine.lora.enable_lora && (p.engine.spec.enabled() || p.engine.kv_offload_blocks > 0)) {
     throw ConfigError(std::string("--enable-lora with ") +
                       (p.engine.spec.enabled() ? "--speculative-config" : "--kv-offloading-size") +
@@ -557,6 +560,15 @@ calibration::PredictionBasis prediction_basis(const PreparedDeployment& prepared
     const bool assumed = l.load_gbps == kDefaultLoraLoadGbps || l.h2d_gbps == kDefaultLoraH2dGbps;
     b.reason += std::string("; LoRA: kernels roofline, adapter loads at ") +
                 (assumed ? "assumed" : "given") + " bandwidths, not validated";
+  }
+  // Speculative decoding and KV offload likewise (docs/deployment-modes.md).
+  if (prepared.engine.spec.enabled()) {
+    b.reason += "; speculative decoding: acceptance from the given " +
+                prepared.engine.spec.acceptance_source +
+                " (none measured here), drafter timed by the target's cost model, not validated";
+  }
+  if (prepared.engine.kv_offload_blocks > 0) {
+    b.reason += "; KV offload: copies at the host link's PCIe peak (not measured), not validated";
   }
   return b;
 }
