@@ -130,6 +130,25 @@ const std::vector<VllmFlag>& vllm_flags() {
       {"--speculative-config", Arity::kOne, kServe,
        "speculative decoding is not modelled by servesim serve (simulate, sweep, plan and "
        "compare model it)"},
+      // KV offloading and LoRA likewise: run fields of simulate, sweep, plan and compare.
+      {"--kv-offloading-size", Arity::kOne, kServe,
+       "KV offloading is not modelled by servesim serve (simulate, sweep, plan and compare "
+       "model it)"},
+      {"--kv-offloading-backend", Arity::kOne, kServe,
+       "KV offloading is not modelled by servesim serve (simulate, sweep, plan and compare "
+       "model it)"},
+      {"--enable-lora", Arity::kNone, kServe,
+       "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare "
+       "model them)"},
+      {"--max-loras", Arity::kOne, kServe,
+       "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare "
+       "model them)"},
+      {"--max-lora-rank", Arity::kOne, kServe,
+       "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare "
+       "model them)"},
+      {"--max-cpu-loras", Arity::kOne, kServe,
+       "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare "
+       "model them)"},
       {"--speculative-model", Arity::kOne, kServe,
        "vLLM V0's speculative flag is not modelled (--speculative-config JSON is)"},
       {"--num-speculative-tokens", Arity::kOne, kServe,

@@ -141,6 +141,19 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
       run({"plan", "--target-qps", "5", "--slo", "p99_ttft_ms<=500", "--fully-sharded-loras"});
   CHECK(p.code == 2);
   CHECK(p.err.find("--fully-sharded-loras: fully sharded LoRA") != std::string::npos);
+  // serve refuses the deployment modes simulate models but serve does not, before it listens.
+  for (const std::vector<std::string>& mode :
+       {std::vector<std::string>{"--speculative-config", "{}"},
+        std::vector<std::string>{"--kv-offloading-size", "8"},
+        std::vector<std::string>{"--enable-lora"}, std::vector<std::string>{"--max-loras", "4"}}) {
+    std::vector<std::string> args = {"serve", "--port", "0"};
+    args.insert(args.end(), mode.begin(), mode.end());
+    const Outcome o = run(args);
+    INFO(o.err);
+    CHECK(o.code == 2);
+    CHECK(o.err.rfind("servesim: error: " + mode.front() + ": ", 0) == 0);
+    CHECK(o.err.find("not modelled by servesim serve") != std::string::npos);
+  }
   fs::remove_all(dir);
 }
 
