@@ -477,6 +477,10 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
   pd->instance_bandwidth = pd->link.bandwidth_bytes_per_s * (pd->link_shared_per_node ? 1 : tp_p);
   pd->kv_bytes_per_token =
       static_cast<double>(decode.memory.kv_bytes_per_token) * static_cast<double>(tp_d);
+  // The mode's own parameters in the basis, as the other deployment modes' (this basis is the
+  // decode pool's; the prefill pool's steps are timed by the same kind of cost model).
+  decode.basis.reason += "; P/D: decode pool's basis, KV link " + pd->link_name +
+                         " from the link catalog, handoff as vLLM's NixlConnector, not validated";
   decode.pd = std::move(pd);
   return decode;
 }
