@@ -20,6 +20,13 @@ enum class Arity { kNone, kOne, kMany };
 // Which command lines have the flag.
 enum In : unsigned { kServe = 1, kBench = 2, kBoth = 3 };
 
+// Why serve refuses the deployment modes that simulate, sweep, plan and compare model.
+constexpr const char* kOffloadNotServed =
+    "KV offloading is not modelled by servesim serve (simulate, sweep, plan and compare model it)";
+constexpr const char* kLoraNotServed =
+    "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare model "
+    "them)";
+
 // A value of an ignored flag that changes serving: returns why it is refused, "" when the value
 // changes nothing that is simulated.
 using ValueCheck = std::string (*)(const std::string& value);
@@ -131,24 +138,12 @@ const std::vector<VllmFlag>& vllm_flags() {
        "speculative decoding is not modelled by servesim serve (simulate, sweep, plan and "
        "compare model it)"},
       // KV offloading and LoRA likewise: run fields of simulate, sweep, plan and compare.
-      {"--kv-offloading-size", Arity::kOne, kServe,
-       "KV offloading is not modelled by servesim serve (simulate, sweep, plan and compare "
-       "model it)"},
-      {"--kv-offloading-backend", Arity::kOne, kServe,
-       "KV offloading is not modelled by servesim serve (simulate, sweep, plan and compare "
-       "model it)"},
-      {"--enable-lora", Arity::kNone, kServe,
-       "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare "
-       "model them)"},
-      {"--max-loras", Arity::kOne, kServe,
-       "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare "
-       "model them)"},
-      {"--max-lora-rank", Arity::kOne, kServe,
-       "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare "
-       "model them)"},
-      {"--max-cpu-loras", Arity::kOne, kServe,
-       "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare "
-       "model them)"},
+      {"--kv-offloading-size", Arity::kOne, kServe, kOffloadNotServed},
+      {"--kv-offloading-backend", Arity::kOne, kServe, kOffloadNotServed},
+      {"--enable-lora", Arity::kNone, kServe, kLoraNotServed},
+      {"--max-loras", Arity::kOne, kServe, kLoraNotServed},
+      {"--max-lora-rank", Arity::kOne, kServe, kLoraNotServed},
+      {"--max-cpu-loras", Arity::kOne, kServe, kLoraNotServed},
       {"--speculative-model", Arity::kOne, kServe,
        "vLLM V0's speculative flag is not modelled (--speculative-config JSON is)"},
       {"--num-speculative-tokens", Arity::kOne, kServe,
