@@ -21,7 +21,12 @@ models::Deployment drafter_deployment(const SpecDecode& spec, const models::Depl
   d.pipeline_parallel_size = 1;
   d.data_parallel_size = 1;
   if (spec.method == "draft_model") {
-    d.model = models::load_model(models::resolve_model(spec.model));
+    try {
+      d.model = models::load_model(models::resolve_model(spec.model));
+    } catch (const ConfigError& e) {  // the loader names the file; say which flag and key
+      throw ConfigError(std::string("--speculative-config: key 'model' (the draft model): ") +
+                        e.what());
+    }
     d.model.dtype_bytes = target.model.dtype_bytes;
     if (d.model.num_heads % tp != 0) {
       throw ConfigError("--speculative-config: draft_tensor_parallel_size " + std::to_string(tp) +
