@@ -72,6 +72,21 @@ std::vector<InputFile> config_inputs(const json& keys) {
       in.push_back({flag, v, k.max_bytes});
     }
   }
+  // A draft model given as a path inside --speculative-config (vLLM's "model" key) is read too.
+  auto spec = keys.find("speculative_config");
+  if (spec != keys.end() && spec->is_object()) {
+    auto m = spec->find("model");
+    if (m != spec->end() && m->is_string()) {
+      const std::string v = m->get<std::string>();
+      std::error_code ec;
+      if (looks_like_path(v) && std::filesystem::is_directory(v, ec)) {
+        in.push_back({"--speculative-config", (std::filesystem::path(v) / "config.json").string(),
+                      kMaxSettingsFileBytes});
+      } else if (looks_like_path(v) && std::filesystem::exists(v, ec)) {
+        in.push_back({"--speculative-config", v, kMaxSettingsFileBytes});
+      }
+    }
+  }
   return in;
 }
 

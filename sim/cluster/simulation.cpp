@@ -146,6 +146,15 @@ int64_t blocks_for_longest_request(const EngineConfig& e) {
   return (len + bs - 1) / bs + e.kv_sliding_groups * ((window_tokens + bs - 1) / bs + 1);
 }
 
+// The host line the replicas run: speculative decoding and pipeline stages run without async
+// scheduling (resolve_engine_config and prepare_deployment), whatever the version's default, so
+// their calibration and prediction basis are the sync line's.
+std::string run_host_line(const SimulationConfig& config) {
+  EngineConfig e = config.engine;
+  if (!e.spec.method.empty() || config.pipeline_parallel_size > 1) e.async_scheduling = 0;
+  return host_line(e);
+}
+
 }  // namespace
 
 PreparedDeployment prepare_deployment(const SimulationConfig& config) {
@@ -237,8 +246,7 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   if (config.calibration != "none") {
     std::string path = config.calibration;
     if (path.empty()) {
-      path =
-          calibration::default_calibration_path(d.gpu.name, host_line(config.engine)).value_or("");
+      path = calibration::default_calibration_path(d.gpu.name, run_host_line(config)).value_or("");
     }
     if (!path.empty()) {
       d.calibration = calibration::load_calibration(path);
@@ -537,7 +545,7 @@ calibration::PredictionQuery prediction_query(const SimulationConfig& config,
       config.max_concurrency > 0
           ? static_cast<int64_t>(std::ceil(static_cast<double>(config.max_concurrency) / replicas))
           : config.max_concurrency;
-  q.host_line = host_line(config.engine);
+  q.host_line = run_host_line(config);
   return q;
 }
 

@@ -9,6 +9,7 @@
 #include "sim/cluster/drafter.h"
 #include "sim/cluster/simulation.h"
 #include "sim/replica/speculative_config.h"
+#include "sim/replica/vllm_version.h"
 
 namespace servesim::sim {
 namespace {
@@ -37,8 +38,21 @@ TEST_CASE("spec decode drafter: EAGLE head and MTP layer are one layer of the ta
   CHECK(head.model.hidden_size == p.deployment.model.hidden_size);
   CHECK(head.tensor_parallel_size == 4);
   REQUIRE(p.drafter != nullptr);
-  // The speculative run is synchronous (async scheduling is not modelled with it).
+  // The speculative run is synchronous (async scheduling is not modelled with it), and its
+  // calibration and prediction basis are the sync host line's, though vLLM 0.19's default is async.
   CHECK(p.engine.async_scheduling == 0);
+  const calibration::PredictionQuery q = prediction_query(
+      spec_config("llama-3.1-70b", 4,
+                  R"({"method": "eagle3", "model": "h", "num_speculative_tokens": 3,
+                      "acceptance_length": 2})"),
+      p);
+  CHECK(q.host_line == vllm_minor_version(p.engine.vllm_version) + " sync");
+  SimulationConfig plain =
+      spec_config("llama-3.1-70b", 4,
+                  R"({"method": "ngram", "num_speculative_tokens": 3, "acceptance_length": 2})");
+  plain.engine.spec = SpecDecode{};
+  CHECK(prediction_query(plain, prepare_deployment(plain)).host_line ==
+        vllm_minor_version(p.engine.vllm_version) + " async");
 
   const PreparedDeployment ng = prepare_deployment(
       spec_config("llama-3.1-8b", 1,
