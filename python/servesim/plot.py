@@ -111,7 +111,7 @@ def workload_text(config):
 def _joined(values):
     seen = []
     for v in values:
-        if v not in seen:
+        if v is not None and v not in seen:
             seen.append(v)
     return ", ".join(str(v) for v in seen)
 
@@ -137,7 +137,7 @@ def sweep_title(sweep):
 def plan_title(plan):
     """'llama-3.1-8b × h100-sxm, a100-80gb × random 1024 in / 256 out at 20 req/s, p99_ttft_ms<=500'."""
     head = plan["servesim_plan"]
-    gpus = _joined(c["gpu"] for c in plan["candidates"])
+    gpus = _joined(plan["config"].get("gpu") or [c["gpu"] for c in plan["candidates"]])
     return (f"{plan['config'].get('model')} × {gpus} × {workload_text(plan['config'])} "
             f"at {head['target_qps']:g} req/s, {slos_text(head.get('slos'))}")
 
