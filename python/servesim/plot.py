@@ -4,27 +4,35 @@ Command line (the kind of each file is recognised from its keys):
 
     python3 -m servesim.plot sweep.json -o latency.png [--slo 'p99_ttft_ms<=500']
     python3 -m servesim.plot sweep.json --kind pareto -o pareto.svg
+    python3 -m servesim.plot plan.json -o candidates.png
     python3 -m servesim.plot plan-50.json plan-100.json plan-200.json -o gpus.png
     python3 -m servesim.plot validation.json -o predicted_vs_measured.png
     python3 -m servesim.plot compare.json -o compare.png
 
-Kinds:
-  latency     (sweep)    TTFT and TPOT, P50 dashed and P99 solid, against the swept request rate
-                         (or concurrency); the SLO as a horizontal line, each curve's knee as a
-                         dotted vertical line, saturated points as crosses.
+Every figure is titled from its files (model × GPU × TP × workload; --title replaces it) and has
+a legend on every panel. Kinds:
+  latency     (sweep)    P50 (dashed) and P99 (solid) TTFT and TPOT, and ITL/E2E when an SLO
+                         names them, against the swept request rate (or concurrency); each SLO as
+                         a red line and each curve's SLO crossing marked and labelled ("max 7.7
+                         req/s at p99 TTFT <= 500 ms", linear between the swept points); the
+                         saturated range of each curve shaded (no steady-state latency there).
   pareto      (sweep)    output tokens/s per GPU against interactivity (tokens/s per user =
                          1000 / median TPOT in ms), every unsaturated point of every curve, and the
                          Pareto frontier over all of them (the InferenceX / vLLM dashboard view).
+  candidates  (one plan) GPUs each candidate needs, the answer marked, cost and basis beside each
+                         bar, the reason beside a candidate that fails (default for one plan).
   gpus        (plans)    GPUs needed against target QPS, one line per GPU type: each plan file
                          gives one marker per GPU type, the fewest GPUs of its candidates on that
-                         GPU that passed (verified on the whole cluster). Run one plan per target.
+                         GPU that passed (verified on the whole cluster). Run one plan per target
+                         (default for several plans).
   validation (validate)  predicted against measured, one panel per metric, log-log, the diagonal
-                         and +-10% bands; runs in the fit set hollow.
-  compare    (compare)   B - A per metric with its confidence interval.
+                         and +-10% bands; runs in the fit set hollow (said in the legend).
+  compare    (compare)   B - A per metric with its confidence interval: green where B is
+                         significantly better, red where significantly worse, grey otherwise.
 
 The same functions take the parsed JSON (or a servesim result) and an optional matplotlib Axes,
 for notebooks: latency_vs_rate, throughput_vs_interactivity, gpus_vs_qps, predicted_vs_measured,
-compare_bars. Needs python3-matplotlib.
+candidate_bars, compare_bars. Needs python3-matplotlib.
 """
 
 import argparse
@@ -251,7 +259,7 @@ def latency_vs_rate(sweep, slos=(), axes=None):
         ax.set_ylabel(f"{name} (ms)")
         ax.set_title(f"{name}: P99 solid, P50 dashed", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig
 
@@ -354,7 +362,9 @@ def candidate_bars(plan, ax=None):
         else:
             text = (f"{c['total_gpus']} GPUs ({c['replicas']} × TP{c['tensor_parallel_size']}), "
                     f"${c['cost_per_hour_usd']:.2f}/h, {c.get('prediction_basis', '')}")
-        ax.annotate(text[:90], (widths[i], i), xytext=(4, 0), textcoords="offset points",
+        if len(text) > 100:  # a long reason: cut at a word, marked as cut
+            text = text[:100].rsplit(" ", 1)[0] + " …"
+        ax.annotate(text, (widths[i], i), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=7)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in ("answer", "ok", "failed")]
     ax.legend(handles, ["the answer", "meets the SLOs", "does not (reason shown)"], fontsize=7,

@@ -304,7 +304,7 @@ def render(plan, sweep=None, inputs=()):
             for ax in fig.axes:
                 ax.axvline(top, color="black", linestyle="-.", linewidth=1,
                            label=f"plan: max {top:.3g} req/s per replica")
-                ax.legend(fontsize=7, loc="upper left")
+                ax.legend(fontsize=7, loc="best")
             lines.append(f"plan's search for {answer['label']}: max {top:.3g} req/s per replica "
                          f"({answer.get('binding_slo')} binds)")
         fig.suptitle(label, fontsize=11)

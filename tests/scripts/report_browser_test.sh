@@ -27,12 +27,14 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# Llama-3.1-8B on H100 and A100 at 20 req/s: several candidates, one answer; the sweep is of the
-# answer's configuration (one H100, TP1).
-common=(--model llama-3.1-8b --random-input-len 1024 --random-output-len 256)
-"$bin" plan "${common[@]}" --gpu h100-sxm,a100-80gb -tp 1,2 --target-qps 20 \
-  --slo 'p99_ttft_ms<=500' --seeds 1 --num-prompts 500 --output "$out/plan.json" > /dev/null
-"$bin" sweep "${common[@]}" --gpu h100-sxm -tp 1 --request-rate 4:40:4 --num-prompts 500 \
+# The commands of docs/capacity-planning.md, "The one-page report": Llama-3.1-70B on H100 at
+# 100 req/s, P99 TTFT <= 500 ms, TP 1, 2, 4, 8 (one refused: the weights do not fit), and the sweep
+# of the answer's TP4 replica. ~5 s on 2 cores.
+common=(--model llama-3.1-70b --gpu h100-sxm --max-model-len 8192 --random-input-len 1024
+        --random-output-len 256)
+"$bin" plan "${common[@]}" --tensor-parallel-size 1,2,4,8 --target-qps 100 \
+  --slo 'p99_ttft_ms<=500' --output "$out/plan.json" > /dev/null
+"$bin" sweep "${common[@]}" -tp 4 --request-rate 1:12:1 \
   --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,99 \
   --output "$out/sweep.json" > /dev/null
 "$bin" report "$out/plan.json" "$out/sweep.json" -o "$out/report.html"
@@ -42,7 +44,7 @@ cmp "$out/report.html" "$out/again.html" || { echo "FAIL: two reports of the sam
 
 # Chromium as root needs --no-sandbox; the profile goes to the temporary folder.
 chrome=("$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars
-        "--user-data-dir=$out/profile" --window-size=1200,2700)
+        "--user-data-dir=$out/profile" --window-size=1200,1950)
 timeout 120 "${chrome[@]}" --dump-dom "file://$out/report.html" > "$out/dom.html" 2> "$out/chromium.log" ||
   { echo "FAIL: chromium --dump-dom failed"; tail -5 "$out/chromium.log"; exit 1; }
 timeout 120 "${chrome[@]}" --screenshot="$out/report.png" "file://$out/report.html" \
@@ -120,14 +122,14 @@ def need(id_, tag=None, text=None, svg=False):
 
 for section in ("answer", "candidates", "curve", "gpus", "vllm"):
     need(section, "section")
-need("title", "h1", "llama-3.1-8b")
+need("title", "h1", "llama-3.1-70b × h100-sxm × random 1024 in / 256 out at 100 req/s")
 need("answer", text=" ".join(plan["answer"].split())[:60])
 need("basis", "table", "error band")
 need("candidates-table", "table")
 need("latency-curve", "figure", svg=True)
 need("gpu-chart", "figure", svg=True)
-need("max-rate", text="p99 TTFT <= 500 ms")
-need("vllm-serve", "pre", "vllm serve llama-3.1-8b")
+need("max-rate", text="h100-sxm TP4: max 7.61 req/s at p99 TTFT <= 500 ms")
+need("vllm-serve", "pre", "vllm serve llama-3.1-70b --tensor-parallel-size 4")
 need("vllm-bench", "pre", "vllm bench serve")
 if len(dom.rows) != len(plan["candidates"]):
     fails.append(f"{len(dom.rows)} candidate rows; the plan has {len(plan['candidates'])}")
