@@ -42,6 +42,7 @@ import os
 import re
 import stat
 import sys
+import textwrap
 
 import matplotlib
 
@@ -476,8 +477,10 @@ def default_title(data, kind):
         return plan_title(first)
     if kind == "gpus":
         head = first["servesim_plan"]
-        return (f"{first['config'].get('model')} × {workload_text(first['config'])}, "
-                f"{slos_text(head.get('slos'))}: GPUs per target rate")
+        tps = first["config"].get("tensor_parallel_size")
+        tps = ", ".join(str(t) for t in tps) if isinstance(tps, list) else tps
+        return (f"{first['config'].get('model')} × {_joined(first['config'].get('gpu') or [])} × "
+                f"TP {tps} × {workload_text(first['config'])}, {slos_text(head.get('slos'))}")
     if kind == "compare":
         return f"compare: A = {first.get('a', {}).get('label', 'A')}, B = {first.get('b', {}).get('label', 'B')}"
     return None
@@ -581,7 +584,9 @@ def main(argv=None):
         return 2
     title = args.title or title
     if title:
-        fig.suptitle(title, fontsize=11)
+        # Wrapped to the figure's width (about 11 characters per inch at this size).
+        width = int(fig.get_figwidth() * 11)
+        fig.suptitle(textwrap.fill(title, width), fontsize=11)
         fig.tight_layout()
     save_figure(fig, args.output, args.dpi)
     print(f"Plot written to {args.output}")
