@@ -31,7 +31,11 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:  # named, not a traceback: the one dependency a bare Python lacks
+    sys.exit("servesim report: error: python3-matplotlib is not installed for "
+             f"{sys.executable}; expected it (scripts/setup.sh installs Debian's)")
 
 matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
