@@ -3,7 +3,8 @@
 
 Usage: scripts/plot_validation.py OUT.png TITLE table1.json [table2.json ...]
 One panel per metric (mean TTFT, mean TPOT, mean E2E, P99 TTFT), log-log, one colour per
-deployment, the diagonal and ±10 % bands. Runs marked in_fit_set are drawn hollow.
+deployment, the diagonal and ±10 % bands, a legend on every panel. Runs marked in_fit_set are
+drawn hollow (the legend says so).
 Needs python3-matplotlib (Debian package).
 """
 import json
@@ -28,6 +29,7 @@ def main():
     groups = sorted({r["deployment"] for r in runs})
     colours = plt.cm.tab10.colors
     fig, axes = plt.subplots(1, len(METRICS), figsize=(4.2 * len(METRICS), 4.4))
+    shown = {ax: set() for ax in axes}  # deployments already in a panel's legend
     for ax, (key, label) in zip(axes, METRICS):
         lo, hi = float("inf"), 0.0
         for gi, g in enumerate(groups):
@@ -40,11 +42,21 @@ def main():
                 xs, ys = zip(*pts)
                 lo, hi = min(lo, *xs, *ys), max(hi, *xs, *ys)
                 c = colours[gi % len(colours)]
-                ax.scatter(xs, ys, s=28, label=g if not fit else None,
+                ax.scatter(xs, ys, s=28, label=g if g not in shown[ax] else None,
                            facecolors="none" if fit else c, edgecolors=c)
+                shown[ax].add(g)
         parity_axes.finish(ax, lo, hi, "measured " + label, "predicted")
-    axes[0].legend(fontsize=7, loc="upper left")
-    fig.suptitle(title + "  (diagonal = exact, dotted = ±10 %; hollow = run used for fitting)")
+    # A legend on every panel: the deployments, what hollow means, the diagonal and the bands.
+    for ax in axes:
+        handles, labels = ax.get_legend_handles_labels()
+        if any(r.get("in_fit_set", False) for r in runs):
+            handles.append(ax.scatter([], [], s=28, facecolors="none", edgecolors="black"))
+            labels.append("hollow: run the profile was fitted on")
+        handles += [plt.Line2D([], [], color="black", lw=0.8),
+                    plt.Line2D([], [], color="black", lw=0.6, linestyle=":")]
+        labels += ["predicted = measured", "±10 %"]
+        ax.legend(handles, labels, fontsize=6, loc="upper left")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(out, dpi=90)
 

@@ -19,11 +19,14 @@ packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nloh
           # The C++ formatting check (ctest format.clang_format, scripts/check_format.sh)
           clang-format
           # A compiler cache: rebuilds in another checkout (CI's fresh copy, worktrees) reuse
-          # objects, since no object but sim/base/data_dir.cpp's depends on the checkout's path
+          # objects, since no object but sim/base/data_dir.cpp's and sim/app/cmd_report.cpp's
+          # depends on the checkout's path
           ccache
           # The Python module, its tests, plots and notebooks (for /usr/bin/python3)
           pybind11-dev python3-dev python3-numpy python3-pandas python3-pytest python3-matplotlib
-          python3-nbconvert python3-ipykernel)
+          python3-nbconvert python3-ipykernel
+          # `servesim report`'s test opens the page in a headless browser and screenshots it
+          chromium)
 if [ "${SERVESIM_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch); fi
 install_missing setup "${packages[@]}"
 

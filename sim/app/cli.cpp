@@ -31,6 +31,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   c.push_back(make_merge_command());
   c.push_back(make_kernel_check_command());
   c.push_back(make_serve_command());
+  c.push_back(make_report_command());
   return c;
 }
 
@@ -60,7 +61,8 @@ const std::vector<OutputFlag>& output_flags() {
                                                 {"validate", "--write-line-profiles", "folder"},
                                                 {"calibrate", "--out", "file"},
                                                 {"calibrate", "--part-file", "file"},
-                                                {"kernel-check", "--output", "file"}};
+                                                {"kernel-check", "--output", "file"},
+                                                {"report", "--output", "file"}};
   return flags;
 }
 

@@ -32,6 +32,7 @@ std::unique_ptr<Command> make_matrix_command();
 std::unique_ptr<Command> make_merge_command();
 std::unique_ptr<Command> make_kernel_check_command();
 std::unique_ptr<Command> make_serve_command();
+std::unique_ptr<Command> make_report_command();
 
 }  // namespace servesim::app
 

@@ -899,6 +899,13 @@ std::vector<BadInput> cases() {
        {},
        2,
        "--enable-lora with --kv-offloading-size"},
+      // report's inputs and output, checked before the page is drawn.
+      {"report of a folder", {"report", "{dir}", "-o", "{dir}/r.html"}, {}, 2, "is a directory"},
+      {"report written over its plan",
+       {"report", "{dir}/p.json", "-o", "{dir}/p.json"},
+       {{"p.json", "{}"}},
+       2,
+       "is also an input"},
   };
   return c;
 }

@@ -78,8 +78,8 @@ TEST_CASE("output rule: every option that names a file to write is a registered 
   for (const OptionInfo& o : options) commands.insert(o.command);
   // Every command with options was walked (`list` has none).
   CHECK(commands == std::set<std::string>{"simulate", "sweep", "compare", "plan", "matrix",
-                                          "validate", "calibrate", "merge", "kernel-check",
-                                          "serve"});
+                                          "validate", "calibrate", "merge", "kernel-check", "serve",
+                                          "report"});
   int outputs = 0;
   for (const OptionInfo& o : options) {
     INFO(o.command << " " << o.name << ": " << o.description);
@@ -133,6 +133,7 @@ std::vector<std::string> base_args(const std::string& command, const TempDir& d)
     return {"calibrate", "--gpu", "h100-sxm", "--vidur-mlp", d / "mlp.csv", "--config", c};
   }
   if (command == "kernel-check") return {"kernel-check", "--measured", c, "--gpu", "h100-sxm"};
+  if (command == "report") return {"report", c};
   FAIL("no command line for " << command);
   return {};
 }

@@ -120,3 +120,106 @@ def test_output_rule_input_symlink_and_device_refused(outputs, tmp_path):
     assert p.returncode == 2 and "is a device" in p.stderr
     assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
     assert sorted(x.name for x in tmp_path.iterdir()) == ["link.png", "target.png"]
+
+
+def test_slo_crossing_closed_form():
+    # On y = 100 + 50 x, y = 500 at x = 8 exactly: linear interpolation between the swept points
+    # is exact on a line, whatever the step.
+    xs = [1, 2, 3, 5, 7, 9, 11]
+    line = [100 + 50 * x for x in xs]
+    assert splot.slo_crossing(xs, line, 500) == {"value": 8.0, "bound": "exact"}
+    # Between (2, 400) and (3, 700): 2 + (500 - 400) / (700 - 400) = 2.333...
+    c = splot.slo_crossing([1, 2, 3], [300, 400, 700], 500)
+    assert c["bound"] == "exact" and abs(c["value"] - 7 / 3) < 1e-12
+    # Order of the points does not matter; the walk is from the lowest rate.
+    assert splot.slo_crossing([3, 1, 2], [700, 300, 400], 500) == c
+    # The next point saturated: the last one that met the SLO, as a bound.
+    assert splot.slo_crossing([1, 2, 3], [300, 400, None], 500) == {"value": 2, "bound": "saturated"}
+    # Every point meets it: a lower bound at the highest rate swept.
+    assert splot.slo_crossing([1, 2], [300, 400], 500) == {"value": 2, "bound": "lower"}
+    # The lowest rate already misses it (or saturates): no rate meets it.
+    assert splot.slo_crossing([1, 2], [600, 700], 500) is None
+    assert splot.slo_crossing([1, 2], [None, None], 500) is None
+    # Exactly at the limit meets it (<=).
+    assert splot.slo_crossing([1, 2, 3], [300, 500, 900], 500)["value"] == 2
+
+
+def test_crossing_and_title_texts(outputs):
+    c = {"value": 7.7, "bound": "exact"}
+    assert splot.crossing_label(c, "p99", "ttft", 500) == "max 7.7 req/s at p99 TTFT <= 500 ms"
+    assert (splot.crossing_label({"value": 35, "bound": "saturated"}, "p99", "tpot", 50)
+            == "max >= 35 req/s at p99 TPOT <= 50 ms")
+    with open(outputs["sweep"]) as f:
+        sweep = json.load(f)
+    # SMALL: Llama-3.1-8B on one H100, 512 in / 64 out; the curves vary max-num-seqs only.
+    assert splot.sweep_title(sweep) == "llama-3.1-8b × h100-sxm × TP1 × random 512 in / 64 out"
+    with open(outputs["plan5"]) as f:
+        plan = json.load(f)
+    assert splot.plan_title(plan) == ("llama-3.1-8b × h100-sxm, a100-80gb × random 512 in / 64 out"
+                                      " at 5 req/s, p99 TTFT <= 1000 ms")
+
+
+def test_latency_figure_marks_the_crossing_and_the_saturated_range():
+    # A hand-made sweep: P99 TTFT 100 + 50 x at 1..9 req/s, saturated at 10: the crossing of
+    # 500 ms is at 8 req/s and the saturated range starts at 10.
+    def point(x, sat=False):
+        p = {"request_rate": x, "saturated": sat}
+        for stat, k in (("p50", 0.5), ("p99", 1.0)):
+            p[f"{stat}_ttft_ms"] = None if sat else k * (100 + 50 * x)
+            p[f"{stat}_tpot_ms"] = None if sat else k * (10 + x)
+        return p
+    sweep = {"axis": "request_rate", "config": {"model": "m", "dataset_name": "random",
+                                                "random_input_len": 10, "random_output_len": 5},
+             "curves": [{"label": "", "deployment": {"model": "m", "gpu": "g",
+                                                     "tensor_parallel_size": 2},
+                         "points": [point(x) for x in range(1, 10)] + [point(10, True)]}]}
+    fig = splot.latency_vs_rate(sweep, ["p99_ttft_ms<=500"])
+    ttft, tpot = fig.axes
+    labels = ttft.get_legend_handles_labels()[1]
+    assert "max 8 req/s at p99 TTFT <= 500 ms" in labels
+    assert "SLO p99 TTFT <= 500 ms" in labels
+    assert "saturated from 10 req/s" in labels
+    marker = [l for l in ttft.get_lines() if l.get_label().startswith("max ")][0]
+    assert list(marker.get_xdata()) == [8.0] and list(marker.get_ydata()) == [500]
+    # Every panel has its legend; every marker is drawn in data coordinates (none pinned to
+    # the top edge in axes coordinates).
+    assert ttft.get_legend() is not None and tpot.get_legend() is not None
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if line.get_marker() not in (None, "None", "", " "):
+                assert line.get_transform() == ax.transData, line.get_label()
+    assert splot.sweep_title(sweep) == "m × g × TP2 × random 10 in / 5 out"
+
+
+def test_compare_colours_follow_the_metrics_direction():
+    def m(key, diff, p):
+        return {"key": key, "mean_diff": diff, "p_value": p}
+    assert splot.compare_colour(m("p99_ttft_ms", -5, 0.01), 0.95) == "tab:green"  # faster
+    assert splot.compare_colour(m("p99_ttft_ms", 5, 0.01), 0.95) == "tab:red"     # slower
+    assert splot.compare_colour(m("output_throughput", 5, 0.01), 0.95) == "tab:green"
+    assert splot.compare_colour(m("output_throughput", -5, 0.01), 0.95) == "tab:red"
+    assert splot.compare_colour(m("p99_ttft_ms", 5, 0.2), 0.95) == "tab:grey"
+
+
+def test_candidate_bars_are_each_candidates_gpus(outputs):
+    with open(outputs["plan5"]) as f:
+        plan = json.load(f)
+    fig = splot.candidate_bars(plan)
+    bars = fig.axes[0].patches
+    want = [c["total_gpus"] if c["status"] == "ok" else 0 for c in plan["candidates"]]
+    assert [b.get_width() for b in bars] == want
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [c["label"] for c in
+                                                                      plan["candidates"]]
+    # The answer's bar (the best-ranked that passed) has the answer's colour, alone.
+    import matplotlib.colors as mc
+    answer = [b for b in bars if mc.to_hex(b.get_facecolor()) == mc.to_hex("tab:blue")]
+    assert len(answer) == 1
+    assert fig.axes[0].get_legend() is not None
+
+
+def test_one_plan_draws_its_candidates_several_their_gpus_per_rate(outputs):
+    fig, title = splot.plot_files([outputs["plan5"]])
+    assert fig.axes[0].get_xlabel().startswith("GPUs needed")
+    assert title.startswith("llama-3.1-8b × h100-sxm, a100-80gb")
+    fig, title = splot.plot_files([outputs["plan5"], outputs["plan20"]])
+    assert fig.axes[0].get_xlabel() == "target QPS (req/s)"
