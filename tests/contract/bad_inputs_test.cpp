@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/app/cli.h"
+#include "sim/base/printable.h"
 
 // Cases leave the trailing `special` out when they need none.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -892,6 +893,39 @@ std::vector<BadInput> cases() {
        {},
        2,
        "--enable-lora with --kv-offloading-size"},
+      // Files as other tools save them: encodings, separators, binary data, control bytes.
+      {"trace with a header and no request rows (CR line ends)",
+       S({"--dataset-name", "trace", "--trace", "{dir}/t.csv", "--trace-format", "csv"}),
+       {{"t.csv", "arrival_s,prompt_tokens,output_tokens\r"}},
+       2,
+       "t.csv has no request rows; expected at least one request"},
+      {"trace in UTF-16",
+       S({"--dataset-name", "trace", "--trace", "{dir}/t.csv", "--trace-format", "csv"}),
+       {{"t.csv", std::string("\xFF\xFE"
+                              "a\0r\0r\0\n\0",
+                              10)}},
+       2,
+       "t.csv:1: the file is UTF-16 text"},
+      {"trace is a compressed file",
+       S({"--dataset-name", "trace", "--trace", "{dir}/t.csv.gz", "--trace-format", "csv"}),
+       {{"t.csv.gz", std::string("\x1f\x8b\x08\0\0\0\0\0\0\x03", 10)}},
+       2,
+       "t.csv.gz:1: binary data (a NUL byte at column 4)"},
+      {"trace cell holding a terminal escape sequence",
+       S({"--dataset-name", "trace", "--trace", "{dir}/t.csv", "--trace-format", "csv"}),
+       {{"t.csv", "arrival_s,prompt_tokens,output_tokens\n0,\x1b[2J5,3\n"}},
+       2,
+       "column 'prompt_tokens' has value '\\x1b[2J5'"},
+      {"trace separated by semicolons",
+       S({"--dataset-name", "trace", "--trace", "{dir}/t.csv", "--trace-format", "csv"}),
+       {{"t.csv", "arrival_s;prompt_tokens;output_tokens\n0;5;3\n"}},
+       2,
+       "has its columns separated by ';'"},
+      {"lengths dataset separated by tabs",
+       S({"--dataset-name", "sharegpt", "--dataset-path", "{dir}/l.csv"}),
+       {{"l.csv", "prompt_tokens\toutput_tokens\n5\t3\n"}},
+       2,
+       "has its columns separated by tabs"},
   };
   return c;
 }
@@ -999,7 +1033,7 @@ TEST_CASE(
     if (b.special == "big") shown += "  ({dir}/big.json is 65 MiB)";
     std::string files;
     for (const auto& [name, text] : b.files) {
-      std::string shown_text = replace_all(replace_all(text, "\n", "\\n"), "  ", "");
+      std::string shown_text = printable(replace_all(replace_all(text, "\n", "\\n"), "  ", ""));
       if (shown_text.size() > 90) shown_text = shown_text.substr(0, 87) + "...";
       files += (files.empty() ? "" : "; ") + name + " = `" + shown_text + "`";
     }
