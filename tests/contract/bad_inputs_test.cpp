@@ -1092,6 +1092,9 @@ TEST_CASE(
       "  and the ShareGPT, lengths-CSV, custom and BurstGPT datasets, every request drawn; CSV\n"
       "  (`session_id`) and Mooncake traces replayed as sessions (`--multi-turn`), every turn\n"
       "  answered;\n"
+      "* `fuzz_workload`: `--workload` files (request classes), their input list, their checks\n"
+      "  and the length files they name (a lengths CSV, a CSV trace, a Mooncake trace beside\n"
+      "  them), then every request drawn, as single requests and as `--multi-turn` sessions;\n"
       "* `fuzz_merge`: `servesim merge` part files (CBOR), read alone and twice, then the\n"
       "  study's loop replayed from them with every stored result decoded;\n"
       "* `fuzz_study_results`: the job results `plan`, `compare` and `sweep` read back from part\n"
@@ -1128,6 +1131,11 @@ TEST_CASE(
       "for 240 s from its corpus on this 2-core machine (two at a time; 12 × the CI time): no crash, with\n"
       "calibration 301,398 executions, config 3,591,415, csv_tables 594,723, kernel_tables 613,835,\n"
       "measured 433,621, merge 566,842, model_gpu_json 631,171, study_results 2,797, trace 857,391.\n\n"
+      "2026-11-27: `fuzz_workload` ran 60 s from its three seeds (8,301 executions), then 180 s\n"
+      "(34,892), and `fuzz_trace` 180 s (45,096) after the line reader learned CR line ends and\n"
+      "byte-order marks (its corpus gained `trace/csv_bom_cr`): no crash. Both were built with\n"
+      "clang 14, ASan + UBSan and libFuzzer from workloads/ and the target alone (the shared\n"
+      "machine had no time for a whole build-asan), on the 2-core machine under four other builds.\n\n"
       "| # | Input class | Command and files | Exit | Message |\n"
       "|---|---|---|---|---|\n" +
       table.str();
