@@ -46,8 +46,7 @@ TEST_CASE("a trace with a UTF-8 BOM, CRLF or CR-only line ends replays as the pl
   };
   const json plain = replay(dir.path, "lf.csv", joined("\n"));
   REQUIRE(plain["completed"] == 3);
-  for (const auto& [name, bytes] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [name, bytes] : std::vector<std::pair<std::string, std::string>>{
            {"crlf.csv", joined("\r\n")},
            {"cr.csv", joined("\r")},
            {"bom.csv", "\xEF\xBB\xBF" + joined("\n")},
@@ -87,14 +86,24 @@ TEST_CASE("an error quoting a file's bytes escapes control bytes and stays one l
   CHECK(big.err.size() < 1000);
 }
 
-TEST_CASE("num_prompts in the result file is the requests sent, the flag's value kept beside it "
-          "when they differ",
-          "[cli][result]") {
+TEST_CASE(
+    "num_prompts in the result file is the requests sent, the flag's value kept beside it "
+    "when they differ",
+    "[cli][result]") {
   TempDir dir("file_text_num_prompts");
   auto result = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args = {"simulate", "--num-prompts", "40", "--request-rate", "20",
-                                     "--random-input-len", "64", "--random-output-len", "8",
-                                     "--save-result", "--overwrite", "--result-filename",
+    std::vector<std::string> args = {"simulate",
+                                     "--num-prompts",
+                                     "40",
+                                     "--request-rate",
+                                     "20",
+                                     "--random-input-len",
+                                     "64",
+                                     "--random-output-len",
+                                     "8",
+                                     "--save-result",
+                                     "--overwrite",
+                                     "--result-filename",
                                      (dir.path / "r.json").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto o = run(args);
