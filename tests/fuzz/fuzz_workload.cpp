@@ -3,8 +3,9 @@
 // (every field checked, empirical length files read), then the workload built by make_workload
 // and every request drawn, so that a file that passes the checks is also sampled. First byte:
 // 'w' a workload of single requests; 's' the same file for --multi-turn sessions (each request
-// answered 1 ms after its send, releasing the session's next turn). Beside the file lie the length files a fuzzed "path" may name:
-// lengths.csv (prompt_tokens,output_tokens), trace.csv (servesim's csv trace), mooncake.jsonl.
+// answered 1 ms after its send, releasing the session's next turn). Beside the file lie the length
+// files a fuzzed "path" may name: lengths.csv (prompt_tokens,output_tokens), trace.csv (servesim's
+// csv trace), mooncake.jsonl.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
