@@ -10,15 +10,16 @@ Every function takes the CLI's flags as keyword arguments, with underscores for 
     r.to_dataframe()            # one row per request
 
 How a keyword becomes a flag (the same flags `servesim COMMAND --help` lists):
-  - ``max_num_seqs=64``          -> ``--max-num-seqs 64``; vLLM's short names ``tp``, ``pp``, ``dp``,
-                                    ``ep``, ``q`` -> ``-tp``, ``-pp``, ``-dp``, ``-ep``, ``-q``
+  - ``max_num_seqs=64``          -> ``--max-num-seqs 64``; vLLM's short names ``tp``, ``pp``,
+                                    ``dp``, ``ep``, ``q`` -> ``-tp``, ``-pp``, ``-dp``, ``-ep``,
+                                    ``-q``
   - ``True``                     -> the bare flag (``save_detailed=True`` -> ``--save-detailed``)
   - ``False``                    -> ``--no-X`` where the command has one (``async_scheduling=False``
                                     -> ``--no-async-scheduling``, as in vLLM), else left out (the
                                     bare flags without a ``--no-`` form are off by default)
   - ``None``                     -> left out (the CLI's default)
-  - a list, tuple or numpy array of numbers -> one comma-separated value (``request_rate=[1, 2, 5]``
-                                    -> ``1,2,5``)
+  - a list, tuple or numpy array of numbers -> one comma-separated value
+                                    (``request_rate=[1, 2, 5]`` -> ``1,2,5``)
   - a list of strings            -> several values (``slo=["p99_ttft_ms<=500", "p99_tpot_ms<=50"]``)
   - ``vary={"max_num_seqs": [64, 256]}`` -> ``--vary max-num-seqs=64,256`` (one per key)
   - ``config={...}`` (a dict)    -> written to a temporary file and given as ``--config``
@@ -28,14 +29,16 @@ How a keyword becomes a flag (the same flags `servesim COMMAND --help` lists):
   - ``help=True``                -> the command's ``--help`` text, returned as a string
 
 Refused with :class:`ServesimError` before anything runs, rather than dropped or coerced: a keyword
-that names no option of the command (whatever its value), ``True`` for an option that takes a value,
-``False`` for an option that takes a value and has no ``--no-`` form, an empty list, and a short name
-given together with its long name (``tp=2, tensor_parallel_size=4``).
+that names no option of the command (whatever its value), ``True`` for an option that takes a
+value, ``False`` for an option that takes a value and has no ``--no-`` form, an empty list, a short
+name given together with its long name (``tp=2, tensor_parallel_size=4``), and an output the call
+would not return (``output=``, ``shard=``).
 
 The work is done by the CLI's own code, in process (servesim._core.run_cli), with the GIL released:
 the defaults, the validation and the results are exactly the CLI's. Bad input raises
-:class:`ServesimError` whose message is the CLI's error line without its ``servesim: error:`` prefix;
-a bug in servesim (the CLI's exit code 1, "internal error") raises :class:`ServesimInternalError`.
+:class:`ServesimError` whose message is the CLI's error line without its ``servesim: error:``
+prefix; a bug in servesim (the CLI's exit code 1, "internal error") raises
+:class:`ServesimInternalError`.
 """
 
 import json
@@ -49,9 +52,9 @@ from .results import (CalibrationResult, CompareResult, MatrixResult, PlanResult
                       SimulationResult, SweepResult, ValidationResult, to_dataframe)
 
 __all__ = ["simulate", "sweep", "plan", "compare", "matrix", "validate", "calibrate", "run", "catalog",
-           "run_options", "ServesimError", "ServesimInternalError", "to_dataframe", "Result", "SimulationResult",
-           "SweepResult", "PlanResult", "CompareResult", "ValidationResult", "CalibrationResult",
-           "DATA_DIR"]
+           "run_options", "ServesimError", "ServesimInternalError", "to_dataframe", "Result",
+           "SimulationResult", "SweepResult", "PlanResult", "CompareResult", "ValidationResult",
+           "CalibrationResult", "DATA_DIR"]
 
 DATA_DIR = _core.data_dir()
 """The folder holding models/catalog, hardware/catalog and data/realdata."""
@@ -219,6 +222,18 @@ def _run_json(command, kwargs, output_flag, result_cls, extra=()):
     With help=True, returns the command's --help text instead (it runs nothing)."""
     if kwargs.pop("help", None):
         return run(command, "--help")
+    # Keywords whose output the call would not return: refused by name (the CLI would see a
+    # second --output and say "At Most 1 required but received 2"; a shard writes no result).
+    if isinstance(output_flag, str) and output_flag[2:].replace("-", "_") in kwargs:
+        key = output_flag[2:].replace("-", "_")
+        raise ServesimError(f"{command}(): {key} is set by the Python API (the result is "
+                            f"returned; servesim.run('{command}', ..., '{output_flag}', PATH) "
+                            "writes a file)")
+    for key in ("shard", "part_file"):
+        if kwargs.get(key) is not None:
+            raise ServesimError(f"{command}(): {key}: a shard writes a part file for `servesim "
+                                f"merge`, not a result; run shards with servesim.run('{command}', "
+                                "..., '--shard', 'I/N')")
     with tempfile.TemporaryDirectory(prefix="servesim-") as tmp:
         path = os.path.join(tmp, "output.json")
         args = [command] + _args(command, kwargs, tmp) + list(extra)

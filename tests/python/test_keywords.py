@@ -165,3 +165,15 @@ def test_internal_errors_are_not_reported_as_bad_input(monkeypatch):
     monkeypatch.setattr(servesim._core, "run_cli", lambda args: (0, "", ""))
     with pytest.raises(servesim.ServesimInternalError, match="without writing its output"):
         servesim.simulate(**SMALL)
+
+
+def test_outputs_the_call_would_not_return_are_refused_by_name():
+    kw = {**SMALL, "request_rate": [2, 4]}
+    # The CLI would have said "--output: At Most 1 required but received 2" (given once).
+    with pytest.raises(servesim.ServesimError, match=r"sweep\(\): output is set by the Python API"):
+        servesim.sweep(**kw, output="s.json")
+    # A shard exits 0 having written only its part file: it was "exited 0 without its output".
+    with tempfile.TemporaryDirectory() as tmp:
+        with pytest.raises(servesim.ServesimError, match=r"sweep\(\): shard: a shard writes"):
+            servesim.sweep(**kw, shard="0/2", part_file=os.path.join(tmp, "p.part"))
+        assert os.listdir(tmp) == []
