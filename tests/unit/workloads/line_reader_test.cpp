@@ -99,7 +99,7 @@ TEST_CASE("LineReader: a CRLF split by the 64 KiB read block is one line end", "
 }
 
 TEST_CASE(
-    "LineReader: a UTF-8 byte-order mark is skipped; UTF-16/32 and binary data are refused "
+    "LineReader: a UTF-8 byte-order mark is skipped, UTF-16/32 and binary data are refused "
     "by name",
     "[csv]") {
   CHECK(lines_of("\xEF\xBB\xBF"
