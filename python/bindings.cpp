@@ -61,6 +61,20 @@ PYBIND11_MODULE(_core, m) {
       "The run options (underscore keys of --config files) with their one-line help.");
 
   m.def(
+      "options",
+      [] {
+        // Every option of every command: (command, name, takes_value), as --help lists them. The
+        // Python side uses it to turn False into --no-X where the command has one and to refuse
+        // a keyword that names no option, instead of dropping it.
+        py::list options;
+        for (const servesim::app::OptionInfo& o : servesim::app::command_options()) {
+          options.append(py::make_tuple(o.command, o.name, o.takes_value));
+        }
+        return options;
+      },
+      "The options of every command: (command, name, takes_value).");
+
+  m.def(
       "data_dir", [] { return servesim::data_dir().string(); },
       "The folder holding models/catalog and hardware/catalog.");
 }

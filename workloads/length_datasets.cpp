@@ -11,6 +11,7 @@
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
+#include "sim/base/printable.h"
 #include "sim/base/rng.h"
 #include "workloads/line_reader.h"
 
@@ -149,7 +150,7 @@ std::vector<LengthPair> read_lengths_csv(const std::string& path, const std::str
   LineReader reader(path, flag);
   std::string line;
   if (!reader.next(line)) reader.fail("empty file; expected a CSV header");
-  const std::vector<std::string> header = split_csv(line);
+  const std::vector<std::string> header = split_csv_header(reader, line);
   int p = find_column(header, "num_prefill_tokens");
   int o = find_column(header, "num_decode_tokens");
   if (p < 0 || o < 0) {
@@ -157,7 +158,7 @@ std::vector<LengthPair> read_lengths_csv(const std::string& path, const std::str
     o = find_column(header, "output_tokens");
   }
   if (p < 0 || o < 0) {
-    reader.fail("header '" + line +
+    reader.fail("header '" + excerpt(line) +
                 "' lacks the length columns; expected num_prefill_tokens,num_decode_tokens "
                 "(or prompt_tokens,output_tokens)");
   }
@@ -231,12 +232,13 @@ std::vector<LengthPair> read_burstgpt_csv(const std::string& path) {
   LineReader reader(path, "--dataset-path");
   std::string line;
   if (!reader.next(line)) reader.fail("empty file; expected a CSV header");
-  const std::vector<std::string> header = split_csv(line);
+  const std::vector<std::string> header = split_csv_header(reader, line);
   const int model = find_column(header, "Model");
   const int req = find_column(header, "Request tokens");
   const int resp = find_column(header, "Response tokens");
   if (model < 0 || req < 0 || resp < 0) {
-    reader.fail("header '" + line + "' lacks Model, Request tokens or Response tokens (BurstGPT)");
+    reader.fail("header '" + excerpt(line) +
+                "' lacks Model, Request tokens or Response tokens (BurstGPT)");
   }
   std::vector<LengthPair> out;
   while (reader.next(line)) {

@@ -1,5 +1,6 @@
 #include "workloads/line_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -7,6 +8,7 @@
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/number_text.h"
+#include "sim/base/printable.h"
 
 namespace servesim::workloads {
 namespace {
@@ -19,8 +21,8 @@ std::string_view trim(std::string_view s) {
 
 [[noreturn]] void bad_value(const LineReader& reader, std::string_view column,
                             std::string_view text, const std::string& expected) {
-  reader.fail("column '" + std::string(column) + "' has value '" + std::string(text) +
-              "'; expected " + expected);
+  reader.fail("column '" + excerpt(column) + "' has value '" + excerpt(text) + "'; expected " +
+              expected);
 }
 
 }  // namespace
@@ -31,10 +33,61 @@ LineReader::LineReader(const std::string& path, const std::string& flag) : path_
   if (!in_) throw ConfigError(flag + ": cannot open '" + path + "'");
 }
 
+bool LineReader::fill() {
+  constexpr size_t kBlock = 64 * 1024;
+  buf_.resize(kBlock);
+  in_.read(buf_.data(), static_cast<std::streamsize>(kBlock));
+  pos_ = 0;
+  end_ = static_cast<size_t>(in_.gcount());
+  return end_ > 0;
+}
+
 bool LineReader::next(std::string& line) {
-  if (!std::getline(in_, line)) return false;
+  line.clear();
+  bool any = false;  // a character or a line end was read: there is a line to return
+  for (;;) {
+    if (pos_ == end_ && !fill()) break;
+    if (after_cr_) {  // "\r\n" is one line end, also when a block boundary splits it
+      after_cr_ = false;
+      if (buf_[pos_] == '\n') {
+        ++pos_;
+        continue;
+      }
+    }
+    const char* begin = buf_.data() + pos_;
+    const char* end = buf_.data() + end_;
+    const char* stop = std::find_if(begin, end, [](char c) { return c == '\n' || c == '\r'; });
+    line.append(begin, stop);
+    any = true;
+    pos_ = static_cast<size_t>(stop - buf_.data());
+    if (stop != end) {
+      after_cr_ = *stop == '\r';
+      ++pos_;
+      break;
+    }
+  }
+  if (!any) return false;
   ++line_;
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line_ == 1) {
+    // The byte-order marks of UTF-8 (skipped, as pandas and Python's "utf-8-sig" do) and of
+    // UTF-16/32 (refused: the text would be read as bytes with NULs between the characters).
+    if (line.rfind("\xEF\xBB\xBF", 0) == 0) {
+      line.erase(0, 3);
+    } else if (line.rfind(std::string("\xFF\xFE\0\0", 4), 0) == 0 ||
+               line.rfind(std::string("\0\0\xFE\xFF", 4), 0) == 0) {
+      fail("the file is UTF-32 text (it starts with a UTF-32 byte-order mark); expected UTF-8");
+    } else if (line.rfind("\xFF\xFE", 0) == 0 || line.rfind("\xFE\xFF", 0) == 0) {
+      fail(
+          "the file is UTF-16 text (it starts with a UTF-16 byte-order mark, as Excel's "
+          "\"Unicode text\" writes); expected UTF-8: save it as CSV UTF-8");
+    }
+  }
+  // Text has no NUL byte; a compressed or binary file (or UTF-16 without a mark) does.
+  const size_t nul = line.find('\0');
+  if (nul != std::string::npos) {
+    fail("binary data (a NUL byte at column " + std::to_string(nul + 1) +
+         "); expected a UTF-8 text file (a compressed trace must be decompressed first)");
+  }
   return true;
 }
 
@@ -93,6 +146,19 @@ std::vector<std::string> split_csv(std::string_view line) {
   std::vector<std::string> out;
   split_csv(line, out);
   return out;
+}
+
+std::vector<std::string> split_csv_header(const LineReader& reader, const std::string& line) {
+  std::vector<std::string> header = split_csv(line);
+  if (header.size() == 1) {
+    for (const auto& [sep, name] : {std::pair{';', "';'"}, std::pair{'\t', "tabs"}}) {
+      if (line.find(sep) != std::string::npos) {
+        reader.fail("header '" + excerpt(line) + "' has its columns separated by " + name +
+                    "; expected a comma-separated file (CSV)");
+      }
+    }
+  }
+  return header;
 }
 
 int find_column(const std::vector<std::string>& header, std::string_view name) {

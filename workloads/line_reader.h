@@ -1,6 +1,11 @@
 // LineReader: reads a text file one line at a time (streaming: memory independent of the file's
-// size), strips a trailing '\r' (the Azure traces are CRLF), counts lines, and formats errors as
-// "FILE:LINE: what". Plus the small field parsers the dataset and trace readers share.
+// size), counts lines, and formats errors as "FILE:LINE: what". Plus the small field parsers the
+// dataset and trace readers share.
+//
+// Line ends and encoding as pandas.read_csv and Python's universal newlines read them: "\n",
+// "\r\n" (the Azure traces) and a lone "\r" (old Mac and some Excel exports) each end a line, and a
+// UTF-8 byte-order mark at the start of the file is skipped (Excel writes one). A UTF-16 or UTF-32
+// byte-order mark is refused by name: the readers expect UTF-8 (or ASCII) text.
 #ifndef SERVESIM_WORKLOADS_LINE_READER_H_
 #define SERVESIM_WORKLOADS_LINE_READER_H_
 
@@ -18,6 +23,7 @@ class LineReader {
   LineReader(const std::string& path, const std::string& flag);
 
   // The next line without its end-of-line characters; false at the end of the file.
+  // Throws ConfigError naming the encoding when line 1 starts with a UTF-16/32 byte-order mark.
   bool next(std::string& line);
   int64_t line_number() const { return line_; }
   const std::string& path() const { return path_; }
@@ -26,15 +32,27 @@ class LineReader {
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
+  // Refills buf_ from the file; false at its end.
+  bool fill();
+
   std::string path_;
   std::ifstream in_;
   int64_t line_ = 0;
+  std::string buf_;  // bytes read from the file and not yet returned: [pos_, end_)
+  size_t pos_ = 0;
+  size_t end_ = 0;
+  bool after_cr_ = false;  // the last line ended with '\r': a '\n' right after it belongs to it
 };
 
 // Splits a CSV line on commas. Fields may be double-quoted ("a,b" stays one field; "" is a quote).
 std::vector<std::string> split_csv(std::string_view line);
 // The same into `out` (resized to the field count), reusing its strings' storage.
 void split_csv(std::string_view line, std::vector<std::string>& out);
+
+// The fields of a CSV header line. A header that is one field holding ';' or a tab is refused by
+// name (a spreadsheet's regional "CSV" or a TSV): otherwise its columns would be reported missing
+// although the line names them. Throws ConfigError "FILE:LINE: ...".
+std::vector<std::string> split_csv_header(const LineReader& reader, const std::string& line);
 
 // Column index of `name` in a CSV header (exact match after trimming spaces), or -1.
 int find_column(const std::vector<std::string>& header, std::string_view name);

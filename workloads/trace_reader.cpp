@@ -10,6 +10,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/printable.h"
 #include "workloads/line_reader.h"
 
 namespace servesim::workloads {
@@ -43,7 +44,7 @@ int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
 // differences are used).
 int64_t parse_datetime_ns(const LineReader& r, std::string_view text) {
   auto bad = [&]() {
-    r.fail("column 'TIMESTAMP' has value '" + std::string(text) +
+    r.fail("column 'TIMESTAMP' has value '" + excerpt(text) +
            "'; expected YYYY-MM-DD HH:MM:SS.fffffff");
   };
   auto num = [&](size_t pos, size_t len) {
@@ -65,7 +66,7 @@ int64_t parse_datetime_ns(const LineReader& r, std::string_view text) {
   // Nanoseconds since 1970 fit an int64 until April 2262; from 1970 on they are >= 0, so the
   // differences the replay takes cannot overflow either. (Year 1011 overflowed the product below.)
   if (y < 1970 || y > 2261) {
-    r.fail("column 'TIMESTAMP' has value '" + std::string(text) +
+    r.fail("column 'TIMESTAMP' has value '" + excerpt(text) +
            "'; expected a year in [1970, 2261] (times are kept as int64 nanoseconds)");
   }
   int64_t frac_ns = 0;
@@ -88,15 +89,16 @@ class CsvTrace final : public TraceReader {
       : reader_(path, "--trace"), time_(time), skip_failed_(skip_failed) {
     std::string line;
     if (!reader_.next(line)) reader_.fail("empty file; expected a CSV header");
-    header_ = split_csv(line);
+    header_ = split_csv_header(reader_, line);
     names_[0] = time_col;
     names_[1] = prompt_col;
     names_[2] = output_col;
     for (int i = 0; i < 3; ++i) {
       cols_[i] = find_column(header_, names_[i]);
       if (cols_[i] < 0) {
-        reader_.fail("header '" + line + "' has no column '" + names_[i] + "'; expected the " +
-                     format + " columns " + time_col + "," + prompt_col + "," + output_col);
+        reader_.fail("header '" + excerpt(line) + "' has no column '" + names_[i] +
+                     "'; expected the " + format + " columns " + time_col + "," + prompt_col + "," +
+                     output_col);
       }
     }
     session_col_ = find_column(header_, "session_id");
@@ -121,7 +123,8 @@ class CsvTrace final : public TraceReader {
                             : parse_seconds_ns_field(reader_, names_[0], f[cols_[0]]);
       const int64_t out = parse_int_field(reader_, names_[2], f[cols_[2]]);
       if (t < last_ns_) {
-        reader_.fail("column '" + std::string(names_[0]) + "' goes back in time (" + f[cols_[0]] +
+        reader_.fail("column '" + std::string(names_[0]) + "' goes back in time (" +
+                     excerpt(f[cols_[0]]) +
                      " after an earlier row's later time); expected rows in arrival order");
       }
       last_ns_ = t;
@@ -173,7 +176,7 @@ class MooncakeTrace final : public TraceReader {
         auto it = j.find(key);
         if (it == j.end() || !it->is_number_integer() || it->get<int64_t>() < min) {
           reader_.fail(std::string("field '") + key + "' is " +
-                       (it == j.end() ? std::string("missing") : it->dump()) +
+                       (it == j.end() ? std::string("missing") : excerpt(it->dump())) +
                        "; expected an integer >= " + std::to_string(min));
         }
         return it->get<int64_t>();
@@ -195,7 +198,7 @@ class MooncakeTrace final : public TraceReader {
       row.hash_ids.clear();
       for (const json& id : *h) {
         if (!id.is_number_integer())
-          reader_.fail("field 'hash_ids' holds " + id.dump() + "; expected integers");
+          reader_.fail("field 'hash_ids' holds " + excerpt(id.dump()) + "; expected integers");
         row.hash_ids.push_back(id.get<int64_t>());
       }
       const int64_t blocks = (row.prompt_tokens + 511) / 512;

@@ -78,6 +78,14 @@ TraceWindow scan_trace_window(const TraceReplayOptions& options,
     ++w.count;
     if (keep) keep(row);
   }
+  if (!have_origin) {  // not one row, before any window was applied
+    throw ConfigError("--trace: " + options.path + " has no request rows" +
+                      (options.format == "burstgpt"
+                           ? " (burstgpt: rows of failed requests, with 0 response tokens, are "
+                             "skipped)"
+                           : std::string()) +
+                      "; expected at least one request");
+  }
   if (w.count == 0) {
     throw ConfigError("--trace: " + options.path + " has no request in the window [" +
                       format_flag_value(options.start_s) + " s, " +

@@ -11,6 +11,7 @@
 #include "sim/app/vllm_flags.h"
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
+#include "sim/base/printable.h"
 #include "sim/distributed/shard.h"
 #include "sim/metrics/result_writer.h"
 
@@ -106,7 +107,7 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
   try {
     args = expand_pasted_commands(args);
   } catch (const ConfigError& e) {
-    err << "servesim: error: " << e.what() << "\n";
+    err << "servesim: error: " << printable(e.what()) << "\n";
     return 2;
   }
 
@@ -137,7 +138,7 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
           for (const std::string& a : extras) what += " " + a;
         }
       }
-      err << "servesim: error: " << what << "\n";
+      err << "servesim: error: " << printable(what) << "\n";
       return 2;
     }
     return 0;
@@ -162,7 +163,7 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
       // vLLM's flags: refused ones stop here; ignored ones are named once, before the run.
       check_vllm_flags(*subs[i]);
       const std::string note = ignored_note(ignored_flags(*subs[i]));
-      if (!note.empty()) err << "servesim: " << note << "\n";
+      if (!note.empty()) err << "servesim: " << printable(note) << "\n";
       return commands[i]->run(out, err);
     }
   } catch (const distributed::ShardComplete& done) {
@@ -171,7 +172,7 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
     try {
       metrics::write_text_atomically(study_context().part_path, distributed::encode_part(part));
     } catch (const ConfigError& e) {
-      err << "servesim: error: " << e.what() << "\n";
+      err << "servesim: error: " << printable(e.what()) << "\n";
       return 2;
     }
     out << "Part " << part.shard.index << "/" << part.shard.count << " of the study ("
@@ -179,15 +180,15 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
         << study_context().part_path << "\n";
     return 0;
   } catch (const ConfigError& e) {
-    err << "servesim: error: " << e.what() << "\n";
+    err << "servesim: error: " << printable(e.what()) << "\n";
     return 2;
   } catch (const InternalError& e) {
-    err << "servesim: internal error (please report): " << e.what() << "\n";
+    err << "servesim: internal error (please report): " << printable(e.what()) << "\n";
     return 1;
   } catch (const std::filesystem::filesystem_error& e) {
     // A path the user gave that the OS cannot resolve (a symbolic-link loop, a name too long, a
     // folder without permission) reached a throwing std::filesystem call: bad input, named.
-    err << "servesim: error: " << filesystem_error_text(e) << "\n";
+    err << "servesim: error: " << printable(filesystem_error_text(e)) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     err << "servesim: error: out of memory (the run is larger than this machine can hold; "
@@ -195,7 +196,7 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
     return 1;
   } catch (const std::exception& e) {
     // Anything else is a missing input check: report it, never abort.
-    err << "servesim: internal error (please report): " << e.what() << "\n";
+    err << "servesim: internal error (please report): " << printable(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -257,13 +257,21 @@ class SimulateCommand : public Command {
     ctx.date = result_date();
     ctx.model_id = config.model;
     ctx.tokenizer_id = config.model;
-    ctx.num_prompts = config.workload.num_prompts;
     ctx.request_rate =
         std::isinf(config.workload.request_rate) ? json("inf") : json(config.workload.request_rate);
     ctx.burstiness = config.workload.burstiness;
     ctx.max_concurrency = config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
     ctx.save_detailed = save_detailed_;
     ctx.servesim = sim::servesim_summary(config, prepared, result);
+    // num_prompts is the requests the run sent and measured (completed + failed). vLLM writes
+    // --num-prompts, which is that count whenever it oversamples a dataset to it; a trace,
+    // --no-oversample, --multi-turn (conversations) or warm-ups send another count, and a file
+    // saying 1000 for 160 sent would be replayed (validate) or read as the 1000. The flag's value
+    // is kept beside it when the two differ.
+    ctx.num_prompts = ctx.servesim["sent"]["requests"].get<int64_t>();
+    if (ctx.num_prompts != config.workload.num_prompts) {
+      ctx.servesim["requested_num_prompts"] = config.workload.num_prompts;
+    }
     // vLLM flags accepted without effect: recorded only when given, so that other files keep
     // their bytes.
     if (const std::vector<IgnoredFlag> ignored = ignored_flags(*cmd_); !ignored.empty()) {
