@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 source scripts/install_missing.sh
 
 packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nlohmann-json3-dev
-          libcli11-dev catch2 libopenmpi-dev openmpi-bin
+          libcli11-dev libyaml-cpp-dev catch2 libopenmpi-dev openmpi-bin
           # `servesim serve`: its HTTP server (header-only), and its tests' clients and
           # Prometheus text-format parser
           libcpp-httplib-dev curl wrk python3-prometheus-client
