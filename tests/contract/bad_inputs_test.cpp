@@ -945,6 +945,19 @@ std::vector<BadInput> cases() {
        {{"c.yaml", "seed:"}},
        2,
        "has no value"},
+      // Unknown flags and commands: the nearest name, or the servesim name of a vLLM flag.
+      {"unknown flag, a typo", S({"--max-num-seq", "4"}), {}, 2, "did you mean --max-num-seqs?"},
+      {"unknown flag, vLLM's underscore spelling",
+       S({"--max_num_seqs", "4"}),
+       {},
+       2,
+       "did you mean --max-num-seqs? servesim's flags are spelt with dashes"},
+      {"unknown flag, a vLLM benchmark flag servesim names otherwise",
+       S({"--input-len", "100"}),
+       {},
+       2,
+       "is servesim's --random-input-len"},
+      {"unknown command", {"simulat", "--num-prompts", "20"}, {}, 2, "did you mean simulate?"},
   };
   return c;
 }
