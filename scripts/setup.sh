@@ -3,16 +3,16 @@
 # Safe to run again: it installs only what is missing and rebuilds only what changed.
 #   BUILD_DIR   build folder (default: build)
 #   BUILD_TYPE  CMake build type (default: Release)
-#   SERVESIM_WITH_TORCH=0  skip python3-torch (installed by default so that the profile_gpu_script
-#               test runs scripts/profile_gpu.py on the CPU, in CI too: 237 packages, ~77 MB,
-#               ~5 minutes the first time; without it that test is reported as skipped)
+#   SERVESIM_WITH_TORCH=1  also install python3-torch, which only scripts/profile_gpu.py and its
+#               test (profile_gpu_script, on the CPU) need: 237 packages, ~77 MB, ~5 minutes the
+#               first time. Opt-in (.ci/run sets it); without it that test is reported as skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/install_missing.sh
 source scripts/install_missing.sh
 
 packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nlohmann-json3-dev
-          libcli11-dev catch2 libopenmpi-dev openmpi-bin
+          libcli11-dev libyaml-cpp-dev catch2 libopenmpi-dev openmpi-bin
           # `servesim serve`: its HTTP server (header-only), and its tests' clients and
           # Prometheus text-format parser
           libcpp-httplib-dev curl wrk python3-prometheus-client
@@ -27,7 +27,7 @@ packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nloh
           python3-nbconvert python3-ipykernel
           # `servesim report`'s test opens the page in a headless browser and screenshots it
           chromium)
-if [ "${SERVESIM_WITH_TORCH:-1}" = 1 ]; then packages+=(python3-torch); fi
+if [ "${SERVESIM_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch); fi
 install_missing setup "${packages[@]}"
 
 BUILD_DIR=${BUILD_DIR:-build}

@@ -47,7 +47,13 @@ import os
 import signal
 import tempfile
 
-from . import _core
+# An installed package (pip install .) carries its own copy of the data catalogs; the module built
+# in build/python reads the checkout's. SERVESIM_DATA_DIR, when set, wins over both.
+_PACKAGED_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+if os.path.isdir(_PACKAGED_DATA):
+    os.environ.setdefault("SERVESIM_DATA_DIR", _PACKAGED_DATA)
+
+from . import _core  # noqa: E402  (after SERVESIM_DATA_DIR: the module reads it on each call)
 from .results import (CalibrationResult, CompareResult, MatrixResult, PlanResult, Result,
                       SimulationResult, SweepResult, ValidationResult, to_dataframe)
 

@@ -1,5 +1,6 @@
 #include "sim/app/cli.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <new>
 #include <sstream>
@@ -7,8 +8,11 @@
 #include <CLI/CLI.hpp>
 
 #include "sim/app/command.h"
+#include "sim/app/flag_suggestions.h"
+#include "sim/app/help_groups.h"
 #include "sim/app/study.h"
 #include "sim/app/vllm_flags.h"
+#include "sim/base/edit_distance.h"
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/printable.h"
@@ -117,7 +121,22 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
   std::vector<std::unique_ptr<Command>> commands = make_commands();
   std::vector<CLI::App*> subs;
   for (auto& c : commands) subs.push_back(c->add_to(app));
+  for (CLI::App* s : subs) group_help(*s);  // --help by topic, the command's own flags first
 
+  // A mistyped command: CLI11 would say only that a subcommand is required.
+  if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* s : subs) names.push_back(s->get_name());
+    if (std::find(names.begin(), names.end(), args[0]) == names.end()) {
+      const std::string near = nearest_name(args[0], names);
+      std::string all;
+      for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+      err << "servesim: error: '" << args[0] << "' is not a command"
+          << (near.empty() ? "" : " (did you mean " + near + "?)") << "; expected one of " << all
+          << "\n";
+      return 2;
+    }
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
   try {
     app.parse(reversed);
@@ -135,7 +154,13 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
         if (!extras.empty()) {
           what = extras.size() > 1 ? "The following arguments were not expected:"
                                    : "The following argument was not expected:";
-          for (const std::string& a : extras) what += " " + a;
+          const CLI::App* given = nullptr;  // the command the arguments were given to
+          for (const CLI::App* s : subs) {
+            if (s->parsed()) given = s;
+          }
+          for (const std::string& a : extras) {
+            what += " " + a + (given != nullptr ? flag_suggestion(*given, a) : "");
+          }
         }
       }
       err << "servesim: error: " << printable(what) << "\n";

@@ -7,6 +7,7 @@
 
 #include "sim/app/run_config.h"
 #include "sim/app/vllm_flags.h"
+#include "sim/app/yaml_config.h"
 #include "sim/base/json_file.h"
 #include "sim/base/output_file.h"
 #include "workloads/workload_classes.h"
@@ -131,6 +132,7 @@ void check_output_folder(const std::string& flag, const std::string& dir) {
 
 json read_config_file(const std::string& path) {
   check_input_file(path, "--config", kMaxSettingsFileBytes);
+  if (is_yaml_config_path(path)) return read_yaml_config(path);
   return read_json_file(path);
 }
 
@@ -219,7 +221,8 @@ bool skipped(const RunOptions& o, const std::string& key) {
 void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option(
       "--config", o.config_file,
-      "JSON file of run settings (keys = flag names with underscores); flags override it");
+      "run settings: a JSON object (keys = flag names with underscores) or, as vllm serve "
+      "--config, a .yaml/.yml file; flags override it");
   for (const ConfigField& f : config_fields()) {
     if (skipped(o, f.key)) continue;
     const std::string flag = flag_of(f.key);

@@ -3,7 +3,7 @@
 # servesim calibrate --kernels (a profile with monotone per-shape curves) and servesim
 # kernel-check (exact at every measured point of a series that was already monotone).
 # Skips (exit 77) when no python3 on the PATH or /usr/bin has PyTorch (Debian: python3-torch;
-# scripts/setup.sh installs it unless SERVESIM_WITH_TORCH=0).
+# SERVESIM_WITH_TORCH=1 scripts/setup.sh installs it; .ci/run does).
 # Usage: profile_gpu_test.sh SERVESIM_BINARY REPO_ROOT
 set -euo pipefail
 servesim=$1
@@ -17,7 +17,7 @@ for candidate in python3 /usr/bin/python3; do
 done
 if [ -z "$py" ]; then
   echo "SKIPPED: PyTorch is not installed (apt-get install python3-torch, or"
-  echo "scripts/setup.sh without SERVESIM_WITH_TORCH=0); scripts/profile_gpu.py was not exercised."
+  echo "SERVESIM_WITH_TORCH=1 scripts/setup.sh); scripts/profile_gpu.py was not exercised."
   exit 77
 fi
 tmp=$(mktemp -d)
