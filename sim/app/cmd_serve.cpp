@@ -87,6 +87,11 @@ class ServeCommand : public Command {
                      "requests, finish those in flight), as vLLM's flag [immediate]");
     cmd_->add_option("--shutdown-drain-timeout", options_.shutdown_drain_timeout,
                      "drain: wall seconds to wait for the requests in flight; 0 = no limit [0]");
+    cmd_->add_option("--fail-rate", options_.fail_rate,
+                     "fault injection: the fraction of requests answered with an empty HTTP 500, "
+                     "as vLLM answers an engine error; chosen by --seed [0]");
+    cmd_->add_option("--seed", options_.seed,
+                     "seed of --fail-rate's choice of requests (with their arrival order) [0]");
     cmd_->add_flag("--port-per-replica", port_per_replica_,
                    "each of the --num-replicas replicas on its own port, --port onwards (for an "
                    "external gateway); default: one port, servesim's router");

@@ -32,8 +32,8 @@ void Replica::apply_aborts(engine::Simulator& sim, int64_t last_step) {
 void Replica::abort_now(engine::Simulator& sim, int64_t id, int64_t last_step) {
   account_outstanding(sim.now());
   metrics::RequestRecord& rec = (*records_)[static_cast<size_t>(id)];
-  const auto run = std::find_if(running_.begin(), running_.end(),
-                                [&](int32_t s) { return slots_[s].id == id; });
+  const auto run =
+      std::find_if(running_.begin(), running_.end(), [&](int32_t s) { return slots_[s].id == id; });
   if (run == running_.end()) {
     // Waiting: it leaves the queue (a preempted request's cached blocks stay evictable).
     const int32_t slot = waiting_.remove(id, slots_);

@@ -37,6 +37,16 @@ void send_error(httplib::Response& res, int status, const std::string& type,
   res.set_content(error_body(status, type, message).dump(), "application/json");
 }
 
+// A uniform draw in [0, 1) for request number n under `seed` (splitmix64's finaliser: every
+// (seed, n) pair an independent-looking 64-bit value; the top 53 bits make the double).
+double unit_draw(uint64_t seed, uint64_t n) {
+  uint64_t z = seed + (n + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -173,6 +183,8 @@ struct Server::Impl {
       render_counter(out, "servesim:rejected_requests",
                      "Requests refused because --max-waiting-requests requests were waiting.",
                      labels, static_cast<double>(rejected));
+      render_counter(out, "servesim:injected_failures", "Requests failed by --fail-rate.", labels,
+                     static_cast<double>(injected_failures));
     }
     return out;
   }
@@ -208,6 +220,12 @@ struct Server::Impl {
                    std::to_string(engine.num_waiting()) +
                        " requests are waiting (--max-waiting-requests " +
                        std::to_string(options.max_waiting_requests) + "); retry later");
+        return;
+      }
+      if (options.fail_rate > 0 && unit_draw(options.seed, received++) < options.fail_rate) {
+        std::lock_guard<std::mutex> s(stats_mu);
+        ++injected_failures;
+        res.status = 500;  // --fail-rate: vLLM's answer to an engine error, an empty 500
         return;
       }
       id = engine.submit(std::max(sim_now(), engine.now()), r.prompt_tokens, r.max_tokens);
@@ -376,6 +394,7 @@ struct Server::Impl {
   bool submitted = false;
   bool draining = false;      // a SIGTERM began a drain (ServeOptions::shutdown_mode)
   int64_t open_requests = 0;  // admitted requests whose answer is not written yet
+  uint64_t received = 0;      // valid requests admitted or failed so far (--fail-rate's numbers)
   std::condition_variable drained_cv;
   std::thread drain_thread;
   sim::LiveEngine engine;
@@ -392,6 +411,7 @@ struct Server::Impl {
   Histogram lateness;
   int64_t disconnects = 0;
   int64_t rejected = 0;
+  int64_t injected_failures = 0;
 
   std::thread engine_thread;
   int bound_port = 0;
@@ -414,6 +434,10 @@ Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeploymen
   if (options.max_waiting_requests < 0) {
     throw ConfigError("--max-waiting-requests: " + std::to_string(options.max_waiting_requests) +
                       " is invalid; expected 0 (no limit) or more");
+  }
+  if (!(options.fail_rate >= 0 && options.fail_rate <= 1)) {
+    throw ConfigError("--fail-rate: " + text_of(options.fail_rate) +
+                      " is invalid; expected a fraction in [0, 1]");
   }
   if (options.shutdown_mode != "immediate" && options.shutdown_mode != "drain") {
     throw ConfigError("--shutdown-mode: \"" + options.shutdown_mode +

@@ -16,6 +16,7 @@
 //   servesim:token_send_lateness_seconds  wall time from a token's due time to its send
 //   servesim:client_disconnects_total     streams whose client went away before the end
 //   servesim:rejected_requests_total      requests refused for --max-waiting-requests
+//   servesim:injected_failures_total      requests failed by --fail-rate
 // Histogram latencies are in simulated seconds (what vLLM would report), lateness in wall seconds.
 //
 // Limits. --max-waiting-requests N > 0: a request that arrives while N requests wait (in the
@@ -29,6 +30,7 @@
 #ifndef SERVESIM_SIM_SERVE_SERVER_H_
 #define SERVESIM_SIM_SERVE_SERVER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -51,6 +53,13 @@ struct ServeOptions {
   // signal during a drain stops at once, as vLLM's does.
   std::string shutdown_mode = "immediate";
   double shutdown_drain_timeout = 0;
+  // Fault injection: each valid request fails with this probability, answered at once with an
+  // empty HTTP 500 — what vLLM's exception handler (launcher.py) answers when the engine raises
+  // for a request (EngineGenerateError) — and never enters the engine. Which requests fail is a
+  // function of `seed` and the request's number in arrival order (0, 1, ...): the same seed and
+  // order give the same failures.
+  double fail_rate = 0;
+  uint64_t seed = 0;
 };
 
 class Server {

@@ -70,9 +70,10 @@ void feed(LiveEngine& e, const std::vector<workloads::RequestSpec>& specs, F at_
   advance(e.now() + SimTime::from_seconds_ceil(120.0));
 }
 
-TEST_CASE("live engine abort: a running request aborted is, for the others, one that asked for "
-          "the tokens it got",
-          "[live_engine][abort]") {
+TEST_CASE(
+    "live engine abort: a running request aborted is, for the others, one that asked for "
+    "the tokens it got",
+    "[live_engine][abort]") {
   const SimulationConfig c = base_config();
   const PreparedDeployment p = prepare_deployment(c);
   std::vector<workloads::RequestSpec> specs = arrivals(c);
@@ -107,7 +108,8 @@ TEST_CASE("live engine abort: a running request aborted is, for the others, one 
   specs[kVictim].output_tokens = static_cast<int32_t>(got);
   LiveEngine shorter(c, p);
   std::map<int64_t, int64_t> kv_shorter;
-  feed(shorter, specs, [](size_t) {}, &kv_shorter);
+  feed(
+      shorter, specs, [](size_t) {}, &kv_shorter);
   REQUIRE(shorter.record(kVictim).completed);
   for (int64_t id = 0; id < live.num_requests(); ++id) {
     std::vector<SimTime> a, b;
@@ -156,7 +158,8 @@ TEST_CASE("live engine abort: requests aborted before admission are, for the oth
   }
   LiveEngine never(c, p);
   std::map<int64_t, int64_t> kv_never;
-  feed(never, without, [](size_t) {}, &kv_never);
+  feed(
+      never, without, [](size_t) {}, &kv_never);
   int64_t j = 0;
   for (int64_t id = 0; id < live.num_requests(); ++id) {
     if (id == 30 || id == 60) continue;

@@ -321,6 +321,7 @@ def main():
 
     shutdown_tests()
     port_per_replica_test()
+    fail_rate_test()
 
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")
@@ -431,6 +432,41 @@ def port_per_replica_test():
             check(value(fam, "vllm:request_success", finished_reason="length") == n and
                   value(fam, "vllm:prompt_tokens") == 50 * n,
                   f"port {port} counts its own {n} request(s)")
+    finally:
+        s.stop()
+
+
+def unit_draw(seed, n):
+    """servesim's --fail-rate draw for request number n (server.cpp: splitmix64's finaliser)."""
+    m = (1 << 64) - 1
+    z = (seed + (n + 1) * 0x9e3779b97f4a7c15) & m
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & m
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & m
+    z ^= z >> 31
+    return (z >> 11) * 2.0 ** -53
+
+
+def fail_rate_test():
+    """--fail-rate 0.3 --seed 3: exactly the requests whose draw is below 0.3 get vLLM's empty
+    500, in arrival order; the others are served; /metrics counts both."""
+    s = Server("--fail-rate", "0.3", "--seed", "3", "--time-scale", "10")
+    try:
+        want = [500 if unit_draw(3, n) < 0.3 else 200 for n in range(40)]
+        got = []
+        for _ in range(40):
+            st, out = s.request("POST", "/v1/completions",
+                                {"model": MODEL, "prompt": [1] * 20, "max_tokens": 3})
+            got.append(st)
+            if st == 500:
+                check(out == b"", f"an injected failure has an empty body: {out!r}")
+        check(got == want, f"--fail-rate picks the seed's requests: {got} vs {want}")
+        fails = want.count(500)
+        check(0 < fails < 40, f"some fail, some not ({fails})")
+        time.sleep(0.2)
+        fam = s.metrics()
+        check(value(fam, "servesim:injected_failures") == fails and
+              value(fam, "vllm:request_success", finished_reason="length") == 40 - fails,
+              "/metrics counts the injected failures and the served requests")
     finally:
         s.stop()
 
