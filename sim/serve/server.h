@@ -56,8 +56,9 @@ struct ServeOptions {
   // Fault injection: each valid request fails with this probability, answered at once with an
   // empty HTTP 500 — what vLLM's exception handler (launcher.py) answers when the engine raises
   // for a request (EngineGenerateError) — and never enters the engine. Which requests fail is a
-  // function of `seed` and the request's number in arrival order (0, 1, ...): the same seed and
-  // order give the same failures.
+  // function of `seed` and the request's number (0, 1, ...) in arrival order among those not
+  // refused before (bad requests, max_waiting_requests): the same seed and order give the same
+  // failures.
   double fail_rate = 0;
   uint64_t seed = 0;
 };
