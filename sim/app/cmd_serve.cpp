@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
@@ -80,6 +82,19 @@ class ServeCommand : public Command {
                      "prompt tokens of text prompts: ceil(characters / this) [4]");
     cmd_->add_option("--threads", options_.threads,
                      "HTTP worker threads: the most connections open at once [1024]");
+    cmd_->add_option("--shutdown-mode", options_.shutdown_mode,
+                     "on SIGTERM/SIGINT: immediate (cut open streams) or drain (503 to new "
+                     "requests, finish those in flight), as vLLM's flag [immediate]");
+    cmd_->add_option("--shutdown-drain-timeout", options_.shutdown_drain_timeout,
+                     "drain: wall seconds to wait for the requests in flight; 0 = no limit [0]");
+    cmd_->add_option("--fail-rate", options_.fail_rate,
+                     "fault injection: the fraction of requests answered with an empty HTTP 500, "
+                     "as vLLM answers an engine error; chosen by --seed [0]");
+    cmd_->add_option("--seed", options_.seed,
+                     "seed of --fail-rate's choice of requests (with their arrival order) [0]");
+    cmd_->add_flag("--port-per-replica", port_per_replica_,
+                   "each of the --num-replicas replicas on its own port, --port onwards (for an "
+                   "external gateway); default: one port, servesim's router");
     add_run_options(*cmd_, opts_);
     cmd_->footer(
         "vLLM's flags that change nothing simulated (--tokenizer, --trust-remote-code, --dtype\n"
@@ -103,30 +118,58 @@ class ServeCommand : public Command {
     sim::SimulationConfig config = build_config(*cmd_, opts_);
     config.track_ideal_busy = false;  // nothing reports it: half the cost-model calls
     register_inputs(run_inputs(opts_, config));
-    const sim::PreparedDeployment prepared = sim::prepare_deployment(config);
+    // --port-per-replica: N vLLM instances of one replica each, on ports P..P+N-1 (an
+    // external gateway balances them); otherwise one port with servesim's router.
+    const int servers_n = port_per_replica_ ? config.num_replicas : 1;
+    sim::SimulationConfig one = config;
+    if (port_per_replica_) {
+      if (options_.port != 0 && options_.port + servers_n - 1 > 65535) {
+        throw ConfigError("--port: " + std::to_string(options_.port) + " + --num-replicas " +
+                          std::to_string(servers_n) +
+                          " passes 65535 (--port-per-replica takes ports P..P+N-1)");
+      }
+      one.num_replicas = 1;
+    }
+    const sim::PreparedDeployment prepared = sim::prepare_deployment(one);
 
-    // SIGINT and SIGTERM stop the server; blocked here so that every thread started after
+    // SIGINT and SIGTERM stop the servers; blocked here so that every thread started after
     // inherits the mask and only the watcher receives them.
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    serve::Server server(config, prepared, options_);
-    server.bind();
-    std::thread watcher([&server, signals] {
-      int sig = 0;
-      sigwait(&signals, &sig);
-      server.stop();
+    std::vector<std::unique_ptr<serve::Server>> servers;
+    for (int i = 0; i < servers_n; ++i) {
+      serve::ServeOptions o = options_;
+      if (o.port != 0) o.port += i;
+      servers.push_back(std::make_unique<serve::Server>(one, prepared, o));
+      servers.back()->bind();
+    }
+    std::thread watcher([&servers, signals] {
+      for (int i = 0; i < 2; ++i) {  // a drain, then a second signal cuts it short
+        int sig = 0;
+        sigwait(&signals, &sig);
+        for (auto& s : servers) s->on_signal();
+      }
     });
     watcher.detach();
     out << "servesim serve: "
         << (options_.served_model.empty() ? config.model : options_.served_model) << " on "
-        << prepared.deployment.gpu.name << " x" << config.num_replicas << " replica(s), KV cache "
+        << prepared.deployment.gpu.name << " x" << config.num_replicas << " replica(s)"
+        << (port_per_replica_ ? ", one per port" : "") << ", KV cache "
         << prepared.memory.num_blocks << " blocks, max_model_len " << prepared.engine.max_model_len
-        << ", time scale " << options_.time_scale << ", listening on http://" << options_.host
-        << ":" << server.port() << std::endl;
-    server.run();
+        << ", time scale " << options_.time_scale << ", listening on ";
+    for (int i = 0; i < servers_n; ++i) {
+      out << (i > 0 ? ", " : "") << "http://" << options_.host << ":" << servers[i]->port();
+    }
+    out << std::endl;
+    std::vector<std::thread> others;
+    for (int i = 1; i < servers_n; ++i) {
+      others.emplace_back([&servers, i] { servers[static_cast<size_t>(i)]->run(); });
+    }
+    servers[0]->run();
+    for (std::thread& t : others) t.join();
     out << "servesim serve: stopped" << std::endl;
     return 0;
   }
@@ -135,6 +178,7 @@ class ServeCommand : public Command {
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
   serve::ServeOptions options_;
+  bool port_per_replica_ = false;
 };
 
 }  // namespace

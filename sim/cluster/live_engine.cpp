@@ -75,14 +75,36 @@ int64_t LiveEngine::submit(SimTime at, int32_t prompt_tokens, int32_t output_tok
   rec.arrival = at;
   rec.prompt_tokens = prompt_tokens;
   rec.output_tokens = output_tokens;
+  rec.replica = kNotArrived;
   records_.push_back(std::move(rec));
   sim_.schedule_at(at, this, id);
   return id;
 }
 
+void LiveEngine::abort(int64_t id) {
+  SERVESIM_CHECK(id >= 0 && id < num_requests(), "aborting an unknown request");
+  sim_.schedule_at(now_, this, -1 - id);
+}
+
 void LiveEngine::on_event(engine::Simulator& sim, int64_t tag) {
+  if (tag < 0) {
+    const int64_t id = -1 - tag;
+    metrics::RequestRecord& rec = records_[static_cast<size_t>(id)];
+    if (rec.completed || rec.failed) return;
+    if (rec.replica == kNotArrived) {
+      rec.failed = true;  // its arrival event drops it
+      rec.error = "aborted";
+    } else if (rec.replica == kAtFrontEnd) {
+      front_end_aborts_.push_back(id);
+    } else {
+      replicas_[static_cast<size_t>(rec.replica)]->abort_request(sim, id);
+    }
+    return;
+  }
   // A submitted request arrives: what BenchmarkClient::send_now hands the router.
-  const metrics::RequestRecord& rec = records_[static_cast<size_t>(tag)];
+  metrics::RequestRecord& rec = records_[static_cast<size_t>(tag)];
+  if (rec.failed) return;     // aborted before it arrived
+  rec.replica = kAtFrontEnd;  // the engine that takes it sets its own id
   workloads::RequestSpec spec;
   spec.id = tag;
   spec.arrival = rec.arrival;
@@ -99,6 +121,18 @@ void LiveEngine::advance_to(SimTime t) {
   SERVESIM_CHECK(t >= now_, "the engine's clock cannot go back");
   sim_.run(t);
   now_ = t;
+  if (!front_end_aborts_.empty()) {
+    size_t kept = 0;
+    for (int64_t id : front_end_aborts_) {
+      const metrics::RequestRecord& rec = records_[static_cast<size_t>(id)];
+      if (rec.replica >= 0) {
+        replicas_[static_cast<size_t>(rec.replica)]->abort_request(sim_, id);
+      } else {
+        front_end_aborts_[kept++] = id;
+      }
+    }
+    front_end_aborts_.resize(kept);
+  }
   collect_open_segments();
 }
 
@@ -111,6 +145,7 @@ void LiveEngine::collect_open_segments() {
 
 void LiveEngine::token_times(int64_t id, int64_t from, std::vector<SimTime>* out) const {
   const metrics::RequestRecord& rec = record(id);
+  if (rec.replica < 0) return;  // not at an engine yet
   const metrics::StepEnds& ends = replicas_[static_cast<size_t>(rec.replica)]->step_log().step_end;
   int64_t index = 0;  // token number of the next step visited
   auto emit = [&](int64_t first, int64_t last) {

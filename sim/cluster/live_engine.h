@@ -53,12 +53,22 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
   int64_t submit(SimTime at, int32_t prompt_tokens, int32_t output_tokens);
   // Runs every event due at or before t; now() becomes t. REQUIRES: t >= now().
   void advance_to(SimTime t);
+  // The client of request `id` went away: the request is aborted at now() as vLLM aborts it
+  // (Replica::abort_request: it leaves its engine at the next step boundary, its KV blocks freed).
+  // Takes effect in the next advance_to(). One that has not reached the deployment yet never
+  // does; one in an API server's queue is aborted once it reaches its engine (the end of the
+  // advance_to() slice in which it gets there). Its record becomes failed ("aborted"). A finished
+  // request is left alone. REQUIRES: 0 <= id < num_requests().
+  void abort(int64_t id);
 
   // Appends to `out` the times of request `id`'s tokens number `from` (0-based) onwards that were
   // produced by now(), in order.
   void token_times(int64_t id, int64_t from, std::vector<SimTime>* out) const;
   // Its record: lengths, arrival, replica, completed / failed (error), preemptions. The token
-  // segments are complete only once it completed (token_times() is the live view).
+  // segments are complete only once it completed (token_times() is the live view). replica is
+  // kNotArrived before its arrival, kAtFrontEnd while it waits in an API server's queue.
+  static constexpr int32_t kNotArrived = -2;
+  static constexpr int32_t kAtFrontEnd = -1;
   const metrics::RequestRecord& record(int64_t id) const {
     return records_[static_cast<size_t>(id)];
   }
@@ -79,7 +89,8 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
 
  private:
   void on_request_done(engine::Simulator& sim, int64_t request_id) override;
-  void on_event(engine::Simulator& sim, int64_t tag) override;  // a submitted request arrives
+  // A submitted request arrives (tag = its id), or is aborted (tag = −1 − id).
+  void on_event(engine::Simulator& sim, int64_t tag) override;
   // Refreshes open_start_ from every engine (after a slice).
   void collect_open_segments();
 
@@ -92,6 +103,8 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
   std::unique_ptr<Router> router_;
   // Request id → first step of its open token segment, for the running requests that have one.
   std::unordered_map<int64_t, int64_t> open_start_;
+  // Aborted while in an API server's queue: aborted in their engine once they get there.
+  std::vector<int64_t> front_end_aborts_;
   SimTime now_;
   SimTime client_offset_;
 };

@@ -227,6 +227,18 @@ class Replica : public engine::EventHandler {
     costs_.set_drafter(drafter, config_.spec.num_speculative_tokens);
   }
 
+  // Aborts request `request_id` held by this engine (its record's replica), as vLLM's
+  // EngineCore.abort_requests → Scheduler.finish_requests(ids, FINISHED_ABORTED) when the API
+  // server's client goes away. The engine core takes aborts between steps, so the request leaves
+  // at the next step boundary: at once when no step is in flight, else at the end of the step in
+  // flight (after that step's tokens, before the next step is scheduled). Waiting, it leaves the
+  // queue; running, it leaves as a finished request does at that boundary (its KV blocks freed,
+  // the same placeholder row with async scheduling, the same dead row inside a multi-step block)
+  // without its remaining tokens. Its record becomes failed with the error "aborted"; its token
+  // segments hold the tokens it got. A request already finished is left alone. replica_abort.cpp.
+  // REQUIRES: no KV offloading, remote KV (P/D) or speculative decoding (not modelled).
+  void abort_request(engine::Simulator& sim, int64_t request_id);
+
   void on_event(engine::Simulator& sim, int64_t tag) override;
 
   int32_t id() const { return id_; }
@@ -359,6 +371,9 @@ class Replica : public engine::EventHandler {
   void preempt(int32_t slot, int64_t step);
   void finish(engine::Simulator& sim, int32_t slot, int64_t step);
   void fail(engine::Simulator& sim, int32_t slot, const std::string& why);
+  // Aborts (abort_request) take effect: every pending one, at the boundary after step `last_step`.
+  void apply_aborts(engine::Simulator& sim, int64_t last_step);
+  void abort_now(engine::Simulator& sim, int64_t id, int64_t last_step);
   void close_segment(Req& r, int64_t last_step);
   void account_outstanding(SimTime now);
   int32_t new_slot();
@@ -463,6 +478,7 @@ class Replica : public engine::EventHandler {
   std::unique_ptr<LoraAdapters> lora_;
   int64_t lora_decoders_ = 0;          // running decoders with an adapter (LoRA kernel tokens)
   std::vector<int32_t> lora_skipped_;  // waiting requests skipped for max_loras in this step
+  std::vector<int64_t> aborts_;        // requests to abort at the end of the step in flight
 };
 
 }  // namespace servesim::sim

@@ -303,6 +303,7 @@ void Replica::end_step(engine::Simulator& sim) {
     settle_decoder(r, k + 1);
     finish(sim, e.slot, k);
   }
+  if (!aborts_.empty()) apply_aborts(sim, k);  // aborts wait for the step boundary
   // Multi-step: a block whose requests have all finished (or been preempted) ends here; its
   // remaining steps are not run.
   if (running_.empty()) block_start_ = -1;

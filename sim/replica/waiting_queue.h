@@ -17,6 +17,7 @@
 #include <deque>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "sim/replica/request_state.h"
 #include "sim/replica/scheduler_policy.h"
@@ -88,6 +89,12 @@ class WaitingQueue {
   }
   // Removes the head. REQUIRES: front_slot() >= 0.
   void pop_front();
+  // Removes request `id` wherever it waits (an abort; O(queue)). Returns its slot, kNoSlot when
+  // it waited as an arrival without one, or kAbsent when it is not in the queue. `slots` are the
+  // replica's request states, to match slotted entries by id.
+  static constexpr int32_t kNoSlot = -1;
+  static constexpr int32_t kAbsent = -2;
+  int32_t remove(int64_t id, const std::vector<RequestState>& slots);
 
  private:
   static constexpr size_t kSlottedWaiting = 64;

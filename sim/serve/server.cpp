@@ -37,6 +37,16 @@ void send_error(httplib::Response& res, int status, const std::string& type,
   res.set_content(error_body(status, type, message).dump(), "application/json");
 }
 
+// A uniform draw in [0, 1) for request number n under `seed` (splitmix64's finaliser: every
+// (seed, n) pair an independent-looking 64-bit value; the top 53 bits make the double).
+double unit_draw(uint64_t seed, uint64_t n) {
+  uint64_t z = seed + (n + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -96,7 +106,15 @@ struct Server::Impl {
         continue;
       }
       const metrics::RequestRecord& rec = engine.record(id);
-      if (!rec.completed) continue;
+      if (!rec.completed) {
+        // Aborted: the tokens it got were counted as produced (vLLM counts them per step); it
+        // is not a success, and vLLM records no latency of a request its client aborted.
+        times.clear();
+        engine.token_times(id, 0, &times);
+        if (!times.empty()) aborted_prompt_tokens += rec.prompt_tokens;
+        aborted_output_tokens += static_cast<int64_t>(times.size());
+        continue;
+      }
       ++completed;
       completed_prompt_tokens += rec.prompt_tokens;
       completed_output_tokens += rec.output_tokens;
@@ -113,7 +131,8 @@ struct Server::Impl {
     std::string out;
     std::lock_guard<std::mutex> lock(mu);
     // Tokens of unfinished requests count as they are produced, as vLLM counts them per step.
-    int64_t prompt = completed_prompt_tokens, generated = completed_output_tokens;
+    int64_t prompt = completed_prompt_tokens + aborted_prompt_tokens;
+    int64_t generated = completed_output_tokens + aborted_output_tokens;
     std::vector<SimTime> times;
     for (int64_t id : active) {
       times.clear();
@@ -140,8 +159,14 @@ struct Server::Impl {
                    static_cast<double>(prompt));
     render_counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", labels,
                    static_cast<double>(generated));
+    // One series per vLLM FinishReason. A request whose client went away is aborted in the
+    // engine, but vLLM's OutputProcessor.abort_requests drops its state without counting it, so
+    // "abort" stays 0 here as there (servesim:client_disconnects counts them).
     render_counter(out, "vllm:request_success", "Count of successfully processed requests.",
-                   labels + ",finished_reason=\"length\"", static_cast<double>(completed));
+                   labels + ",finished_reason=\"stop\"", 0.0);
+    out += "vllm:request_success_total{" + labels + ",finished_reason=\"length\"} " +
+           prometheus_number(static_cast<double>(completed)) + "\n";
+    out += "vllm:request_success_total{" + labels + ",finished_reason=\"abort\"} 0\n";
     ttft.render(out, "vllm:time_to_first_token_seconds",
                 "Histogram of time to first token in seconds.", labels);
     itl.render(out, "vllm:inter_token_latency_seconds",
@@ -158,6 +183,8 @@ struct Server::Impl {
       render_counter(out, "servesim:rejected_requests",
                      "Requests refused because --max-waiting-requests requests were waiting.",
                      labels, static_cast<double>(rejected));
+      render_counter(out, "servesim:injected_failures", "Requests failed by --fail-rate.", labels,
+                     static_cast<double>(injected_failures));
     }
     return out;
   }
@@ -195,9 +222,16 @@ struct Server::Impl {
                        std::to_string(options.max_waiting_requests) + "); retry later");
         return;
       }
+      if (options.fail_rate > 0 && unit_draw(options.seed, received++) < options.fail_rate) {
+        std::lock_guard<std::mutex> s(stats_mu);
+        ++injected_failures;
+        res.status = 500;  // --fail-rate: vLLM's answer to an engine error, an empty 500
+        return;
+      }
       id = engine.submit(std::max(sim_now(), engine.now()), r.prompt_tokens, r.max_tokens);
       active.push_back(id);
       submitted = true;
+      ++open_requests;  // until its answer is written (request_done)
     }
     engine_cv.notify_one();
     char hex[32];
@@ -210,6 +244,8 @@ struct Server::Impl {
         std::unique_lock<std::mutex> lock(mu);
         tokens_cv.wait(lock, [&] { return stopping || engine.finished(id); });
         if (!engine.finished(id)) {
+          lock.unlock();
+          request_done();
           send_error(res, 503, "ServiceUnavailableError", "the server is shutting down");
           return;
         }
@@ -218,12 +254,33 @@ struct Server::Impl {
       send_at(wall_of(last + offset));
       res.set_content(full_response(endpoint, ids, r.prompt_tokens, r.max_tokens).dump(),
                       "application/json");
+      request_done();
       return;
     }
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [this, id, r, ids](size_t, httplib::DataSink& sink) { return stream(id, r, ids, sink); });
+        [this, id, r, ids](size_t, httplib::DataSink& sink) { return stream(id, r, ids, sink); },
+        [this](bool) { request_done(); });  // however the stream ended
+  }
+
+  // A request's answer is written (or cut): a drain waits for none to be left.
+  void request_done() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (--open_requests == 0) drained_cv.notify_all();
+  }
+
+  // Drain (ServeOptions::shutdown_mode "drain"): until no request is open, the timeout passes
+  // or stop() is called.
+  void drain() {
+    std::unique_lock<std::mutex> lock(mu);
+    auto done = [&] { return stopping || open_requests == 0; };
+    if (options.shutdown_drain_timeout > 0) {
+      drained_cv.wait_for(lock, std::chrono::duration<double>(options.shutdown_drain_timeout),
+                          done);
+    } else {
+      drained_cv.wait(lock, done);
+    }
   }
 
   static bool write_event(httplib::DataSink& sink, const std::string& data) {
@@ -234,7 +291,15 @@ struct Server::Impl {
   // One SSE stream: a chunk per token when it is due, the usage chunk, [DONE].
   bool stream(int64_t id, const CompletionRequest& r, const ResponseIds& ids,
               httplib::DataSink& sink) {
+    // The client went away: vLLM's API server aborts the request in the engine
+    // (AsyncLLM.abort), which frees it at the next step boundary.
     auto disconnected = [&] {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        engine.abort(id);
+        submitted = true;  // the engine thread applies it now
+      }
+      engine_cv.notify_one();
       std::lock_guard<std::mutex> s(stats_mu);
       ++disconnects;
       return false;
@@ -275,6 +340,20 @@ struct Server::Impl {
   }
 
   void routes() {
+    // While draining, vLLM's ServiceUnavailableMiddleware answers every path but /live and
+    // /metrics with 503 and this body (vllm/entrypoints/serve/middleware.py).
+    http.set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& s) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!draining || q.path == "/metrics" || q.path == "/live") {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+      }
+      s.status = 503;
+      s.set_content(json{{"error", "Server is unavailable. Please try again later."}}.dump(),
+                    "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    });
     http.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& s) {
       handle(Endpoint::kCompletions, q, s);
     });
@@ -313,18 +392,26 @@ struct Server::Impl {
   std::condition_variable tokens_cv;
   bool stopping = false;
   bool submitted = false;
+  bool draining = false;      // a SIGTERM began a drain (ServeOptions::shutdown_mode)
+  int64_t open_requests = 0;  // admitted requests whose answer is not written yet
+  uint64_t received = 0;      // valid requests admitted or failed so far (--fail-rate's numbers)
+  std::condition_variable drained_cv;
+  std::thread drain_thread;
   sim::LiveEngine engine;
   SimTime offset;
   std::vector<int64_t> active;  // submitted, not yet accounted as finished
   int64_t completed = 0;
   int64_t completed_prompt_tokens = 0;
   int64_t completed_output_tokens = 0;
+  int64_t aborted_prompt_tokens = 0;  // of requests aborted after their first token
+  int64_t aborted_output_tokens = 0;
   Histogram ttft, itl, e2e;
 
   std::mutex stats_mu;  // the streams' own counters
   Histogram lateness;
   int64_t disconnects = 0;
   int64_t rejected = 0;
+  int64_t injected_failures = 0;
 
   std::thread engine_thread;
   int bound_port = 0;
@@ -348,6 +435,18 @@ Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeploymen
     throw ConfigError("--max-waiting-requests: " + std::to_string(options.max_waiting_requests) +
                       " is invalid; expected 0 (no limit) or more");
   }
+  if (!(options.fail_rate >= 0 && options.fail_rate <= 1)) {
+    throw ConfigError("--fail-rate: " + text_of(options.fail_rate) +
+                      " is invalid; expected a fraction in [0, 1]");
+  }
+  if (options.shutdown_mode != "immediate" && options.shutdown_mode != "drain") {
+    throw ConfigError("--shutdown-mode: \"" + options.shutdown_mode +
+                      "\" is invalid; expected immediate or drain");
+  }
+  if (!(options.shutdown_drain_timeout >= 0) || options.shutdown_drain_timeout > 1e6) {
+    throw ConfigError("--shutdown-drain-timeout: " + text_of(options.shutdown_drain_timeout) +
+                      " is invalid; expected seconds in [0, 1e6] (0 = no limit)");
+  }
   if (!(options.chars_per_token > 0) || options.chars_per_token > 1000) {
     throw ConfigError("--chars-per-token: " + text_of(options.chars_per_token) +
                       " is invalid; expected a number in (0, 1000]");
@@ -364,6 +463,7 @@ Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeploymen
 Server::~Server() {
   stop();
   if (impl_->engine_thread.joinable()) impl_->engine_thread.join();
+  if (impl_->drain_thread.joinable()) impl_->drain_thread.join();
 }
 
 void Server::bind() {
@@ -389,6 +489,23 @@ void Server::run() {
   s.http.listen_after_bind();
   stop();
   s.engine_thread.join();
+  if (s.drain_thread.joinable()) s.drain_thread.join();
+}
+
+void Server::on_signal() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.options.shutdown_mode == "drain" && !s.draining && !s.stopping) {
+      s.draining = true;
+      s.drain_thread = std::thread([this] {
+        impl_->drain();
+        stop();
+      });
+      return;
+    }
+  }
+  stop();  // immediate, or a second signal
 }
 
 void Server::stop() {
@@ -398,6 +515,7 @@ void Server::stop() {
   }
   impl_->engine_cv.notify_all();
   impl_->tokens_cv.notify_all();
+  impl_->drained_cv.notify_all();
   impl_->http.stop();
 }
 

@@ -16,18 +16,21 @@
 //   servesim:token_send_lateness_seconds  wall time from a token's due time to its send
 //   servesim:client_disconnects_total     streams whose client went away before the end
 //   servesim:rejected_requests_total      requests refused for --max-waiting-requests
+//   servesim:injected_failures_total      requests failed by --fail-rate
 // Histogram latencies are in simulated seconds (what vLLM would report), lateness in wall seconds.
 //
 // Limits. --max-waiting-requests N > 0: a request that arrives while N requests wait (in the
 // engines' queues and API servers) is refused with 503 (vLLM has no such limit; gateways do).
-// A client that disconnects mid-stream stops its stream; its request keeps running in the
-// simulated engine to its end (the engine has no abort yet), so KV pressure and timing stay
-// those of the request as sent.
+// A client that disconnects mid-stream is seen when a write to it fails (the token after it
+// left, or the one after that); its request is then aborted in the engine as vLLM's API server
+// aborts it (LiveEngine::abort: it leaves at the next step boundary, its KV blocks freed). A
+// non-streaming client that goes away is not seen (cpp-httplib tells a handler nothing of it).
 // Threads: one engine thread and a pool of `threads` HTTP workers; each open connection holds a
 // worker, so `threads` bounds the concurrent streams.
 #ifndef SERVESIM_SIM_SERVE_SERVER_H_
 #define SERVESIM_SIM_SERVE_SERVER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -43,6 +46,21 @@ struct ServeOptions {
   int64_t max_waiting_requests = 0;  // 0 = no limit
   double chars_per_token = 4.0;
   int threads = 1024;
+  // SIGTERM / SIGINT (vLLM's --shutdown-mode, vllm/entrypoints/launcher.py): "immediate" stops
+  // at once, cutting open streams; "drain" first answers every new request 503 (vLLM's
+  // ServiceUnavailableMiddleware body; /metrics still answers), lets the requests in flight
+  // finish, up to shutdown_drain_timeout wall seconds (0 = no limit), then stops. A second
+  // signal during a drain stops at once, as vLLM's does.
+  std::string shutdown_mode = "immediate";
+  double shutdown_drain_timeout = 0;
+  // Fault injection: each valid request fails with this probability, answered at once with an
+  // empty HTTP 500 — what vLLM's exception handler (launcher.py) answers when the engine raises
+  // for a request (EngineGenerateError) — and never enters the engine. Which requests fail is a
+  // function of `seed` and the request's number (0, 1, ...) in arrival order among those not
+  // refused before (bad requests, max_waiting_requests): the same seed and order give the same
+  // failures.
+  double fail_rate = 0;
+  uint64_t seed = 0;
 };
 
 class Server {
@@ -58,6 +76,8 @@ class Server {
   // Serves until stop() (from another thread or a signal watcher). REQUIRES: bind().
   void run();
   void stop();
+  // A SIGTERM or SIGINT came: stop(), or begin a drain (ServeOptions::shutdown_mode).
+  void on_signal();
 
  private:
   struct Impl;

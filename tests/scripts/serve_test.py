@@ -2,7 +2,8 @@
 """`servesim serve` with real clients on the loopback interface, started by this test:
 curl (streaming and not), a Python standard-library client (http.client), the Prometheus
 text-format parser of prometheus_client on /metrics, bad requests, the waiting-queue limit and a
-client that disconnects mid-stream.
+client that disconnects mid-stream (aborted in the engine), SIGTERM (immediate and drain) and
+one port per replica.
 
 Usage: serve_test.py SERVESIM_BINARY
 """
@@ -11,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +44,7 @@ class Server:
         if not m:
             raise SystemExit("server did not start: " + line + self.proc.stdout.read())
         self.port = int(m.group(1))
+        self.ports = [int(p) for p in re.findall(r"http://127\.0\.0\.1:(\d+)", line)]
 
     def stop(self):
         self.proc.terminate()
@@ -52,9 +55,9 @@ class Server:
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
 
-    def request(self, method, path, body=None):
+    def request(self, method, path, body=None, port=None):
         """(status, body bytes) over http.client (the standard library's client)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        conn = http.client.HTTPConnection("127.0.0.1", port or self.port, timeout=60)
         data = json.dumps(body) if isinstance(body, (dict, list)) else body
         conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
         r = conn.getresponse()
@@ -62,8 +65,8 @@ class Server:
         conn.close()
         return out
 
-    def metrics(self):
-        status, text = self.request("GET", "/metrics")
+    def metrics(self, port=None):
+        status, text = self.request("GET", "/metrics", port=port)
         check(status == 200, "/metrics answers 200")
         return {f.name: f for f in text_string_to_metric_families(text.decode())}
 
@@ -179,7 +182,10 @@ def main():
         for name, typ in types.items():
             check(name in fam and fam[name].type == typ, f"{name} is a {typ}")
         # Requests so far: 100+20, 8+2, 10+12, 500+50 (the refused ones count nothing).
-        check(value(fam, "vllm:request_success") == 4, "4 successes")
+        check(value(fam, "vllm:request_success", finished_reason="length") == 4, "4 successes")
+        check(value(fam, "vllm:request_success", finished_reason="stop") == 0 and
+              value(fam, "vllm:request_success", finished_reason="abort") == 0,
+              "vLLM's other finish reasons, at 0")
         check(value(fam, "vllm:prompt_tokens") == 618, "prompt tokens 100+8+10+500")
         check(value(fam, "vllm:generation_tokens") == 84, "generation tokens 20+2+12+50")
         for name in ("vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds",
@@ -228,7 +234,7 @@ def main():
 
         # --- wrk (Debian) for load: 64 connections streaming completions for 3 s
         if shutil.which("wrk"):
-            before = value(s.metrics(), "vllm:request_success")
+            before = value(s.metrics(), "vllm:request_success", finished_reason="length")
             with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as lua:
                 lua.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
                           "wrk.body = '" + json.dumps({"model": MODEL, "prompt": [1] * 64,
@@ -241,21 +247,50 @@ def main():
             done = int(m.group(1)) if m else 0
             check(done > 64 and "Non-2xx" not in r.stdout, f"wrk load: {r.stdout}")
             time.sleep(1.5)  # the streams wrk cut end (and count as disconnects) by then
-            served = value(s.metrics(), "vllm:request_success") - before
-            # wrk counts the streams it read to the end; the engine finished those and the ones
-            # wrk cut at its deadline (at most its 64 connections).
+            served = value(s.metrics(), "vllm:request_success",
+                           finished_reason="length") - before
+            # wrk counts the streams it read to the end; the engine finished those, and those of
+            # the ones wrk cut at its deadline (at most its 64 connections) that were past their
+            # last token before the server saw the cut (the others were aborted).
             check(done <= served <= done + 64, f"wrk read {done} streams, the engine served {served}")
             print(f"wrk: {done} streams of 32 tokens in 3 s over 64 connections")
         else:
             print("SKIPPED (part): wrk is not installed (scripts/setup.sh installs it)")
 
-        # --- a client that disconnects mid-stream: the server stops its stream
-        body = {"model": MODEL, "prompt": [1] * 10, "max_tokens": 20000, "stream": True}
-        cut_before = value(s.metrics(), "servesim:client_disconnects")
-        curl("-N", "--max-time", "0.5", s.url("/v1/completions"), "-d", json.dumps(body))
+        # --- a client that disconnects mid-stream: its request is aborted in the engine, as
+        # vLLM aborts it (it leaves the batch, its KV blocks are freed, its tokens stop)
+        time.sleep(1.0)  # wrk's last streams are over
+        body = {"model": MODEL, "prompt": [1] * 2000, "max_tokens": 20000, "stream": True}
+        fam = s.metrics()
+        cut_before = value(fam, "servesim:client_disconnects")
+        gen_before = value(fam, "vllm:generation_tokens")
+        check(value(fam, "vllm:num_requests_running") == 0 and
+              value(fam, "vllm:kv_cache_usage_perc") == 0, "idle before the stream")
+        cutter = threading.Thread(target=curl, args=(
+            "-N", "--max-time", "1", s.url("/v1/completions"), "-d", json.dumps(body)))
+        cutter.start()
         time.sleep(0.5)
-        check(value(s.metrics(), "servesim:client_disconnects") == cut_before + 1,
+        mid = s.metrics()
+        check(value(mid, "vllm:num_requests_running") == 1, "the stream's request runs")
+        # 2,000 prompt tokens hold at least 125 blocks of 16.
+        check(value(mid, "vllm:kv_cache_usage_perc") > 0, "its KV blocks are used")
+        cutter.join()
+        time.sleep(0.5)
+        after = s.metrics()
+        check(value(after, "servesim:client_disconnects") == cut_before + 1,
               "one disconnect counted")
+        check(value(after, "vllm:num_requests_running") == 0 and
+              value(after, "vllm:num_requests_waiting") == 0, "the aborted request left")
+        check(value(after, "vllm:kv_cache_usage_perc") == 0, "its KV blocks were freed")
+        # vLLM does not count a client's abort in request_success (its OutputProcessor drops
+        # the request's state without a finished-request stat).
+        check(value(after, "vllm:request_success", finished_reason="abort") == 0,
+              "a client abort is not a request_success")
+        got = value(after, "vllm:generation_tokens") - gen_before
+        check(0 < got < 20000, f"the tokens it got count as generated: {got}")
+        time.sleep(0.3)
+        check(value(s.metrics(), "vllm:generation_tokens") - gen_before == got,
+              "no token is generated for it after the abort")
     finally:
         s.stop()
 
@@ -284,11 +319,156 @@ def main():
     finally:
         s.stop()
 
+    shutdown_tests()
+    port_per_replica_test()
+    fail_rate_test()
+
     if FAILURES:
         print(f"{len(FAILURES)} check(s) failed")
         return 1
     print("serve_test: all checks passed")
     return 0
+
+
+def open_stream(s, max_tokens, first_events):
+    """A streaming completion on its own connection, read up to its first events."""
+    conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
+    conn.request("POST", "/v1/completions", body=json.dumps(
+        {"model": MODEL, "prompt": [1] * 10, "max_tokens": max_tokens, "stream": True}))
+    resp = conn.getresponse()
+    events = []
+    while len(events) < first_events:
+        line = resp.readline().decode().strip()
+        if line.startswith("data: "):
+            events.append(line[6:])
+    return conn, resp, events
+
+
+def read_rest(resp, events):
+    """The stream's remaining events until [DONE] or the server closes it."""
+    try:
+        for raw in resp:
+            line = raw.decode().strip()
+            if line.startswith("data: "):
+                events.append(line[6:])
+    except (http.client.IncompleteRead, ConnectionError):
+        pass  # cut mid-chunk
+    return events
+
+
+def stopped(s, timeout=20):
+    out = s.proc.stdout.read()
+    code = s.proc.wait(timeout=timeout)
+    return code, out
+
+
+def shutdown_tests():
+    """SIGTERM as vLLM's --shutdown-mode: immediate cuts the open streams; drain answers new
+    requests 503 with vLLM's body while the requests in flight finish, up to the timeout."""
+    # Time scale 1: a decode step of 8B on H100 takes ~5-10 ms, so 300 tokens take >= 1.5 s.
+    s = Server("--shutdown-mode", "drain")
+    conn, resp, events = open_stream(s, 300, 3)
+    t0 = time.monotonic()
+    s.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.2)
+    st, out = s.request("POST", "/v1/completions", {"model": MODEL, "prompt": "a", "max_tokens": 2})
+    check(st == 503 and json.loads(out) == {"error": "Server is unavailable. Please try again later."},
+          f"drain: a new request gets vLLM's 503 ({st} {out!r})")
+    st, out = s.request("GET", "/health")
+    check(st == 503, f"drain: /health is 503 for a readiness probe ({st})")
+    st, _ = s.request("GET", "/metrics")
+    check(st == 200, "drain: /metrics still answers")
+    events = read_rest(resp, events)
+    conn.close()
+    check(len(events) == 301 and events[-1] == "[DONE]",
+          f"drain: the stream in flight finishes (300 tokens and [DONE]: {len(events)} events)")
+    code, out = stopped(s)
+    check(code == 0 and "stopped" in out, f"drain: exit 0 once drained ({code}: {out!r})")
+    check(time.monotonic() - t0 < 15, "drain: it stops once the stream is done")
+
+    # A drain timeout cuts the streams still open when it passes.
+    s = Server("--shutdown-mode", "drain", "--shutdown-drain-timeout", "0.5")
+    conn, resp, events = open_stream(s, 5000, 3)
+    t0 = time.monotonic()
+    s.proc.send_signal(signal.SIGTERM)
+    events = read_rest(resp, events)
+    conn.close()
+    took = time.monotonic() - t0
+    code, out = stopped(s)
+    check("[DONE]" not in events and 3 < len(events) < 5000 and 0.4 < took < 5,
+          f"drain timeout 0.5 s: the stream is cut ({len(events)} events after {took:.2f} s)")
+    check(code == 0, f"drain timeout: exit 0 ({code})")
+
+    # Immediate (the default): the open stream is cut at once.
+    s = Server()
+    conn, resp, events = open_stream(s, 5000, 3)
+    t0 = time.monotonic()
+    s.proc.send_signal(signal.SIGTERM)
+    events = read_rest(resp, events)
+    conn.close()
+    took = time.monotonic() - t0
+    code, out = stopped(s)
+    check("[DONE]" not in events and took < 2, f"immediate: the stream is cut ({took:.2f} s)")
+    check(code == 0 and "stopped" in out, f"immediate: exit 0 ({code})")
+
+
+def port_per_replica_test():
+    """--num-replicas 2 --port-per-replica: two ports, each one replica with its own metrics,
+    as two vLLM instances behind an external gateway."""
+    s = Server("--num-replicas", "2", "--port-per-replica", "--time-scale", "10")
+    try:
+        check(len(s.ports) == 2 and s.ports[0] != s.ports[1], f"two ports: {s.ports}")
+        a, b = s.ports
+        for port, n in ((a, 3), (b, 1)):
+            for _ in range(n):
+                st, out = s.request("POST", "/v1/completions",
+                                    {"model": MODEL, "prompt": [1] * 50, "max_tokens": 5},
+                                    port=port)
+                check(st == 200 and json.loads(out)["usage"]["completion_tokens"] == 5,
+                      f"port {port} answers")
+        time.sleep(0.2)
+        for port, n in ((a, 3), (b, 1)):
+            fam = s.metrics(port)
+            check(value(fam, "vllm:request_success", finished_reason="length") == n and
+                  value(fam, "vllm:prompt_tokens") == 50 * n,
+                  f"port {port} counts its own {n} request(s)")
+    finally:
+        s.stop()
+
+
+def unit_draw(seed, n):
+    """servesim's --fail-rate draw for request number n (server.cpp: splitmix64's finaliser)."""
+    m = (1 << 64) - 1
+    z = (seed + (n + 1) * 0x9e3779b97f4a7c15) & m
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & m
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & m
+    z ^= z >> 31
+    return (z >> 11) * 2.0 ** -53
+
+
+def fail_rate_test():
+    """--fail-rate 0.3 --seed 3: exactly the requests whose draw is below 0.3 get vLLM's empty
+    500, in arrival order; the others are served; /metrics counts both."""
+    s = Server("--fail-rate", "0.3", "--seed", "3", "--time-scale", "10")
+    try:
+        want = [500 if unit_draw(3, n) < 0.3 else 200 for n in range(40)]
+        got = []
+        for _ in range(40):
+            st, out = s.request("POST", "/v1/completions",
+                                {"model": MODEL, "prompt": [1] * 20, "max_tokens": 3})
+            got.append(st)
+            if st == 500:
+                check(out == b"", f"an injected failure has an empty body: {out!r}")
+        check(got == want, f"--fail-rate picks the seed's requests: {got} vs {want}")
+        fails = want.count(500)
+        check(0 < fails < 40, f"some fail, some not ({fails})")
+        time.sleep(0.2)
+        fam = s.metrics()
+        check(value(fam, "servesim:injected_failures") == fails and
+              value(fam, "vllm:request_success", finished_reason="length") == 40 - fails,
+              "/metrics counts the injected failures and the served requests")
+    finally:
+        s.stop()
 
 
 if __name__ == "__main__":
