@@ -1,6 +1,5 @@
 #include "sim/planning/pd_search.h"
 
-
 #include "sim/base/error.h"
 
 namespace servesim::planning {
@@ -44,8 +43,8 @@ std::vector<PdRatio> parse_pd_ratios(const std::string& flag,
     for (const PdRatio& seen : out) {
       // Equal ratios (1:1 and 2:2) are one candidate: plan counts whole units.
       if (seen.prefill * r.decode == seen.decode * r.prefill) {
-        throw bad("the ratio " + std::to_string(seen.prefill) + ":" +
-                  std::to_string(seen.decode) + " is already given (plan scales a unit by " +
+        throw bad("the ratio " + std::to_string(seen.prefill) + ":" + std::to_string(seen.decode) +
+                  " is already given (plan scales a unit by " +
                   "whole units, so equal ratios are the same candidate)");
       }
     }

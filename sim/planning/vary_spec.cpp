@@ -27,8 +27,9 @@ sim::SpecDecode vary_spec_decode(const sim::SpecDecode& base, const json& knobs)
   }
   if (has_k && k == 0) return sim::SpecDecode{};
   if (has_rate && has_length) {
-    throw ConfigError("--vary spec-acceptance-rate and spec-acceptance-length: give one of the "
-                      "two; each sets the whole acceptance");
+    throw ConfigError(
+        "--vary spec-acceptance-rate and spec-acceptance-length: give one of the "
+        "two; each sets the whole acceptance");
   }
   const char* first = has_k ? kSpecTokensKey : (has_rate ? kSpecRateKey : kSpecLengthKey);
   if (base.method.empty()) {
@@ -64,8 +65,8 @@ sim::SpecDecode vary_spec_decode(const sim::SpecDecode& base, const json& knobs)
                         " acceptance_rates; list one per draft position up to the largest K, or "
                         "--vary spec-acceptance-rate");
     }
-    j["acceptance_rates"] = std::vector<double>(base.acceptance_rates.begin(),
-                                                base.acceptance_rates.begin() + k);
+    j["acceptance_rates"] =
+        std::vector<double>(base.acceptance_rates.begin(), base.acceptance_rates.begin() + k);
   } else {
     // A mean acceptance length over the base's K0 drafts: its constant per-position rate.
     const int k0 = base.num_speculative_tokens;
@@ -77,8 +78,8 @@ sim::SpecDecode vary_spec_decode(const sim::SpecDecode& base, const json& knobs)
     }
     if (base.acceptance_length > k0 + 1) {
       throw ConfigError("--speculative-config: acceptance_length " +
-                        json(base.acceptance_length).dump() + " is above K + 1 = " +
-                        std::to_string(k0 + 1));
+                        json(base.acceptance_length).dump() +
+                        " is above K + 1 = " + std::to_string(k0 + 1));
     }
     const double a = sim::constant_rate_for_acceptance_length(base.acceptance_length, k0);
     j["acceptance_rates"] = std::vector<double>(static_cast<size_t>(k), a);

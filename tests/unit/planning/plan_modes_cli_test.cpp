@@ -100,17 +100,17 @@ void check_joint_is_cheaper_of_two(const std::vector<std::string>& args, const f
   const json joint =
       plan_json(args, {"--pd-ratios", "1:1,1:2", "--kv-transfer-link", link}, dir / "joint.json");
   const json agg = plan_json(args, {}, dir / "agg.json");
-  const json pd = plan_json(
-      args,
-      {"--prefill-replicas", "1", "--decode-replicas", "1", "--vary", "decode-replicas=1,2",
-       "--kv-transfer-link", link},
-      dir / "pd.json");
+  const json pd = plan_json(args,
+                            {"--prefill-replicas", "1", "--decode-replicas", "1", "--vary",
+                             "decode-replicas=1,2", "--kv-transfer-link", link},
+                            dir / "pd.json");
   // Both kinds are candidates of the joint run: the aggregated one and a unit per ratio.
   REQUIRE(joint["candidates"].size() == 3);
   const json& a = agg["candidates"][0];
   const json& p = pd["candidates"][0];
   const json& best = joint["candidates"][0];
-  const bool pd_cheaper = p["cost_per_hour_usd"].get<double>() < a["cost_per_hour_usd"].get<double>();
+  const bool pd_cheaper =
+      p["cost_per_hour_usd"].get<double>() < a["cost_per_hour_usd"].get<double>();
   CHECK(pd_cheaper == pd_should_win);
   const json& cheaper = pd_cheaper ? p : a;
   // P/D labels of the separate run add the --vary point ("... decode-replicas=1").
@@ -127,15 +127,16 @@ TEST_CASE("plan --pd-ratios answers with the cheaper of aggregated and P/D",
   const fs::path dir =
       fs::temp_directory_path() / ("servesim_plan_modes_" + std::to_string(getpid()));
   fs::create_directories(dir);
-  const std::vector<std::string> common = {"plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
-                                           "-tp", "1", "--num-prompts", "300", "--seeds", "1"};
+  const std::vector<std::string> common = {"plan", "--model", "llama-3.1-8b",  "--gpu", "h100-sxm",
+                                           "-tp",  "1",       "--num-prompts", "300",   "--seeds",
+                                           "1"};
   SECTION("8000-token prompts under a 12 ms P99 TPOT: P/D wins") {
     // Aggregated, each decode step that carries a prefill chunk of 8000-token prompts stretches
     // TPOT; a decode instance steps at the pure decode time.
     std::vector<std::string> args = common;
-    args.insert(args.end(), {"--target-qps", "3", "--slo", "p99_tpot_ms<=12", "--slo",
-                             "p99_ttft_ms<=3000", "--random-input-len", "8000",
-                             "--random-output-len", "250"});
+    args.insert(args.end(),
+                {"--target-qps", "3", "--slo", "p99_tpot_ms<=12", "--slo", "p99_ttft_ms<=3000",
+                 "--random-input-len", "8000", "--random-output-len", "250"});
     check_joint_is_cheaper_of_two(args, dir, true);
   }
   SECTION("short prompts at 2 req/s: aggregated wins") {
@@ -150,9 +151,9 @@ TEST_CASE("plan --pd-ratios answers with the cheaper of aggregated and P/D",
 }
 
 TEST_CASE("plan --pd-ratios refuses pool counts and a ratio knob", "[planning][plan][cli][pd]") {
-  const std::vector<std::string> base = {"plan",          "--model", "llama-3.1-8b", "--target-qps",
-                                         "2",             "--slo",   "p99_ttft_ms<=500",
-                                         "--pd-ratios",   "1:1"};
+  const std::vector<std::string> base = {"plan", "--model", "llama-3.1-8b",     "--target-qps",
+                                         "2",    "--slo",   "p99_ttft_ms<=500", "--pd-ratios",
+                                         "1:1"};
   std::vector<std::string> with_pools = base;
   with_pools.insert(with_pools.end(), {"--prefill-replicas", "1", "--decode-replicas", "1"});
   const CliRun r = run(with_pools);

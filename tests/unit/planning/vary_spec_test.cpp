@@ -46,7 +46,9 @@ TEST_CASE("num-speculative-tokens carries the base's per-position acceptance to 
   CHECK(k2.model == "head");
   CHECK(k2.num_speculative_tokens == 2);
   CHECK(k2.acceptance_rates == std::vector<double>{0.9, 0.8});
-  CHECK_THAT(error_of([&] { vary_spec_decode(rates, {{kSpecTokensKey, 4}}); }),
+  CHECK_THAT(error_of([&] {
+               vary_spec_decode(rates, {{kSpecTokensKey, 4}});
+             }),
              Contains("--speculative-config lists 3 acceptance_rates"));
   // A mean acceptance length τ = 2.5 over K0 = 3 is the constant rate a with
   // a(1 − a³)/(1 − a) = 1.5; K = 5 repeats that a, so its E[A] = a(1 − a⁵)/(1 − a) > 1.5.
@@ -59,16 +61,16 @@ TEST_CASE("num-speculative-tokens carries the base's per-position acceptance to 
   CHECK(sim::mean_accepted(k5.acceptance_rates, 5) ==
         Approx(a * (1 - std::pow(a, 5)) / (1 - a)).epsilon(1e-12));
   // K = 3 (the base's own) keeps τ exactly.
-  CHECK(1 + sim::mean_accepted(vary_spec_decode(length, {{kSpecTokensKey, 3}}).acceptance_rates,
-                               3) == Approx(2.5).epsilon(1e-9));
+  CHECK(
+      1 + sim::mean_accepted(vary_spec_decode(length, {{kSpecTokensKey, 3}}).acceptance_rates, 3) ==
+      Approx(2.5).epsilon(1e-9));
 }
 
 TEST_CASE("spec-acceptance-rate and spec-acceptance-length set the acceptance for the K in use",
           "[planning][vary][spec]") {
   const sim::SpecDecode base = eagle3("\"acceptance_length\": 2.0");
   // Rate a = 0.6 over K = 4: E[A] = Σ_{m=1..4} 0.6^m = 0.6 + 0.36 + 0.216 + 0.1296 = 1.3056.
-  const sim::SpecDecode r =
-      vary_spec_decode(base, {{kSpecTokensKey, 4}, {kSpecRateKey, 0.6}});
+  const sim::SpecDecode r = vary_spec_decode(base, {{kSpecTokensKey, 4}, {kSpecRateKey, 0.6}});
   CHECK(r.acceptance_rates == std::vector<double>(4, 0.6));
   CHECK(sim::mean_accepted(r.acceptance_rates, 4) == Approx(1.3056).epsilon(1e-12));
   // Without a K knob the base's K (3).
@@ -78,17 +80,23 @@ TEST_CASE("spec-acceptance-rate and spec-acceptance-length set the acceptance fo
   const sim::SpecDecode l = vary_spec_decode(base, {{kSpecLengthKey, 3.5}});
   CHECK(l.acceptance_length == 3.5);
   CHECK(l.num_speculative_tokens == 3);
-  CHECK_THAT(error_of([&] { vary_spec_decode(base, {{kSpecRateKey, 1.2}}); }),
+  CHECK_THAT(error_of([&] {
+               vary_spec_decode(base, {{kSpecRateKey, 1.2}});
+             }),
              Contains("--vary spec-acceptance-rate: '1.2' is invalid; expected a per-position "
                       "acceptance rate in [0, 1]"));
   CHECK_THAT(error_of([&] {
                vary_spec_decode(base, {{kSpecRateKey, 0.5}, {kSpecLengthKey, 2.0}});
              }),
              Contains("give one of the two"));
-  CHECK_THAT(error_of([&] { vary_spec_decode(base, {{kSpecTokensKey, -1}}); }),
+  CHECK_THAT(error_of([&] {
+               vary_spec_decode(base, {{kSpecTokensKey, -1}});
+             }),
              Contains("expected an integer >= 0"));
   // No method to vary: refused, not assumed.
-  CHECK_THAT(error_of([] { vary_spec_decode(sim::SpecDecode{}, {{kSpecTokensKey, 2}}); }),
+  CHECK_THAT(error_of([] {
+               vary_spec_decode(sim::SpecDecode{}, {{kSpecTokensKey, 2}});
+             }),
              Contains("--vary num-speculative-tokens=2: needs --speculative-config"));
 }
 
@@ -96,9 +104,9 @@ TEST_CASE("a --vary point applies run fields and the knobs within --speculative-
           "[planning][vary][spec]") {
   sim::SimulationConfig base;
   base.engine.spec = eagle3("\"acceptance_length\": 2.5");
-  const auto points = vary_product({parse_vary("num-speculative-tokens=0,2"),
-                                    parse_vary("spec-acceptance-rate=0.5"),
-                                    parse_vary("max-num-seqs=64")});
+  const auto points =
+      vary_product({parse_vary("num-speculative-tokens=0,2"),
+                    parse_vary("spec-acceptance-rate=0.5"), parse_vary("max-num-seqs=64")});
   REQUIRE(points.size() == 2);
   CHECK(points[1].label == "num-speculative-tokens=2 spec-acceptance-rate=0.5 max-num-seqs=64");
   sim::SimulationConfig off = base, on = base;
