@@ -22,7 +22,7 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-TEST_CASE("--pd-ratios reads P:D pairs in order and refuses equal ratios", "[planning][pd]") {
+TEST_CASE("P:D ratios are read in order and equal ratios are refused", "[planning][pd]") {
   const std::vector<PdRatio> r = parse_pd_ratios("--pd-ratios", {"1:1,1:2", "2:3"});
   REQUIRE(r.size() == 3);
   CHECK((r[0].prefill == 1 && r[0].decode == 1));
@@ -38,7 +38,7 @@ TEST_CASE("--pd-ratios reads P:D pairs in order and refuses equal ratios", "[pla
   CHECK_THAT(error_of([] { parse_pd_ratios("--pd-ratios", {""}); }), Contains("no ratio"));
 }
 
-TEST_CASE("a candidate's aggregated config has no pools; its P/D unit keeps the pool flags",
+TEST_CASE("a candidate's aggregated config has no pools and its P/D unit keeps the pool flags",
           "[planning][pd]") {
   sim::SimulationConfig c;
   c.decode_tensor_parallel_size = 4;
