@@ -54,7 +54,15 @@ COMMANDS = {
         "--max-model-len 8192 --random-input-len 1024 --random-output-len 256 --target-qps 100 "
         "--slo p99_ttft_ms<=500 --slo p99_tpot_ms<=50 --output out.json",
         "{bin}/servesim sweep --request-rate 1:40:1 --random-input-len 1024 --random-output-len 256 "
-        "--output out.json"],
+        "--output out.json",
+        # The same plan with deployment modes in its search: aggregated and 1P:1D units, EAGLE-3
+        # speculative decoding off and with K = 3 (P/D with speculation is refused: skipped rows).
+        "{bin}/servesim plan --model llama-3.1-70b --gpu h100-sxm,h200 --tensor-parallel-size 2,4,8 "
+        "--max-model-len 8192 --random-input-len 1024 --random-output-len 256 --target-qps 100 "
+        "--slo p99_ttft_ms<=500 --slo p99_tpot_ms<=50 --pd-ratios 1:1 --speculative-config "
+        "'{{\"method\": \"eagle3\", \"model\": \"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B\", "
+        "\"num_speculative_tokens\": 3, \"acceptance_length\": 2.5}}' "
+        "--vary num-speculative-tokens=0,3 --output out.json"],
 }
 COMMAND_REPEATS = 5  # whole-process runs of each command of "commands"
 
@@ -244,7 +252,9 @@ def parse_commands(sections):
         elif kind == "output":
             m = re.search(r"(planned [0-9]+ candidates with [0-9]+ simulations|swept [0-9]+ points"
                           r" \([^)]*\))", summary)
-            fixed = {"command": next(commands).split()[1], "work": m.group(1) if m else summary,
+            command = next(commands)
+            name = command.split()[1] + (" (P/D, spec)" if "--pd-ratios" in command else "")
+            fixed = {"command": name, "work": m.group(1) if m else summary,
                      "output": rest}
             timing = {"wall": statistics.median(r[0] for r in runs),
                       "cpu": statistics.median(r[1] for r in runs), "repeats": len(runs)}

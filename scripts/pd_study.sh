@@ -6,19 +6,21 @@
 # Usage: scripts/pd_study.sh MODEL TP INPUT_LEN OUTPUT_LEN RATE_PER_INSTANCE [NUM_PROMPTS
 #                           [more simulate flags...]]
 #   Every pool and every aggregated replica is TP GPUs; an N-instance deployment gets
-#   N x RATE_PER_INSTANCE req/s. Needs build/servesim (or $SERVESIM_BIN) and python3.
+#   N x RATE_PER_INSTANCE req/s, on H100 SXM or the GPU named by $PD_STUDY_GPU (h200, ...).
+#   Needs build/servesim (or $SERVESIM_BIN) and python3.
 set -euo pipefail
 if [ $# -lt 5 ]; then
-  sed -n '2,10p' "$0" >&2
+  sed -n '2,11p' "$0" >&2
   exit 2
 fi
 model=$1 tp=$2 in=$3 out=$4 rate=$5 n=${6:-2000}
 shift $(($# < 6 ? $# : 6))
 extra=("$@")
 bin=${SERVESIM_BIN:-build/servesim}
+gpu=${PD_STUDY_GPU:-h100-sxm}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-common=(--model "$model" --gpu h100-sxm -tp "$tp" --num-prompts "$n" --random-input-len "$in"
+common=(--model "$model" --gpu "$gpu" -tp "$tp" --num-prompts "$n" --random-input-len "$in"
         --random-output-len "$out" --random-range-ratio 0.5 --save-result --overwrite
         ${extra[@]+"${extra[@]}"})
 printf '%-10s %-15s %5s %6s %9s %9s %9s %9s %9s %8s %8s %6s\n' deployment link GPUs req/s \

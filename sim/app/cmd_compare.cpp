@@ -8,6 +8,7 @@
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
+#include "sim/app/vary_settings.h"
 #include "sim/base/error.h"
 #include "sim/base/exit_signals.h"
 #include "sim/base/parallel.h"
@@ -75,8 +76,8 @@ class CompareCommand : public Command {
       const sim::SimulationConfig base = build_config(*cmd_, opts_);
       a = {points[0].label, base};
       b = {points[1].label, base};
-      apply_config_json(a.config, points[0].settings, "--vary");
-      apply_config_json(b.config, points[1].settings, "--vary");
+      apply_vary_settings(a.config, points[0].settings);
+      apply_vary_settings(b.config, points[1].settings);
     }
     for (const planning::CompareSide* side : {&a, &b}) {
       register_inputs(run_inputs(opts_, side->config));

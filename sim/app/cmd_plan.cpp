@@ -1,6 +1,8 @@
 // `servesim plan`: the cheapest deployment that meets every SLO at a target load. The study is
-// sim/planning/plan.h; this file turns flags into candidates (GPU × TP × --vary values) and
-// writes the ranked table, the JSON and the CSV.
+// sim/planning/plan.h; this file turns flags into candidates (GPU × TP × --vary values, and with
+// --pd-ratios the aggregated and P/D units of each: sim/planning/pd_search.h) and writes the
+// ranked table, the JSON and the CSV.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
+#include "sim/app/vary_settings.h"
 #include "sim/app/vllm_commands.h"
 #include "sim/base/error.h"
 #include "sim/base/exit_signals.h"
@@ -23,6 +26,7 @@
 #include "sim/base/output_file.h"
 #include "sim/cluster/pd_simulation.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/planning/pd_search.h"
 #include "sim/planning/plan.h"
 #include "sim/planning/progress.h"
 #include "sim/planning/vary.h"
@@ -101,6 +105,66 @@ std::vector<int> tp_sizes_that_divide_heads(const std::string& model, int64_t* h
   return tps;
 }
 
+// The candidate `config` on `gpu` at TP `tp` with the --vary point applied, and its label:
+// "h100-sxm TP2 max-num-seqs=64", or for a P/D unit "1P h100-sxm TP2 : 2D h100-sxm TP4 ...".
+planning::PlanCandidate make_candidate(const sim::SimulationConfig& config, const std::string& gpu,
+                                       int tp, const planning::VaryPoint& vp) {
+  planning::PlanCandidate c;
+  c.config = config;
+  c.config.gpu = gpu;
+  c.config.tensor_parallel_size = tp;
+  apply_vary_settings(c.config, vp.settings);
+  c.vary = vp.settings;
+  c.label = gpu + " TP" + std::to_string(tp);
+  if (sim::pd_enabled(c.config)) {  // one unit of the P/D pools (plan.h, set_replicas)
+    const sim::SimulationConfig& k = c.config;
+    auto pool = [&](int n, const char* side, const std::string& g, int t) {
+      return std::to_string(n) + side + " " + (g.empty() ? gpu : g) + " TP" +
+             std::to_string(t > 0 ? t : tp);
+    };
+    c.label = pool(k.prefill_replicas, "P", k.prefill_gpu, k.prefill_tensor_parallel_size) + " : " +
+              pool(k.decode_replicas, "D", k.decode_gpu, k.decode_tensor_parallel_size);
+  }
+  if (c.config.pipeline_parallel_size > 1) {
+    c.label += " PP" + std::to_string(c.config.pipeline_parallel_size);
+  }
+  if (c.config.data_parallel_size > 1) {
+    c.label += " DP" + std::to_string(c.config.data_parallel_size);
+  }
+  if (c.config.enable_expert_parallel) c.label += " EP";
+  if (!vp.label.empty()) c.label += " " + vp.label;
+  return c;
+}
+
+// `vp` without the knobs of the P/D pools (pd_search.h): an aggregated candidate's settings.
+planning::VaryPoint without_pool_knobs(const planning::VaryPoint& vp) {
+  static const std::set<std::string> pool_keys = {"prefill_tensor_parallel_size",
+                                                  "decode_tensor_parallel_size",
+                                                  "prefill_gpu",
+                                                  "decode_gpu",
+                                                  "kv_transfer_link",
+                                                  "pd_local_prefill_threshold"};
+  planning::VaryPoint out;
+  std::set<std::string> dropped;
+  for (const auto& item : vp.settings.items()) {
+    if (pool_keys.count(item.key()) > 0) {
+      std::string flag = item.key();
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      dropped.insert(flag);
+    } else {
+      out.settings[item.key()] = item.value();
+    }
+  }
+  std::istringstream words(vp.label);  // "knob=value knob=value", in axis order
+  std::string w;
+  while (words >> w) {
+    if (dropped.count(w.substr(0, w.find('='))) == 0) {
+      out.label += (out.label.empty() ? "" : " ") + w;
+    }
+  }
+  return out;
+}
+
 class PlanCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
@@ -129,6 +193,11 @@ class PlanCommand : public Command {
                      "KNOB=v1,v2,...: more candidates per knob value (repeat for the product), "
                      "e.g. max-num-seqs=64,256")
         ->take_all();
+    cmd_->add_option("--pd-ratios", pd_ratios_,
+                     "also search disaggregated prefill/decode units P:D, e.g. 1:1,1:2,2:3, next "
+                     "to the aggregated candidates (each on the candidate's GPU and TP unless the "
+                     "--prefill-/--decode- flags say otherwise)")
+        ->take_all();
     cmd_->add_option("--headroom", headroom_,
                      "spare capacity: clusters are verified at target x (1 + headroom), so each "
                      "replica runs at most 1/(1 + headroom) of its capacity [0.25: 80%]");
@@ -152,7 +221,16 @@ class PlanCommand : public Command {
 
   int run(std::ostream& out, std::ostream& err) override {
     sim::SimulationConfig base = build_config(*cmd_, opts_);
-    if (sim::pd_enabled(base) && base.kv_transfer_link == "nvlink") {
+    std::vector<planning::PdRatio> ratios;
+    if (cmd_->count("--pd-ratios") > 0) {
+      ratios = planning::parse_pd_ratios("--pd-ratios", pd_ratios_);
+      if (sim::pd_enabled(base)) {
+        throw ConfigError(
+            "--pd-ratios: the P/D units come from the ratios; expected no --prefill-replicas or "
+            "--decode-replicas with it");
+      }
+    }
+    if ((sim::pd_enabled(base) || !ratios.empty()) && base.kv_transfer_link == "nvlink") {
       throw ConfigError(
           "--kv-transfer-link nvlink: plan scales the P/D pools past one node; "
           "expected a network link (infiniband-ndr, ...)");
@@ -229,6 +307,10 @@ class PlanCommand : public Command {
             (key == "gpu" ? "GPUs from --gpu" : "TP sizes from --tensor-parallel-size") +
             " (a comma-separated list)");
       }
+      if (!ratios.empty() && (key == "prefill_replicas" || key == "decode_replicas")) {
+        throw ConfigError("--vary " + axes.back().knob.flag +
+                          ": --pd-ratios sets the P/D units; list the ratios there");
+      }
       if (key == "kv_transfer_link") {
         for (const std::string& t : axes.back().texts) {
           if (t == "nvlink") {
@@ -242,35 +324,28 @@ class PlanCommand : public Command {
     const std::vector<planning::VaryPoint> points = planning::vary_product(axes);
 
     std::vector<planning::PlanCandidate> candidates;
+    // With --pd-ratios: the aggregated candidate, then one P/D unit per ratio. The pool knobs
+    // of --vary apply to the P/D candidates only, so an aggregated one is listed once.
+    std::set<std::string> aggregated_seen;
     for (const std::string& gpu : gpus) {
       for (int tp : tps) {
         for (const planning::VaryPoint& vp : points) {
-          planning::PlanCandidate c;
-          c.config = base;
-          c.config.gpu = gpu;
-          c.config.tensor_parallel_size = tp;
-          apply_config_json(c.config, vp.settings, "--vary");
-          c.vary = vp.settings;
-          c.label = gpu + " TP" + std::to_string(tp);
-          if (sim::pd_enabled(c.config)) {  // one unit of the P/D pools (plan.h, set_replicas)
-            const sim::SimulationConfig& k = c.config;
-            auto pool = [&](int n, const char* side, const std::string& g, int t) {
-              return std::to_string(n) + side + " " + (g.empty() ? gpu : g) + " TP" +
-                     std::to_string(t > 0 ? t : tp);
-            };
-            c.label = pool(k.prefill_replicas, "P", k.prefill_gpu, k.prefill_tensor_parallel_size) +
-                      " : " +
-                      pool(k.decode_replicas, "D", k.decode_gpu, k.decode_tensor_parallel_size);
+          std::vector<std::pair<sim::SimulationConfig, planning::VaryPoint>> kinds;
+          if (ratios.empty()) {
+            kinds.push_back({base, vp});
+          } else {
+            planning::VaryPoint agg = without_pool_knobs(vp);
+            if (aggregated_seen.insert(gpu + " " + std::to_string(tp) + " " + agg.settings.dump())
+                    .second) {
+              kinds.push_back({planning::aggregated_of(base), agg});
+            }
+            for (const planning::PdRatio& ratio : ratios) {
+              kinds.push_back({planning::pd_unit_of(base, ratio), vp});
+            }
           }
-          if (c.config.pipeline_parallel_size > 1) {
-            c.label += " PP" + std::to_string(c.config.pipeline_parallel_size);
+          for (const auto& [kind, point] : kinds) {
+            candidates.push_back(make_candidate(kind, gpu, tp, point));
           }
-          if (c.config.data_parallel_size > 1) {
-            c.label += " DP" + std::to_string(c.config.data_parallel_size);
-          }
-          if (c.config.enable_expert_parallel) c.label += " EP";
-          if (!vp.label.empty()) c.label += " " + vp.label;
-          candidates.push_back(std::move(c));
         }
       }
     }
@@ -386,6 +461,11 @@ class PlanCommand : public Command {
       echo.erase("num_replicas");
       echo["gpu"] = gpus;
       echo["tensor_parallel_size"] = tps;
+      if (!ratios.empty()) {
+        json pd = json::array();
+        for (const planning::PdRatio& r : ratios) pd.push_back({r.prefill, r.decode});
+        echo["pd_ratios"] = pd;
+      }
       // JSON and CSV together or not at all.
       const std::string csv = csv_path_for(output_);
       write_files_atomically(
@@ -416,6 +496,7 @@ class PlanCommand : public Command {
   std::vector<std::string> gpus_;
   std::vector<std::string> tps_;
   std::vector<std::string> vary_;
+  std::vector<std::string> pd_ratios_;
   std::vector<std::string> prices_;
   double headroom_ = kDefaultHeadroom;
   int seeds_ = 3;

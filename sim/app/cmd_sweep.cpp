@@ -11,6 +11,7 @@
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
+#include "sim/app/vary_settings.h"
 #include "sim/base/error.h"
 #include "sim/base/exit_signals.h"
 #include "sim/base/json_file.h"
@@ -125,7 +126,7 @@ class SweepCommand : public Command {
       spec.label = vp.label;
       spec.vary = vp.settings;
       spec.config = base;
-      apply_config_json(spec.config, vp.settings, "--vary");
+      apply_vary_settings(spec.config, vp.settings);
       curves.push_back(std::move(spec));
     }
     // Every file any curve reads is an input (a --vary value can name one), then the outputs.

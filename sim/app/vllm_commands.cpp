@@ -10,6 +10,7 @@
 #include "models/model_spec.h"
 #include "sim/app/vllm_flags.h"
 #include "sim/replica/engine_config.h"
+#include "sim/replica/speculative_config.h"
 
 namespace servesim::app {
 namespace {
@@ -163,6 +164,14 @@ std::string vllm_serve_command(const sim::SimulationConfig& c) {
     add("--max-loras", std::to_string(e.lora.max_loras));
     add("--max-lora-rank", std::to_string(e.lora.max_lora_rank));
     if (e.lora.max_cpu_loras > 0) add("--max-cpu-loras", std::to_string(e.lora.max_cpu_loras));
+  }
+  if (c.engine.spec.enabled()) {
+    // vLLM's keys only: the acceptance is what vLLM measures, not a setting.
+    nlohmann::json spec = sim::speculative_config_json(c.engine.spec);
+    for (const char* k : {"acceptance_rates", "acceptance_length", "acceptance_seed"}) {
+      spec.erase(k);
+    }
+    add("--speculative-config", spec.dump());
   }
   return join(w);
 }

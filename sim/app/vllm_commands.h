@@ -7,7 +7,9 @@
 //    when set, and the engine limits as servesim resolved them for the config's vLLM release and
 //    GPU (--max-model-len, --max-num-seqs, --max-num-batched-tokens, --gpu-memory-utilization),
 //    so that it runs the engine that was simulated whatever release's defaults apply; every other
-//    engine flag only when set to other than vLLM's default.
+//    engine flag only when set to other than vLLM's default. Speculative decoding is its
+//    --speculative-config with vLLM's keys only (servesim's acceptance_* keys say what vLLM would
+//    measure, not what it takes).
 //  - The bench command sends the simulated workload (dataset and lengths, --ignore-eos so that
 //    outputs are as long as simulated, --seed, --burstiness, --max-concurrency) at `rate`, reports
 //    the percentiles and goodput of `slos`, and saves its result file. Workloads without a vllm

@@ -146,6 +146,10 @@ const std::vector<KnobInfo>& vary_knobs() {
       {"max-cpu-loras", "max_cpu_loras", T::kInt},
       {"num-lora-adapters", "num_lora_adapters", T::kInt},
       {"lora-zipf-exponent", "lora_zipf_exponent", T::kDouble},
+      // Speculative decoding: keys within --speculative-config's JSON (vary_spec.h).
+      {"num-speculative-tokens", "num_speculative_tokens", T::kInt, "speculative_config"},
+      {"spec-acceptance-rate", "spec_acceptance_rate", T::kDouble, "speculative_config"},
+      {"spec-acceptance-length", "spec_acceptance_length", T::kDouble, "speculative_config"},
   };
   return knobs;
 }

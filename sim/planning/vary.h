@@ -43,6 +43,9 @@ struct KnobInfo {
   std::string flag;  // "max-num-seqs" (no leading dashes)
   std::string key;   // "max_num_seqs": the config key (run_config.h field table)
   KnobType type;
+  // "" for a run field; else the field whose JSON value holds the key ("speculative_config":
+  // vary_spec.h applies those).
+  std::string within = "";
 };
 
 // The knobs --vary accepts: the deployment and engine flags that change serving behaviour
@@ -52,9 +55,11 @@ struct KnobInfo {
 // scheduling-policy, model, num-gpu-blocks-override, num-replicas, router, kv-offloading-size,
 // the disaggregated prefill/decode pools: prefill-replicas, decode-replicas,
 // prefill-/decode-tensor-parallel-size, prefill-/decode-gpu, kv-transfer-link,
-// pd-local-prefill-threshold), and LoRA's (enable-lora, max-loras, max-lora-rank, max-cpu-loras,
-// and the workload's num-lora-adapters and lora-zipf-exponent). The swept axis (request rate,
-// concurrency) and the rest of the workload are not knobs.
+// pd-local-prefill-threshold), LoRA's (enable-lora, max-loras, max-lora-rank, max-cpu-loras,
+// and the workload's num-lora-adapters and lora-zipf-exponent), and speculative decoding's keys
+// within --speculative-config (num-speculative-tokens, spec-acceptance-rate,
+// spec-acceptance-length: vary_spec.h). The swept axis (request rate, concurrency) and the rest
+// of the workload are not knobs.
 const std::vector<KnobInfo>& vary_knobs();
 
 struct VaryAxis {
