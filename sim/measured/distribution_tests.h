@@ -6,7 +6,8 @@
 //     Q_KS(λ) = 2 Σ_{k≥1} (−1)^{k−1} exp(−2k²λ²), Kolmogorov's limiting distribution (Smirnov
 //     1939; Numerical Recipes 3rd ed. §6.14.12, and scipy.stats.kstwobign.sf). No small-sample
 //     correction: the samples here are 10²–10⁵ values. The distributions differ at level α when
-//     p < α.
+//     p < α. (Debian's Boost 1.74 has no Kolmogorov–Smirnov distribution in Boost.Math, hence
+//     the series here.)
 //   * TOST (two one-sided tests, Schuirmann 1987) of the means with Welch's t: margin
 //     δ = margin_fraction · |measured mean|, d = simulated mean − measured mean,
 //     se = √(s_x²/n + s_y²/m), Welch–Satterthwaite df; H0⁻: d ≤ −δ has p⁻ = 1 − T_df((d + δ)/se),
