@@ -195,6 +195,7 @@ class ValidateCommand : public Command {
     }
     measured::ReplayOptions options;
     options.seeds = seeds_;
+    options.request_samples = true;  // the per-request distribution tests
     measured::ValidationTable table = measured::validate_runs(chosen, configs, calibration, options,
                                                               jobs_, study_.executor(jobs_));
     if (calibration.calibrated() && calibration.fitted_on.empty()) {

@@ -10,6 +10,7 @@
 #include "models/model_name.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/measured/latency_samples.h"
 #include "sim/measured/readers.h"
 #include "sim/metrics/benchmark_metrics.h"
 
@@ -112,7 +113,7 @@ std::string metric_key(const std::string& stat, const std::string& metric) {
 }
 
 void fill_metrics_from_requests(MeasuredRun& run) {
-  std::vector<double> ttft, tpot, itl, e2e;
+  const LatencySamples s = measured_samples(run);
   int64_t completed = 0;
   int64_t output_tokens = 0;
   double first_start = std::numeric_limits<double>::infinity();
@@ -122,20 +123,7 @@ void fill_metrics_from_requests(MeasuredRun& run) {
     if (r.failed) continue;
     ++completed;
     output_tokens += r.output_tokens;
-    double e = r.e2e_s;
-    if (std::isnan(e) && !std::isnan(r.ttft_s) && (!r.itls_s.empty() || r.output_tokens == 1)) {
-      e = r.ttft_s + std::accumulate(r.itls_s.begin(), r.itls_s.end(), 0.0);
-    }
-    if (!std::isnan(r.ttft_s)) ttft.push_back(r.ttft_s * 1e3);
-    if (!std::isnan(e)) e2e.push_back(e * 1e3);
-    if (r.output_tokens > 1) {
-      if (!std::isnan(r.tpot_s)) {
-        tpot.push_back(r.tpot_s * 1e3);
-      } else if (!std::isnan(e) && !std::isnan(r.ttft_s)) {
-        tpot.push_back((e - r.ttft_s) / (r.output_tokens - 1) * 1e3);
-      }
-    }
-    for (double g : r.itls_s) itl.push_back(g * 1e3);
+    const double e = request_e2e_s(r);
     if (std::isnan(e) || std::isnan(r.start_s)) {
       ends_known = false;
     } else {
@@ -143,10 +131,10 @@ void fill_metrics_from_requests(MeasuredRun& run) {
       last_end = std::max(last_end, r.start_s + e);
     }
   }
-  put_missing(run.metrics, "ttft", ttft);
-  put_missing(run.metrics, "tpot", tpot);
-  put_missing(run.metrics, "itl", itl);
-  put_missing(run.metrics, "e2el", e2e);
+  put_missing(run.metrics, "ttft", s.ttft_ms);
+  put_missing(run.metrics, "tpot", s.tpot_ms);
+  put_missing(run.metrics, "itl", s.itl_ms);
+  put_missing(run.metrics, "e2el", s.e2el_ms);
   if (ends_known && completed > 0 && last_end > first_start) {
     const double duration = last_end - first_start;
     run.metrics.emplace("request_throughput", double(completed) / duration);

@@ -27,6 +27,7 @@ struct OneRun {
   metrics::BenchmarkMetrics metrics;
   int64_t preemptions = 0;
   double simulated_s = 0;
+  LatencySamples samples;  // with `keep_samples` only
 };
 
 // One replay: run_simulation with the replayed requests as the workload (a measured run is one
@@ -34,7 +35,7 @@ struct OneRun {
 OneRun run_once(std::vector<workloads::RequestSpec> specs, const MeasuredRun& run,
                 const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
                 const models::CostModel& cost, const sim::FrontEndCosts* frontend,
-                int64_t warmup_requests = 0) {
+                int64_t warmup_requests = 0, bool keep_samples = false) {
   workloads::TraceWorkload workload(std::move(specs), run.id);
   sim::SimulationConfig cfg = config;
   cfg.warmup_requests = warmup_requests;
@@ -43,6 +44,13 @@ OneRun run_once(std::vector<workloads::RequestSpec> specs, const MeasuredRun& ru
   out.metrics = r.metrics;
   for (const auto& s : r.replica_stats) out.preemptions += s.preemptions;
   out.simulated_s = r.simulated_s;
+  if (keep_samples) {
+    // The TTFT offset run_simulation's compute_metrics applied: the config's, plus the prepared
+    // deployment's client overhead unless offline (sim/cluster/simulation.cpp).
+    const double offset_s =
+        cfg.metrics.ttft_offset_s + (cfg.offline ? 0.0 : prepared.client_ttft_overhead_s);
+    out.samples = replay_samples(r.records, r.step_logs, offset_s);
+  }
   return out;
 }
 
@@ -300,7 +308,9 @@ Prediction simulate_measured_run(const MeasuredRun& run, const sim::SimulationCo
       warm.insert(warm.end(), specs.begin(), specs.end());
       specs = std::move(warm);
     }
-    const OneRun r = run_once(std::move(specs), run, cfg, prepared, cost, frontend, warmup);
+    const OneRun r = run_once(std::move(specs), run, cfg, prepared, cost, frontend, warmup,
+                              options.request_samples);
+    p.samples.append(r.samples);
     for (const auto& [key, value] : metric_map(r.metrics))
       p.metrics[key] += value / double(seeds.size());
     p.preemptions += r.preemptions;

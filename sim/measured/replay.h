@@ -41,6 +41,7 @@
 #include "sim/calibration/prediction_basis.h"
 #include "sim/calibration/profile.h"
 #include "sim/cluster/simulation.h"
+#include "sim/measured/latency_samples.h"
 #include "sim/measured/measured_run.h"
 #include "workloads/request_spec.h"
 
@@ -101,6 +102,9 @@ std::string host_line_of(const MeasuredRun& run, const sim::SimulationConfig& co
 
 struct ReplayOptions {
   int seeds = 3;  // poisson arrivals: seeds averaged (>= 1)
+  // Keep the replay's per-request latencies (Prediction::samples): validate's distribution tests
+  // need them; a fit's inner loop does not.
+  bool request_samples = false;
 };
 
 struct Prediction {
@@ -111,6 +115,9 @@ struct Prediction {
   int64_t preemptions = 0;                // summed over seeds
   double simulated_s = 0;                 // simulated time (mean over seeds)
   calibration::PredictionBasis basis;     // calibrated / transferred / datasheet-only, and why
+  // With ReplayOptions::request_samples: every seed's per-request values, pooled in seed order
+  // (each seed's replay is an independent draw of the arrivals); empty otherwise.
+  LatencySamples samples;
 };
 
 // The requests of one replay: the run's lengths (or mean lengths) in send order with arrivals per

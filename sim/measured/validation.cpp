@@ -69,6 +69,46 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The per-request tests of a run, one line per metric; nothing when there are none.
+void print_distribution_tests(std::ostream& out, const std::vector<DistributionTest>& tests) {
+  if (tests.empty()) return;
+  out << "  per request, measured vs simulated values (KS two-sample; TOST of the means, margin "
+         "+-10% of the measured mean; alpha 0.05):\n";
+  for (const DistributionTest& t : tests) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "  %-5s %6lld / %-7lld KS D %.3f p %.2g %-6s  TOST p %.3f / %.3f %s\n",
+                  t.metric.c_str(), static_cast<long long>(t.measured_n),
+                  static_cast<long long>(t.simulated_n), t.ks.d, t.ks.p_value,
+                  t.ks_differ ? "differ" : "same", t.tost.p_lower, t.tost.p_upper,
+                  t.tost.equivalent ? "equivalent" : "not equivalent");
+    out << line;
+  }
+}
+
+nlohmann::ordered_json tests_json(const std::vector<DistributionTest>& tests) {
+  using oj = nlohmann::ordered_json;
+  auto num = [](double v) { return std::isfinite(v) ? oj(v) : oj(nullptr); };
+  oj out = oj::object();
+  for (const DistributionTest& t : tests) {
+    const TostResult& o = t.tost;
+    out[t.metric] = {{"measured_n", t.measured_n},
+                     {"simulated_n", t.simulated_n},
+                     {"ks", {{"d", t.ks.d}, {"p_value", t.ks.p_value}, {"differ", t.ks_differ}}},
+                     {"tost",
+                      {{"measured_mean_ms", o.mean_measured},
+                       {"simulated_mean_ms", o.mean_simulated},
+                       {"margin_ms", o.margin},
+                       {"welch_df", num(o.df)},
+                       {"t_lower", num(o.t_lower)},
+                       {"t_upper", num(o.t_upper)},
+                       {"p_lower", o.p_lower},
+                       {"p_upper", o.p_upper},
+                       {"equivalent", o.equivalent}}}};
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& compared_metric_keys() {
@@ -186,7 +226,17 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
         rows.push_back({c.key, c.measured, c.predicted, c.error_pct});
       }
       const TtftFloor f = ttft_floor(run, config, prepared, calibration);
+      nlohmann::json tests = nlohmann::json::array();
+      if (options.request_samples) {
+        for (const DistributionTest& t : distribution_tests(measured_samples(run), p.samples)) {
+          const TostResult& o = t.tost;
+          tests.push_back({t.metric, t.measured_n, t.simulated_n, t.ks.d, t.ks.p_value,
+                           o.mean_measured, o.mean_simulated, o.margin, o.df, o.t_lower, o.t_upper,
+                           o.p_lower, o.p_upper});
+        }
+      }
       out = {
+          {"tests", tests},
           {"arrivals", p.arrivals_detail},
           {"basis", p.basis.label},
           {"basis_reason", p.basis.reason},
@@ -222,6 +272,25 @@ ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
     v.ttft_floor = {f.at(0).get<std::string>(), ms(f.at(1)), ms(f.at(2)), f.at(3).get<int32_t>(),
                     f.at(4).get<int32_t>()};
     v.warnings = j.at("warnings").get<std::vector<std::string>>();
+    for (const nlohmann::json& t : j.at("tests")) {
+      DistributionTest d;
+      d.metric = t.at(0).get<std::string>();
+      d.measured_n = t.at(1).get<int64_t>();
+      d.simulated_n = t.at(2).get<int64_t>();
+      d.ks = {t.at(3).get<double>(), t.at(4).get<double>()};
+      d.ks_differ = d.ks.p_value < kTestAlpha;
+      TostResult& o = d.tost;
+      o.mean_measured = t.at(5).get<double>();
+      o.mean_simulated = t.at(6).get<double>();
+      o.margin = t.at(7).get<double>();
+      o.df = ms(t.at(8));
+      o.t_lower = t.at(9).get<double>();
+      o.t_upper = t.at(10).get<double>();
+      o.p_lower = t.at(11).get<double>();
+      o.p_upper = t.at(12).get<double>();
+      o.equivalent = std::max(o.p_lower, o.p_upper) < kTestAlpha;
+      v.distribution_tests.push_back(d);
+    }
   };
   run_jobs(executor, jobs, loop, nullptr);
   for (const RunValidation& v : table.runs) {
@@ -264,6 +333,7 @@ void print_table(std::ostream& out, const ValidationTable& table) {
                     signed_pct(c.error_pct).c_str());
       out << line;
     }
+    print_distribution_tests(out, r.distribution_tests);
   }
   out << "\nMedian absolute error over " << table.runs.size() << " run(s), " << table.calibration
       << ":\n";
@@ -342,6 +412,8 @@ nlohmann::ordered_json to_json(const ValidationTable& table) {
         jr["ttft_floor"]["median_prompt_tokens"] = f.median_prompt_tokens;
       }
       jr["warnings"] = r.warnings;
+      if (!r.distribution_tests.empty())
+        jr["distribution_tests"] = tests_json(r.distribution_tests);
     }
     if (!r.error.empty()) jr["error"] = r.error;
     runs.push_back(jr);

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/executor.h"
+#include "sim/measured/distribution_tests.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 #include "sim/measured/ttft_floor.h"
@@ -67,6 +68,10 @@ struct RunValidation {
   std::vector<std::string> declared;
   TtftFloor ttft_floor;
   std::vector<std::string> warnings;
+  // Per-request distributions, measured against simulated (distribution_tests.h), for the metrics
+  // the file has per-request values of; empty without them or without
+  // ReplayOptions::request_samples. A replay of several seeds is pooled (Prediction::samples).
+  std::vector<DistributionTest> distribution_tests;
   std::string error;  // set when the run could not be simulated (e.g. the model does not fit)
 };
 
@@ -80,8 +85,9 @@ struct ValidationTable {
 
 // Simulates every run (one job per run on `executor`, or on `jobs` threads here when it is null;
 // results in input order whatever runs them)
-// and compares. `configs[i]` is simulation_config(runs[i], ...). A run whose deployment fails to
-// prepare (ConfigError) gets `error` set and no rows; other errors propagate.
+// and compares; with options.request_samples also the per-request distributions. `configs[i]` is
+// simulation_config(runs[i], ...). A run whose deployment fails to prepare (ConfigError) gets
+// `error` set and no rows; other errors propagate.
 ValidationTable validate_runs(const std::vector<MeasuredRun>& runs,
                               const std::vector<sim::SimulationConfig>& configs,
                               const Calibration& calibration, const ReplayOptions& options,
