@@ -62,7 +62,7 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
   // Takes effect in the next advance_to(). One that has not reached the deployment yet never
   // does; one in an API server's queue is aborted once it reaches its engine (the end of the
   // advance_to() slice in which it gets there). Its record becomes failed ("aborted"). A finished
-  // request is left alone. REQUIRES: 0 <= id < num_requests().
+  // request is left alone. REQUIRES: id submitted and not released.
   void abort(int64_t id);
 
   // The caller is done with finished request `id`: its record and token segments are dropped,
