@@ -80,6 +80,20 @@ class AppendLog {
   const T& back() const { return tail_[-1]; }
   T& back() { return tail_[-1]; }
 
+  // Frees the chunks that lie wholly before element `i` (a live run's log that no reader needs
+  // from the start: sim/cluster/live_engine.h). Indexes do not move: elements from the first
+  // kept chunk on read as before, and size() is unchanged; reading a freed element is undefined.
+  // Returns the number of elements freed so far (a multiple of kChunk). After it has freed
+  // anything, copying the log and for_each_span are not allowed.
+  std::size_t discard_before(std::size_t i) {
+    const std::size_t keep = std::min(i >> kShift, chunks_.empty() ? 0 : chunks_.size() - 1);
+    for (; discarded_ < keep; ++discarded_) {
+      std::free(chunks_[discarded_]);
+      chunks_[discarded_] = nullptr;
+    }
+    return discarded_ * kChunk;
+  }
+  std::size_t discarded() const { return discarded_ * kChunk; }  // elements freed so far
   // Calls f(first, count) for the stored elements, chunk by chunk, in order (for passes over
   // the whole log without indexing each element).
   template <typename F>
@@ -97,6 +111,7 @@ class AppendLog {
     std::swap(first_capacity_, o.first_capacity_);
     std::swap(tail_, o.tail_);
     std::swap(tail_end_, o.tail_end_);
+    std::swap(discarded_, o.discarded_);
   }
 
  private:
@@ -131,6 +146,7 @@ class AppendLog {
   std::size_t first_capacity_ = 0;  // elements allocated in chunks_[0]
   T* tail_ = nullptr;               // where the next element goes
   T* tail_end_ = nullptr;           // end of the chunk being written
+  std::size_t discarded_ = 0;       // chunks [0, discarded_) are freed (discard_before)
 };
 
 }  // namespace servesim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/base/append_log.h"
 #include "sim/base/error.h"
 
 namespace servesim::sim {
@@ -69,21 +70,88 @@ LiveEngine::~LiveEngine() = default;
 int64_t LiveEngine::submit(SimTime at, int32_t prompt_tokens, int32_t output_tokens) {
   SERVESIM_CHECK(at >= now_, "request submitted in the past");
   SERVESIM_CHECK(prompt_tokens >= 1 && output_tokens >= 1, "request without tokens");
-  const auto id = static_cast<int64_t>(records_.size());
-  metrics::RequestRecord rec;
+  const int64_t id = next_id_++;
+  int64_t slot = static_cast<int64_t>(records_.size());
+  if (free_slots_.empty()) {
+    records_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  slots_.emplace(id, slot);
+  metrics::RequestRecord& rec = records_[static_cast<size_t>(slot)];
+  rec = metrics::RequestRecord{};
   rec.id = id;
   rec.arrival = at;
   rec.prompt_tokens = prompt_tokens;
   rec.output_tokens = output_tokens;
   rec.replica = kNotArrived;
-  records_.push_back(std::move(rec));
-  sim_.schedule_at(at, this, id);
+  sim_.schedule_at(at, this, slot);
   return id;
 }
 
-void LiveEngine::abort(int64_t id) {
-  SERVESIM_CHECK(id >= 0 && id < num_requests(), "aborting an unknown request");
-  sim_.schedule_at(now_, this, -1 - id);
+int64_t LiveEngine::slot_of(int64_t id) const {
+  const auto it = slots_.find(id);
+  SERVESIM_CHECK(it != slots_.end(), "an unknown or released request");
+  return it->second;
+}
+
+void LiveEngine::abort(int64_t id) { sim_.schedule_at(now_, this, -1 - slot_of(id)); }
+
+void LiveEngine::release(int64_t id) {
+  SERVESIM_CHECK(finished(id), "releasing a request that has not finished");
+  const int64_t slot = slot_of(id);
+  slots_.erase(id);
+  // The segments go now; the flags stay until the slot is reused, so that an event of the
+  // request still due (its arrival, an abort) finds it finished and does nothing.
+  records_[static_cast<size_t>(slot)].segments = metrics::SegmentList{};
+  released_.push_back(slot);
+}
+
+void LiveEngine::recycle_released() {
+  size_t kept = 0;
+  for (int64_t slot : released_) {
+    if (records_[static_cast<size_t>(slot)].arrival <= now_) {
+      free_slots_.push_back(slot);
+    } else {
+      released_[kept++] = slot;
+    }
+  }
+  released_.resize(kept);
+}
+
+void LiveEngine::trim_step_logs() {
+  // The first step each engine's readers need: the first token segment of every held record,
+  // every open segment, and from the last step on whatever comes next.
+  std::vector<int64_t> keep(replicas_.size());
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    keep[i] = static_cast<int64_t>(replicas_[i]->step_log().step_end.size());
+  }
+  for (const metrics::RequestRecord& rec : records_) {
+    if (rec.replica >= 0 && !rec.segments.empty()) {
+      int64_t& k = keep[static_cast<size_t>(rec.replica)];
+      k = std::min(k, rec.segments.front().first_step);
+    }
+  }
+  for (const auto& [slot, first] : open_start_) {
+    int64_t& k = keep[static_cast<size_t>(records_[static_cast<size_t>(slot)].replica)];
+    k = std::min(k, first);
+  }
+  for (size_t i = 0; i < replicas_.size(); ++i) replicas_[i]->discard_steps_before(keep[i]);
+}
+
+int64_t LiveEngine::steps_run() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) n += static_cast<int64_t>(r->step_log().step_end.size());
+  return n;
+}
+
+int64_t LiveEngine::retained_steps() const {
+  int64_t n = 0;
+  for (const auto& r : replicas_) {
+    n += static_cast<int64_t>(r->step_log().step_end.size() - r->step_log().step_end.discarded());
+  }
+  return n;
 }
 
 void LiveEngine::on_event(engine::Simulator& sim, int64_t tag) {
@@ -134,6 +202,13 @@ void LiveEngine::advance_to(SimTime t) {
     front_end_aborts_.resize(kept);
   }
   collect_open_segments();
+  recycle_released();
+  // A trim costs a pass over the held records: once per chunk of steps run, when there can be a
+  // chunk to free.
+  if (steps_run() - steps_at_trim_ >= static_cast<int64_t>(AppendLog<uint32_t>::kChunk)) {
+    trim_step_logs();
+    steps_at_trim_ = steps_run();
+  }
 }
 
 void LiveEngine::collect_open_segments() {
@@ -144,7 +219,8 @@ void LiveEngine::collect_open_segments() {
 }
 
 void LiveEngine::token_times(int64_t id, int64_t from, std::vector<SimTime>* out) const {
-  const metrics::RequestRecord& rec = record(id);
+  const int64_t slot = slot_of(id);
+  const metrics::RequestRecord& rec = records_[static_cast<size_t>(slot)];
   if (rec.replica < 0) return;  // not at an engine yet
   const metrics::StepEnds& ends = replicas_[static_cast<size_t>(rec.replica)]->step_log().step_end;
   int64_t index = 0;  // token number of the next step visited
@@ -157,7 +233,7 @@ void LiveEngine::token_times(int64_t id, int64_t from, std::vector<SimTime>* out
     index += n;
   };
   for (const metrics::TokenSegment& s : rec.segments) emit(s.first_step, s.last_step);
-  const auto open = open_start_.find(id);
+  const auto open = open_start_.find(slot);
   if (!rec.completed && open != open_start_.end()) {
     emit(open->second, static_cast<int64_t>(ends.size()) - 1);
   }

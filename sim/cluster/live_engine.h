@@ -14,8 +14,12 @@
 // calibration's client TTFT overhead: client_offset() is that overhead, which a client sees on
 // every token (a batch run adds it to TTFT and E2E; ITL is unchanged).
 //
-// Memory grows with the requests served (one 96-byte record each) and the steps run (~4.5 bytes
-// each), as in a batch run. Not thread-safe: the caller serialises every call.
+// Memory: a request holds a 96-byte record (and its token segments) from submit() until the
+// caller release()s it; a released record's slot is reused by a later request. A replica's step
+// log (~4.5 bytes a step) is freed, 2 Mi steps at a time, before the first step that a request
+// not released still reads. So a server that releases each request once it has sent its last
+// token holds memory for the requests in flight and the steps since the oldest of them, not for
+// every request served. Not thread-safe: the caller serialises every call.
 #ifndef SERVESIM_SIM_CLUSTER_LIVE_ENGINE_H_
 #define SERVESIM_SIM_CLUSTER_LIVE_ENGINE_H_
 
@@ -58,8 +62,23 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
   // Takes effect in the next advance_to(). One that has not reached the deployment yet never
   // does; one in an API server's queue is aborted once it reaches its engine (the end of the
   // advance_to() slice in which it gets there). Its record becomes failed ("aborted"). A finished
-  // request is left alone. REQUIRES: 0 <= id < num_requests().
+  // request is left alone. REQUIRES: id submitted and not released.
   void abort(int64_t id);
+
+  // The caller is done with finished request `id`: its record and token segments are dropped,
+  // and id is no longer valid for record(), finished(), token_times() or abort(). Its slot is
+  // reused once an advance_to() called after this ends past its arrival (so that no event of it
+  // is still due). REQUIRES: finished(id), id not released before.
+  void release(int64_t id);
+  // Records held now (requests submitted and not released, and released ones whose slot is not
+  // reused yet), and the slots allocated for them (the most held at once).
+  int64_t retained_records() const {
+    return static_cast<int64_t>(records_.size() - free_slots_.size());
+  }
+  int64_t record_slots() const { return static_cast<int64_t>(records_.size()); }
+  // Steps run and steps whose end time is still stored, summed over the engines.
+  int64_t steps_run() const;
+  int64_t retained_steps() const;
 
   // Appends to `out` the times of request `id`'s tokens number `from` (0-based) onwards that were
   // produced by now(), in order.
@@ -70,10 +89,11 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
   static constexpr int32_t kNotArrived = -2;
   static constexpr int32_t kAtFrontEnd = -1;
   const metrics::RequestRecord& record(int64_t id) const {
-    return records_[static_cast<size_t>(id)];
+    return records_[static_cast<size_t>(slot_of(id))];
   }
   bool finished(int64_t id) const { return record(id).completed || record(id).failed; }
-  int64_t num_requests() const { return static_cast<int64_t>(records_.size()); }
+  // Requests submitted so far (released ones included).
+  int64_t num_requests() const { return next_id_; }
 
   // The deployment now, summed over its replicas (vLLM's gauges): requests running, requests
   // waiting (in the engines' queues and the API servers'), KV blocks used and in all.
@@ -93,17 +113,31 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
   void on_event(engine::Simulator& sim, int64_t tag) override;
   // Refreshes open_start_ from every engine (after a slice).
   void collect_open_segments();
+  // The slot of request `id` (its index in records_ and its id inside the deployment).
+  int64_t slot_of(int64_t id) const;
+  // Returns the released slots whose arrival has passed to free_slots_ (after a slice).
+  void recycle_released();
+  // Frees each engine's step log before the first step a held record or open segment reads.
+  void trim_step_logs();
 
   engine::Simulator sim_;
-  std::vector<metrics::RequestRecord> records_;
+  std::vector<metrics::RequestRecord> records_;  // by slot
+  // Request id → slot, for the requests not released. Ids are handed out in order (next_id_);
+  // slots are reused: free_slots_ are free now, released_ once their arrival has passed.
+  std::unordered_map<int64_t, int64_t> slots_;
+  std::vector<int64_t> free_slots_;
+  std::vector<int64_t> released_;
+  int64_t next_id_ = 0;
+  // steps_run() at the last trim_step_logs().
+  int64_t steps_at_trim_ = 0;
   std::vector<std::unique_ptr<Replica>> replicas_;  // replica i's DP ranks, then PP engines
   std::vector<std::unique_ptr<DpGroup>> dp_groups_;
   std::vector<std::unique_ptr<PipelineStages>> stages_;
   std::vector<std::unique_ptr<FrontEnd>> front_ends_;
   std::unique_ptr<Router> router_;
-  // Request id → first step of its open token segment, for the running requests that have one.
+  // Slot → first step of its open token segment, for the running requests that have one.
   std::unordered_map<int64_t, int64_t> open_start_;
-  // Aborted while in an API server's queue: aborted in their engine once they get there.
+  // Slots aborted while in an API server's queue: aborted in their engine once they get there.
   std::vector<int64_t> front_end_aborts_;
   SimTime now_;
   SimTime client_offset_;

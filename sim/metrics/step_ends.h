@@ -67,6 +67,16 @@ class StepEnds {
     });
   }
 
+  // Frees the storage of steps before step `i` that no longer needs to be read (AppendLog's
+  // discard_before: whole chunks of 2 Mi steps; the wide blocks' times are kept). Indexes do not
+  // move; reading a freed step is undefined, and so is for_each() or a copy after a discard.
+  // Returns the steps freed so far.
+  std::size_t discard_before(std::size_t i) {
+    base_.discard_before(i >> kBlockShift);
+    return offsets_.discard_before(i);
+  }
+  std::size_t discarded() const { return offsets_.discarded(); }  // steps freed so far
+
   SimTime front() const { return (*this)[0]; }
   SimTime back() const { return (*this)[size() - 1]; }
 

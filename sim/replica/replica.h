@@ -250,6 +250,11 @@ class Replica : public engine::EventHandler {
   const metrics::StepLog& step_log() const { return step_log_; }
   // Moves the step log out (for the caller's result once the run is over); leaves it empty.
   metrics::StepLog take_step_log() { return std::move(step_log_); }
+  // Frees the step log's storage before step `step` (StepEnds::discard_before), for a live engine
+  // whose readers no longer need it; returns the steps freed so far.
+  std::size_t discard_steps_before(int64_t step) {
+    return step_log_.step_end.discard_before(static_cast<std::size_t>(step));
+  }
   ReplicaStats stats() const;
   // The open token segment of every running request: f(request id, first step of the segment).
   // The segment runs to the last step ended (step_log()); a first step past it means no token of

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include <httplib.h>
@@ -113,6 +114,7 @@ struct Server::Impl {
         engine.token_times(id, 0, &times);
         if (!times.empty()) aborted_prompt_tokens += rec.prompt_tokens;
         aborted_output_tokens += static_cast<int64_t>(times.size());
+        side_done(id);
         continue;
       }
       ++completed;
@@ -123,6 +125,7 @@ struct Server::Impl {
       times.clear();
       engine.token_times(id, 0, &times);
       for (size_t k = 1; k < times.size(); ++k) itl.observe((times[k] - times[k - 1]).seconds());
+      side_done(id);
     }
     active.resize(live);
   }
@@ -173,6 +176,13 @@ struct Server::Impl {
                "Histogram of inter-token latency in seconds.", labels);
     e2e.render(out, "vllm:e2e_request_latency_seconds",
                "Histogram of e2e request latency in seconds.", labels);
+    // What the engine holds (bounded under a flood: LiveEngine::release).
+    render_gauge(out, "servesim:engine_retained_requests",
+                 "Request records the simulated engine holds.", labels,
+                 static_cast<double>(engine.retained_records()));
+    render_gauge(out, "servesim:engine_retained_steps",
+                 "Step end times the simulated engine holds.", labels,
+                 static_cast<double>(engine.retained_steps()));
     {
       std::lock_guard<std::mutex> s(stats_mu);
       lateness.render(out, "servesim:token_send_lateness_seconds",
@@ -245,7 +255,7 @@ struct Server::Impl {
         tokens_cv.wait(lock, [&] { return stopping || engine.finished(id); });
         if (!engine.finished(id)) {
           lock.unlock();
-          request_done();
+          request_done(id);
           send_error(res, 503, "ServiceUnavailableError", "the server is shutting down");
           return;
         }
@@ -254,20 +264,31 @@ struct Server::Impl {
       send_at(wall_of(last + offset));
       res.set_content(full_response(endpoint, ids, r.prompt_tokens, r.max_tokens).dump(),
                       "application/json");
-      request_done();
+      request_done(id);
       return;
     }
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
         [this, id, r, ids](size_t, httplib::DataSink& sink) { return stream(id, r, ids, sink); },
-        [this](bool) { request_done(); });  // however the stream ended
+        [this, id](bool) { request_done(id); });  // however the stream ended
   }
 
   // A request's answer is written (or cut): a drain waits for none to be left.
-  void request_done() {
+  void request_done(int64_t id) {
     std::lock_guard<std::mutex> lock(mu);
     if (--open_requests == 0) drained_cv.notify_all();
+    side_done(id);
+  }
+
+  // Its answer is written or it is counted in /metrics (called with mu held): once both, nothing
+  // reads it again, and the engine drops it (bounded memory under a flood: LiveEngine::release).
+  void side_done(int64_t id) {
+    if (half_done.erase(id) > 0) {
+      engine.release(id);
+    } else {
+      half_done.insert(id);
+    }
   }
 
   // Drain (ServeOptions::shutdown_mode "drain"): until no request is open, the timeout passes
@@ -400,6 +421,8 @@ struct Server::Impl {
   sim::LiveEngine engine;
   SimTime offset;
   std::vector<int64_t> active;  // submitted, not yet accounted as finished
+  // Requests either answered or accounted, not both yet (side_done).
+  std::unordered_set<int64_t> half_done;
   int64_t completed = 0;
   int64_t completed_prompt_tokens = 0;
   int64_t completed_output_tokens = 0;

@@ -291,6 +291,14 @@ def main():
         time.sleep(0.3)
         check(value(s.metrics(), "vllm:generation_tokens") - gen_before == got,
               "no token is generated for it after the abort")
+        # Every answer is written and counted: the engine holds no request (bounded memory);
+        # a released slot is reused after the engine's next slice, at most ~1 s when idle.
+        deadline = time.monotonic() + 3
+        while (value(s.metrics(), "servesim:engine_retained_requests") > 0 and
+               time.monotonic() < deadline):
+            time.sleep(0.1)
+        check(value(s.metrics(), "servesim:engine_retained_requests") == 0,
+              "the engine holds no finished request")
     finally:
         s.stop()
 

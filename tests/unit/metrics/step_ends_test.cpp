@@ -105,5 +105,29 @@ TEST_CASE("append log: values cross from the growing first chunk into fixed chun
   CHECK(copy.back() == log.back());
 }
 
+TEST_CASE("step ends: discard_before frees whole chunks before a step, the rest reads the same") {
+  constexpr std::size_t kChunk = AppendLog<uint32_t>::kChunk;
+  StepEnds log;
+  const std::size_t n = 3 * kChunk + 100;
+  auto end_of = [](std::size_t i) { return SimTime::from_ns(static_cast<int64_t>(i) * 7'000'000); };
+  for (std::size_t i = 0; i < kChunk / 2; ++i) log.push_back(end_of(i));
+  // Inside the first chunk, still growing: nothing to free.
+  CHECK(log.discard_before(kChunk / 4) == 0);
+  for (std::size_t i = kChunk / 2; i < n; ++i) log.push_back(end_of(i));
+  // Chunks 0 and 1 lie wholly before step 2·kChunk + 5; chunk 2 holds it.
+  CHECK(log.discard_before(2 * kChunk + 5) == 2 * kChunk);
+  CHECK(log.discarded() == 2 * kChunk);
+  CHECK(log.discard_before(kChunk) == 2 * kChunk);  // never un-frees
+  // The chunk being written is never freed, even when the step asked for lies past it.
+  CHECK(log.discard_before(10 * kChunk) == 3 * kChunk);
+  CHECK(log.size() == n);
+  std::size_t mismatches = 0;
+  for (std::size_t i = 3 * kChunk; i < n; ++i) mismatches += log[i] != end_of(i);
+  CHECK(mismatches == 0);
+  log.push_back(end_of(n));  // appending goes on
+  CHECK(log[n] == end_of(n));
+  CHECK(log.back() == end_of(n));
+}
+
 }  // namespace
 }  // namespace servesim::metrics
