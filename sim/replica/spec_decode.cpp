@@ -54,13 +54,19 @@ int accepted_drafts(const std::vector<double>& rates, uint64_t seed, int64_t req
   const uint64_t base = mix(mix(seed ^ 0x5bd1e9955bd1e995ull) ^ static_cast<uint64_t>(request_id));
   const uint64_t at = mix(base ^ (static_cast<uint64_t>(generated) * 0x9e3779b97f4a7c15ull));
   const int k = std::min<int>(drafts, static_cast<int>(rates.size()));
-  for (int m = 0; m < k; ++m) {
+  // The first rejected position (k when none is). Every position is drawn, last to first, with
+  // no early exit: the words are independent, so the CPU overlaps their multiplications, and the
+  // select compiles to a conditional move instead of a branch mispredicted about once a call
+  // (plan's speculative candidates spent a quarter of their time here). Same result as stopping
+  // at the first rejection: a later position's draw never changes which one is first.
+  int accepted = k;
+  for (int m = k - 1; m >= 0; --m) {
     // A uniform double in [0, 1) from the top 53 bits of an independent word per position.
     const uint64_t w = mix(at + static_cast<uint64_t>(m + 1) * 0xd1b54a32d192ed03ull);
     const double u = static_cast<double>(w >> 11) * 0x1.0p-53;
-    if (!(u < rates[static_cast<size_t>(m)])) return m;
+    accepted = !(u < rates[static_cast<size_t>(m)]) ? m : accepted;
   }
-  return k;
+  return accepted;
 }
 
 }  // namespace servesim::sim

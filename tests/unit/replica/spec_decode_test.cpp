@@ -6,6 +6,7 @@
 // to integer nanoseconds exactly and sums compare with ==.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -216,6 +217,31 @@ TEST_CASE("spec decode: accepted drafts follow the closed form of the per-positi
     // Tokens per step: the accepted drafts + 1, except in each request's last chunk (capped).
     REQUIRE(r.stats.spec_emitted_tokens == 64 * 1999);
   }
+}
+
+TEST_CASE("spec decode: the draw accepts up to the first rejected position", "[replica][spec]") {
+  // Positions are drawn independently of how many drafts are scheduled, so the drafts accepted
+  // out of d are min(A_K, d): the first rejection ends the run, wherever the later ones fall.
+  const std::vector<double> rates = {0.9, 0.7, 0.5, 0.3, 0.1};
+  for (int64_t id = 0; id < 50; ++id) {
+    for (int64_t gen = 0; gen < 200; ++gen) {
+      const int all = accepted_drafts(rates, 11, id, gen, 5);
+      for (int d = 0; d <= 6; ++d)
+        REQUIRE(accepted_drafts(rates, 11, id, gen, d) == std::min(all, d));
+    }
+  }
+  // Rate 1 always accepts and rate 0 always rejects: the run stops exactly at the zero.
+  for (int64_t id = 0; id < 200; ++id) {
+    REQUIRE(accepted_drafts({1.0, 1.0, 0.0, 1.0}, 3, id, id * 7, 4) == 2);
+    REQUIRE(accepted_drafts({1.0, 1.0, 0.0, 1.0}, 3, id, id * 7, 1) == 1);
+    REQUIRE(accepted_drafts({0.0, 1.0, 1.0}, 3, id, id * 7, 3) == 0);
+  }
+  // The draws themselves are pinned (plans and goldens depend on them): a polynomial hash of
+  // 100,000 draws, as the implementation that stopped at the first rejection gave it.
+  uint64_t h = 0;
+  for (int i = 0; i < 100000; ++i)
+    h = h * 6 + uint64_t(accepted_drafts(rates, 11, i % 101, i / 101, 5));
+  REQUIRE(h == 2753333743576503151ull);
 }
 
 TEST_CASE("spec decode: the mean acceptance length converter inverts the closed form",
