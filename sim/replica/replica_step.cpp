@@ -180,7 +180,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     shape.decode_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
     shape.decode_context_tokens = step_.decoder_ctx + ghosts_.ctx + dead_.ctx;
     shape.sampled_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
-    const int64_t window = costs_.sliding_window();  // 0: no sliding-window layers
+    const int64_t window = config_.attention_window;  // 0: no sliding-window layers
     int64_t lora_prefill_tokens = 0;
     for (int32_t s : step_.prefills) {
       const Req& r = slots_[s];
