@@ -169,6 +169,14 @@ std::string host_line(const EngineConfig& engine);
 // user left them unset (random_range_rule "", arrival_rescale ""; vllm_version.h).
 workloads::WorkloadConfig resolved_workload(const SimulationConfig& config);
 
+// The calibration's client TTFT overhead, which an offline run (no client) does not have.
+double client_overhead_s(const SimulationConfig& config, const PreparedDeployment& prepared);
+
+// Blocks one request of max_model_len tokens needs with sliding-window groups: its full-attention
+// blocks plus, per sliding group, cdiv(min(W − 1 + max_num_batched_tokens, max_model_len),
+// block_size) + 1 (SlidingWindowSpec.max_memory_usage_bytes).
+int64_t blocks_for_longest_request(const EngineConfig& e);
+
 // The "servesim" object of the result file: resolved config echo, KV capacity, preemptions,
 // prefix-cache hit rate, mean batch size, busy fraction, ideal-roofline TPOT bound. With more
 // than one replica it also echoes num_replicas and router in "config" and adds "replicas": per
