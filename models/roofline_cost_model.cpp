@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "hardware/topology.h"
@@ -465,6 +466,39 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
     }
   }
   kernel_source_ = d.kernels.label();
+  note_physics_floor();
+}
+
+void RooflineCostModel::note_physics_floor() {
+  std::string note;
+  auto check = [&](const char* what, const char* unit, bool on, const hardware::MonotoneCurve& c,
+                   auto floor_at) {
+    if (!on) return;
+    size_t below = 0;
+    double worst = 1;
+    for (size_t i = 0; i < c.x.size(); ++i) {
+      const double floor = floor_at(c.x[i]);
+      if (c.y[i] < floor) {
+        ++below;
+        worst = std::max(worst, floor / c.y[i]);
+      }
+    }
+    if (below == 0) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s at %zu of %zu %s (up to %.3gx faster than the ideal)", what,
+                  below, c.x.size(), unit, worst);
+    note += (note.empty() ? "" : "; ") + std::string(buf);
+  };
+  check("GEMMs", "token counts", table_linear_, table_layer_linear_,
+        [&](double x) { return ideal_tabled_linear_s(x); });
+  check("LM head", "row counts", table_lm_head_on_, table_lm_head_, [&](double x) {
+    return ideal_op_s(lm_head_op_, x, lm_head_op_.weight_bytes, bf16_peak_flops_);
+  });
+  check("prefill attention", "sequence lengths", table_prefill_attn_on_, table_prefill_attn_,
+        [&](double x) { return attn_flops_per_work_ * 0.5 * x * x / bf16_peak_flops_; });
+  check("MoE experts", "token counts", table_moe_on_, table_moe_,
+        [&](double x) { return ideal_experts_s(x); });
+  physics_floor_ = std::move(note);
 }
 
 int64_t RooflineCostModel::linear_tokens(const BatchShape& shape) const {
@@ -506,10 +540,34 @@ double RooflineCostModel::linear_op_s(const LinearOp& op, double rows, double we
                        peak_flops, bandwidth_);
 }
 
+double RooflineCostModel::ideal_op_s(const LinearOp& op, double rows, double weight_bytes,
+                                     double peak_flops) const {
+  static const RooflineOptions kIdeal = RooflineOptions::ideal();
+  return roofline_op_s(kIdeal, op.flops_per_token, weight_bytes, op.act_bytes_per_token, rows,
+                       peak_flops, bandwidth_);
+}
+
+double RooflineCostModel::ideal_tabled_linear_s(double tokens) const {
+  double s = 0;
+  for (const LinearOp& op : dense_ops_) {
+    if (op.tabled)
+      s += op.layer_share * ideal_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
+  }
+  return s;
+}
+
+double RooflineCostModel::ideal_experts_s(double tokens) const {
+  return ideal_op_s(
+      expert_op_, tokens * top_k_,
+      expected_experts_touched(experts_per_gpu_, top_k_, tokens) * expert_op_.weight_bytes,
+      linear_peak_flops_);
+}
+
 double RooflineCostModel::layer_linear_s(double tokens) const {
   double s = 0;
   if (table_linear_ && tokens > 0) {
-    s += table_layer_linear_.at(tokens) + untabled_elementwise_s_;
+    s += std::max(table_layer_linear_.at(tokens), ideal_tabled_linear_s(tokens)) +
+         untabled_elementwise_s_;
     if (table_elementwise_on_) s += table_elementwise_.at(tokens);
   }
   for (const LinearOp& op : dense_ops_) {
@@ -530,7 +588,7 @@ double RooflineCostModel::routed_experts_s(double tokens) const {
   // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
   // over the experts hit, weights of the expected distinct experts.
   return table_moe_on_
-             ? table_moe_.at(equivalent)
+             ? std::max(table_moe_.at(equivalent), ideal_experts_s(equivalent))
              : linear_op_s(expert_op_, equivalent * top_k_,
                            expected_experts_touched(experts_per_gpu_, top_k_, equivalent) *
                                expert_op_.weight_bytes,
@@ -554,8 +612,12 @@ double RooflineCostModel::table_prefill_attention_s(double work) const {
   // One causal sequence of length L does L²/2 work: the step's work as one equivalent sequence.
   const double len = std::sqrt(2.0 * work);
   const hardware::MonotoneCurve& c = table_prefill_attn_;
-  if (len >= c.x.front()) return c.at(len);
-  return c.y.front() * work / (0.5 * c.x.front() * c.x.front());  // ∝ work below the table
+  // Never below the ideal (all-FLOPs-at-peak) time of that work: beyond the longest measured
+  // sequence the curve grows ∝ L, the work ∝ L².
+  const double floor = attn_flops_per_work_ * work / bf16_peak_flops_;
+  if (len >= c.x.front()) return std::max(c.at(len), floor);
+  // ∝ work below the table
+  return std::max(c.y.front() * work / (0.5 * c.x.front() * c.x.front()), floor);
 }
 
 const hardware::LinkSpec& RooflineCostModel::stage_tp_link(int stage) const {
@@ -665,7 +727,10 @@ double RooflineCostModel::attention_s(const BatchShape& shape, double tokens) co
 double RooflineCostModel::lm_head_s(double rows) const {
   // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
   return table_lm_head_on_
-             ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
+             ? (rows > 0 ? std::max(table_lm_head_.at(rows),
+                                    ideal_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes,
+                                               bf16_peak_flops_))
+                         : 0.0)
              : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes, bf16_peak_flops_);
 }
 

@@ -23,6 +23,7 @@
 #include <set>
 #include <sstream>
 
+#include "hardware/gpu_identity.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/kernel_profile.h"
 #include "hardware/profile_fit.h"
@@ -156,8 +157,22 @@ class CalibrateCommand : public Command {
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     std::vector<std::string> degenerate;  // the serving fit's problems, if any
     calibration::Calibration cal;
-    if (!base_.empty()) cal = calibration::load_calibration(base_);
+    if (!base_.empty()) {
+      cal = calibration::load_calibration(base_);
+      // The terms this fit leaves alone (and the base's kernel tables) are written as --gpu's:
+      // they must have been fitted on it.
+      const auto on = hardware::measured_identity(cal.gpu_identity, cal.gpu);
+      const std::string diff =
+          on ? hardware::differing_figure(*on, hardware::GpuIdentity::of(gpu)) : "";
+      if (on && (on->name != gpu.name || !diff.empty())) {
+        throw ConfigError("--base: " + base_ + " was fitted on " + hardware::describe(*on) +
+                          ", not on --gpu " + hardware::describe(hardware::GpuIdentity::of(gpu)) +
+                          ": the terms this fit leaves alone would be written as " + gpu.name +
+                          "'s; expected a base profile fitted on " + gpu.name);
+      }
+    }
     cal.gpu = gpu.name;
+    cal.gpu_identity = hardware::GpuIdentity::of(gpu);
     cal.description = description_;
     std::map<std::string, std::string> origin;
     for (const calibration::TermField& f : calibration::term_fields()) {
@@ -383,6 +398,7 @@ class CalibrateCommand : public Command {
       std::vector<hardware::KernelRow> some;
       if (header.find("time_us") != std::string::npos) {
         some = hardware::read_kernel_csv(f);
+        hardware::check_rows_measured_on(some, gpu, "--kernels", f);
       } else if (header.find("time_stats.attn_pre_proj.median") != std::string::npos) {
         some = hardware::kernel_rows_from_gemms(hardware::read_vidur_mlp(f), gpu.name);
       } else {
@@ -395,6 +411,7 @@ class CalibrateCommand : public Command {
     }
     auto profile = std::make_shared<hardware::KernelProfile>(
         hardware::KernelProfile::from_rows(rows, gpu.name));
+    profile->set_identity(hardware::GpuIdentity::of(gpu));
     // How far the monotone (isotonic) curves moved from the measured medians.
     int moved = 0, points = 0;
     double worst = 0;

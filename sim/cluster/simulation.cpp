@@ -9,6 +9,7 @@
 #include "hardware/gpu_spec.h"
 #include "hardware/topology.h"
 #include "models/model_spec.h"
+#include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
 #include "sim/base/huge_pages.h"
 #include "sim/base/json_file.h"
@@ -242,6 +243,11 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
     }
     if (!path.empty()) {
       d.calibration = calibration::load_calibration(path);
+      // Named from "hardware/" on when shipped, so that messages do not depend on the tree's place.
+      const size_t shipped = path.rfind("hardware/calibration/");
+      calibration::check_profile_gpu(
+          d.calibration, d.gpu,
+          config.calibration.empty() && shipped != std::string::npos ? path.substr(shipped) : path);
       p.calibration_source = path;
       p.client_ttft_overhead_s =
           calibration::value_or(d.calibration.terms.client_ttft_overhead_s, 0.0);
@@ -327,6 +333,9 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
                       std::to_string(std::numeric_limits<int32_t>::max()));
   }
   p.cost = models::make_cost_model(d);
+  if (const auto* roofline = dynamic_cast<const models::RooflineCostModel*>(p.cost.get())) {
+    p.physics_floor = roofline->physics_floor();
+  }
   models::Deployment ideal = d;
   ideal.ideal = true;
   p.ideal_cost = models::make_cost_model(ideal);
@@ -488,6 +497,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
     const ReplicaStats s = engines[e]->stats();
     ReplicaStats& t = result.replica_stats[e / static_cast<size_t>(pp - 1)];
     t.steps += s.steps;
+    t.steps_below_ideal += s.steps_below_ideal;
     t.scheduled_seqs += s.scheduled_seqs;
     t.scheduled_tokens += s.scheduled_tokens;
     t.preemptions += s.preemptions;
@@ -734,6 +744,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     total.prefix_hit_tokens += s.prefix_hit_tokens;
     total.prefix_evicted_blocks += s.prefix_evicted_blocks;
     total.ideal_busy_s += s.ideal_busy_s;
+    total.steps_below_ideal += s.steps_below_ideal;
     total.slow_path_steps += s.slow_path_steps;
   }
   const double replicas = static_cast<double>(std::max<size_t>(1, r.replica_stats.size()));
@@ -800,6 +811,11 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"num_replicas", r.replica_stats.size()},
       {"prediction", prediction_basis_json(p)},
   };
+  // The physics floor (docs/cost_model.md, "What a measured table is bound by"): absent when it
+  // never binds, so that results stay as they were.
+  if (!p.physics_floor.empty())
+    out["physics_floor"] = "tables raised to the ideal roofline: " + p.physics_floor;
+  if (total.steps_below_ideal > 0) out["steps_below_ideal"] = total.steps_below_ideal;
   if (p.engine.kv_sliding_groups > 0) {
     // vLLM's hybrid KV layout (docs/semantics.md, "Sliding-window layers"); absent otherwise.
     out["kv_cache"]["kv_cache_groups"] = 1 + p.engine.kv_sliding_groups;
