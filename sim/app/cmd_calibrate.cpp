@@ -159,17 +159,10 @@ class CalibrateCommand : public Command {
     calibration::Calibration cal;
     if (!base_.empty()) {
       cal = calibration::load_calibration(base_);
-      // The terms this fit leaves alone (and the base's kernel tables) are written as --gpu's:
-      // they must have been fitted on it.
-      const auto on = hardware::measured_identity(cal.gpu_identity, cal.gpu);
-      const std::string diff =
-          on ? hardware::differing_figure(*on, hardware::GpuIdentity::of(gpu)) : "";
-      if (on && (on->name != gpu.name || !diff.empty())) {
-        throw ConfigError("--base: " + base_ + " was fitted on " + hardware::describe(*on) +
-                          ", not on --gpu " + hardware::describe(hardware::GpuIdentity::of(gpu)) +
-                          ": the terms this fit leaves alone would be written as " + gpu.name +
-                          "'s; expected a base profile fitted on " + gpu.name);
-      }
+      // A base of another GPU is how host terms are carried across GPUs (the script that makes
+      // the shipped profiles does, saying so in --description); one of --gpu's name fitted on
+      // other figures would have its unrefitted terms written as this GPU's own.
+      calibration::check_profile_gpu(cal, gpu, "--base: " + base_);
     }
     cal.gpu = gpu.name;
     cal.gpu_identity = hardware::GpuIdentity::of(gpu);
