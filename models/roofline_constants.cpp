@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "hardware/topology.h"
@@ -375,6 +376,39 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
     }
   }
   kernel_source_ = d.kernels.label();
+  note_physics_floor();
+}
+
+void RooflineCostModel::note_physics_floor() {
+  std::string note;
+  auto check = [&](const char* what, const char* unit, bool on, const hardware::MonotoneCurve& c,
+                   auto floor_at) {
+    if (!on) return;
+    size_t below = 0;
+    double worst = 1;
+    for (size_t i = 0; i < c.x.size(); ++i) {
+      const double floor = floor_at(c.x[i]);
+      if (c.y[i] < floor) {
+        ++below;
+        worst = std::max(worst, floor / c.y[i]);
+      }
+    }
+    if (below == 0) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s at %zu of %zu %s (up to %.3gx faster than the ideal)", what,
+                  below, c.x.size(), unit, worst);
+    note += (note.empty() ? "" : "; ") + std::string(buf);
+  };
+  check("GEMMs", "token counts", table_linear_, table_layer_linear_,
+        [&](double x) { return ideal_tabled_linear_s(x); });
+  check("LM head", "row counts", table_lm_head_on_, table_lm_head_, [&](double x) {
+    return ideal_op_s(lm_head_op_, x, lm_head_op_.weight_bytes, bf16_peak_flops_);
+  });
+  check("prefill attention", "sequence lengths", table_prefill_attn_on_, table_prefill_attn_,
+        [&](double x) { return attn_flops_per_work_ * 0.5 * x * x / bf16_peak_flops_; });
+  check("MoE experts", "token counts", table_moe_on_, table_moe_,
+        [&](double x) { return ideal_experts_s(x); });
+  physics_floor_ = std::move(note);
 }
 
 }  // namespace servesim::models

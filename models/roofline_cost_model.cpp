@@ -68,10 +68,34 @@ double RooflineCostModel::linear_op_s(const LinearOp& op, double rows, double we
                        peak_flops, bandwidth_);
 }
 
+double RooflineCostModel::ideal_op_s(const LinearOp& op, double rows, double weight_bytes,
+                                     double peak_flops) const {
+  static const RooflineOptions kIdeal = RooflineOptions::ideal();
+  return roofline_op_s(kIdeal, op.flops_per_token, weight_bytes, op.act_bytes_per_token, rows,
+                       peak_flops, bandwidth_);
+}
+
+double RooflineCostModel::ideal_tabled_linear_s(double tokens) const {
+  double s = 0;
+  for (const LinearOp& op : dense_ops_) {
+    if (op.tabled)
+      s += op.layer_share * ideal_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
+  }
+  return s;
+}
+
+double RooflineCostModel::ideal_experts_s(double tokens) const {
+  return ideal_op_s(
+      expert_op_, tokens * top_k_,
+      expected_experts_touched(experts_per_gpu_, top_k_, tokens) * expert_op_.weight_bytes,
+      linear_peak_flops_);
+}
+
 double RooflineCostModel::layer_linear_s(double tokens) const {
   double s = 0;
   if (table_linear_ && tokens > 0) {
-    s += table_layer_linear_.at(tokens) + untabled_elementwise_s_;
+    s += std::max(table_layer_linear_.at(tokens), ideal_tabled_linear_s(tokens)) +
+         untabled_elementwise_s_;
     if (table_elementwise_on_) s += table_elementwise_.at(tokens);
   }
   for (const LinearOp& op : dense_ops_) {
@@ -92,7 +116,7 @@ double RooflineCostModel::routed_experts_s(double tokens) const {
   // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
   // over the experts hit, weights of the expected distinct experts.
   return table_moe_on_
-             ? table_moe_.at(equivalent)
+             ? std::max(table_moe_.at(equivalent), ideal_experts_s(equivalent))
              : linear_op_s(expert_op_, equivalent * top_k_,
                            expected_experts_touched(experts_per_gpu_, top_k_, equivalent) *
                                expert_op_.weight_bytes,
@@ -116,8 +140,12 @@ double RooflineCostModel::table_prefill_attention_s(double work) const {
   // One causal sequence of length L does L²/2 work: the step's work as one equivalent sequence.
   const double len = std::sqrt(2.0 * work);
   const hardware::MonotoneCurve& c = table_prefill_attn_;
-  if (len >= c.x.front()) return c.at(len);
-  return c.y.front() * work / (0.5 * c.x.front() * c.x.front());  // ∝ work below the table
+  // Never below the ideal (all-FLOPs-at-peak) time of that work: beyond the longest measured
+  // sequence the curve grows ∝ L, the work ∝ L².
+  const double floor = attn_flops_per_work_ * work / bf16_peak_flops_;
+  if (len >= c.x.front()) return std::max(c.at(len), floor);
+  // ∝ work below the table
+  return std::max(c.y.front() * work / (0.5 * c.x.front() * c.x.front()), floor);
 }
 
 const hardware::LinkSpec& RooflineCostModel::stage_tp_link(int stage) const {
@@ -227,7 +255,10 @@ double RooflineCostModel::attention_s(const BatchShape& shape, double tokens) co
 double RooflineCostModel::lm_head_s(double rows) const {
   // The LM head stays 16-bit under fp8 weight quantization: bf16 peak.
   return table_lm_head_on_
-             ? (rows > 0 ? table_lm_head_.at(rows) : 0.0)
+             ? (rows > 0 ? std::max(table_lm_head_.at(rows),
+                                    ideal_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes,
+                                               bf16_peak_flops_))
+                         : 0.0)
              : linear_op_s(lm_head_op_, rows, lm_head_op_.weight_bytes, bf16_peak_flops_);
 }
 

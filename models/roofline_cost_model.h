@@ -131,6 +131,10 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   // Where the linear ops' times come from: KernelSource::label() when a table is in use, else
   // "roofline".
   const std::string& kernel_source() const { return kernel_source_; }
+  // Where the measured tables, as used for this deployment, are faster than the ideal roofline
+  // of the GPU (and so are raised to it): e.g. "GEMMs at 3 of 41 token counts (up to 1.32x
+  // below the ideal)"; "" when nowhere, or without tables. Checked at the tables' grid points.
+  const std::string& physics_floor() const { return physics_floor_; }
   // Linear time of one layer (all its GEMMs on one rank) at `tokens` rows, as estimate() charges
   // it (no CUDA-graph padding applied here).
   double layer_linear_time_s(double tokens) const { return layer_linear_s(tokens); }
@@ -184,6 +188,15 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   };
 
   double linear_op_s(const LinearOp& op, double rows, double weight_bytes, double peak_flops) const;
+  // The physics floor of measured times (docs/cost_model.md, "What a measured table is bound
+  // by"): the same op under RooflineOptions::ideal(), as IdealCostModel times it on this GPU.
+  // A tabled time below it is raised to it, so that a step is never faster than the ideal step.
+  double ideal_op_s(const LinearOp& op, double rows, double weight_bytes, double peak_flops) const;
+  double ideal_tabled_linear_s(double tokens) const;  // Σ ideal_op_s of the tabled dense ops
+  double ideal_experts_s(double tokens) const;        // the routed experts' ideal at `tokens`
+  // Checks the tables' grid points against the floor (constructor): physics_floor_ says where
+  // the floor binds.
+  void note_physics_floor();
   // Precomputes the table curves above from d.kernels (constructor, when a table applies).
   void use_kernel_tables(const Deployment& d, double heads_rank, double kv_heads_rank,
                          double head_dim);
@@ -257,6 +270,7 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   // table's token grid so that a step stays O(log grid): Σ of the tabled dense ops of one layer,
   // the LM head, and causal prefill attention of one layer against the sequence length.
   std::string kernel_source_ = "roofline";
+  std::string physics_floor_;  // physics_floor()
   bool table_linear_ = false;
   hardware::MonotoneCurve table_layer_linear_;  // s per layer vs tokens
   double untabled_elementwise_s_ = 0;           // per layer: t0 per tabled op (see .cpp)

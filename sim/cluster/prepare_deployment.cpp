@@ -9,6 +9,7 @@
 #include "hardware/gpu_spec.h"
 #include "hardware/topology.h"
 #include "models/model_spec.h"
+#include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "sim/calibration/prediction_basis.h"
@@ -162,6 +163,11 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
     }
     if (!path.empty()) {
       d.calibration = calibration::load_calibration(path);
+      // Named from "hardware/" on when shipped, so that messages do not depend on the tree's place.
+      const size_t shipped = path.rfind("hardware/calibration/");
+      calibration::check_profile_gpu(
+          d.calibration, d.gpu,
+          config.calibration.empty() && shipped != std::string::npos ? path.substr(shipped) : path);
       p.calibration_source = path;
       p.client_ttft_overhead_s =
           calibration::value_or(d.calibration.terms.client_ttft_overhead_s, 0.0);
@@ -247,6 +253,9 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
                       std::to_string(std::numeric_limits<int32_t>::max()));
   }
   p.cost = models::make_cost_model(d);
+  if (const auto* roofline = dynamic_cast<const models::RooflineCostModel*>(p.cost.get())) {
+    p.physics_floor = roofline->physics_floor();
+  }
   models::Deployment ideal = d;
   ideal.ideal = true;
   p.ideal_cost = models::make_cost_model(ideal);

@@ -169,6 +169,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
     const ReplicaStats s = engines[e]->stats();
     ReplicaStats& t = result.replica_stats[e / static_cast<size_t>(pp - 1)];
     t.steps += s.steps;
+    t.steps_below_ideal += s.steps_below_ideal;
     t.scheduled_seqs += s.scheduled_seqs;
     t.scheduled_tokens += s.scheduled_tokens;
     t.preemptions += s.preemptions;

@@ -107,6 +107,7 @@ struct PreparedDeployment {
   std::unique_ptr<models::CostModel> drafter;
   std::string calibration_source;          // the profile applied ("" = none)
   std::string kernel_source = "roofline";  // models::KernelSource::label() of the tables used
+  std::string physics_floor;               // RooflineCostModel::physics_floor(); "" = nowhere
   double client_ttft_overhead_s = 0;       // from the calibration: added to every TTFT
   FrontEndCosts frontend;                  // from the calibration: each replica's API-server queue
   // Whether this prediction is calibrated, transferred or datasheet-only, and why

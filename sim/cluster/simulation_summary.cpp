@@ -238,6 +238,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     total.prefix_hit_tokens += s.prefix_hit_tokens;
     total.prefix_evicted_blocks += s.prefix_evicted_blocks;
     total.ideal_busy_s += s.ideal_busy_s;
+    total.steps_below_ideal += s.steps_below_ideal;
     total.slow_path_steps += s.slow_path_steps;
   }
   const double replicas = static_cast<double>(std::max<size_t>(1, r.replica_stats.size()));
@@ -304,6 +305,11 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"num_replicas", r.replica_stats.size()},
       {"prediction", prediction_basis_json(p)},
   };
+  // The physics floor (docs/cost_model.md, "What a measured table is bound by"): absent when it
+  // never binds, so that results stay as they were.
+  if (!p.physics_floor.empty())
+    out["physics_floor"] = "tables raised to the ideal roofline: " + p.physics_floor;
+  if (total.steps_below_ideal > 0) out["steps_below_ideal"] = total.steps_below_ideal;
   if (p.engine.kv_sliding_groups > 0) {
     // vLLM's hybrid KV layout (docs/semantics.md, "Sliding-window layers"); absent otherwise.
     out["kv_cache"]["kv_cache_groups"] = 1 + p.engine.kv_sliding_groups;

@@ -57,7 +57,12 @@ inline void Replica::record_step(const engine::Simulator& sim, SimTime duration,
   stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
   stats_.peak_running = std::max(stats_.peak_running, running);
   stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, tokens);
-  if (costs_.has_ideal()) stats_.ideal_busy_s += ideal_s;
+  if (costs_.has_ideal()) {
+    stats_.ideal_busy_s += ideal_s;
+    if (!links_.dp_lockstep && static_cast<double>(duration.ns()) + 1.0 < ideal_s * 1e9) {
+      ++stats_.steps_below_ideal;
+    }
+  }
 }
 
 // The step in flight ends at `end`: logged, and the next step's index comes up.
