@@ -96,6 +96,21 @@ std::vector<KernelRow> kernel_rows_from_gemms(const std::vector<GemmSample>& sam
   return rows;
 }
 
+void check_rows_measured_on(const std::vector<KernelRow>& rows, const GpuSpec& gpu,
+                            const std::string& flag, const std::string& file) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string& label = rows[i].gpu;
+    if (label.empty() || label_names_gpu(label, gpu)) continue;
+    throw ConfigError(flag + ": " + file + ": data row " + std::to_string(i + 1) + " has gpu '" +
+                      label + "', another GPU than " + gpu.name +
+                      ": a kernel table times kernels on the GPU it was measured on; expected "
+                      "rows measured on " +
+                      gpu.name + " (gpu column '" + gpu.name + "' or its family '" +
+                      gpu.name.substr(0, gpu.name.find('-')) + "'), or --gpu " + label +
+                      " (or a GPU of that family)");
+  }
+}
+
 KernelProfile KernelProfile::from_rows(const std::vector<KernelRow>& rows, const std::string& gpu) {
   std::map<LinearShape, std::vector<std::pair<double, double>>> lin;
   std::map<AttentionShape, std::vector<std::pair<double, double>>> pre;
@@ -256,6 +271,7 @@ MonotoneCurve curve_from_json(const nlohmann::json& j, const char* x_name,
 nlohmann::ordered_json KernelProfile::to_json() const {
   nlohmann::ordered_json j;
   j["gpu"] = gpu_;
+  if (identity_) j["gpu_identity"] = identity_->to_json();  // absent: older tables unchanged
   nlohmann::ordered_json lin = nlohmann::ordered_json::array();
   for (const auto& [s, c] : linear_) {
     nlohmann::ordered_json e;
@@ -312,6 +328,9 @@ KernelProfile KernelProfile::from_json(const nlohmann::json& j, const std::strin
   if (!j.is_object()) throw ConfigError(where + ": 'kernels' must be an object");
   KernelProfile p;
   p.gpu_ = optional_field<std::string>(j, "gpu", where, "");
+  if (j.contains("gpu_identity") && !j.at("gpu_identity").is_null()) {
+    p.identity_ = GpuIdentity::from_json(j.at("gpu_identity"), where + ": kernels");
+  }
   // A list each, or absent: indexing another JSON value by position would throw nlohmann's
   // type_error, which is not a ConfigError.
   auto list = [&](const char* key) {

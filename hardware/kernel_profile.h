@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hardware/gpu_identity.h"
 #include "hardware/profiles.h"
 
 namespace servesim::hardware {
@@ -36,6 +37,11 @@ namespace servesim::hardware {
 // hardware/profiles.h): kind linear, dtype bf16, n = out_dim, k = in_dim.
 std::vector<KernelRow> kernel_rows_from_gemms(const std::vector<GemmSample>& samples,
                                               const std::string& gpu);
+
+// Refuses (ConfigError) rows measured on another GPU: each row's gpu column must name `gpu`
+// (label_names_gpu) or be empty. The message names `flag`, `file`, the row's label and `gpu`.
+void check_rows_measured_on(const std::vector<KernelRow>& rows, const GpuSpec& gpu,
+                            const std::string& flag, const std::string& file);
 
 // A monotone curve y(x) > 0 on x > 0, interpolated in log–log space.
 struct MonotoneCurve {
@@ -102,6 +108,11 @@ class KernelProfile {
   static KernelProfile from_rows(const std::vector<KernelRow>& rows, const std::string& gpu);
 
   const std::string& gpu() const { return gpu_; }
+  // The GPU the table was measured on with its figures, when the file records it
+  // ("gpu_identity", which servesim calibrate writes); nullopt for a table that records only
+  // gpu() (then its identity is the catalog GPU of that name: identity_for_name).
+  const std::optional<GpuIdentity>& identity() const { return identity_; }
+  void set_identity(GpuIdentity g) { identity_ = std::move(g); }
   const std::map<LinearShape, MonotoneCurve>& linear() const { return linear_; }
   const std::map<AttentionShape, MonotoneCurve>& prefill_attention() const { return prefill_; }
   const std::map<ElementwiseShape, MonotoneCurve>& elementwise() const { return elementwise_; }
@@ -135,6 +146,7 @@ class KernelProfile {
 
  private:
   std::string gpu_;
+  std::optional<GpuIdentity> identity_;
   std::map<LinearShape, MonotoneCurve> linear_;
   std::map<AttentionShape, MonotoneCurve> prefill_;
   std::map<ElementwiseShape, MonotoneCurve> elementwise_;

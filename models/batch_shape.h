@@ -34,7 +34,8 @@ struct BatchShape {
       0;  // Σ q·(c + q/2), tokens²: causal attention work (c = cached context)
   int64_t prefill_context_tokens = 0;  // Σ c: cached KV tokens the chunks read
   // The same two sums for the sliding-window layers of a model that has them (window W =
-  // ModelSpec::sliding_window, CostModel::sliding_window()); 0, and unused, for a model without.
+  // ModelSpec::attention_window(), the replica's EngineConfig::attention_window); 0, and unused,
+  // for a model without.
   //   prefill_window_attn_work       Σ windowed_attn_work(c, q, W), tokens²
   //   prefill_window_context_tokens  Σ min(c, W): cached KV a sliding layer reads. vLLM's kernels
   //                                  read W − 1 earlier tokens at most (a query at position p sees

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "hardware/gpu_identity.h"
 #include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
 #include "sim/calibration/profile.h"
@@ -55,7 +56,18 @@ KernelSource find_kernel_source(const hardware::GpuSpec& gpu) {
     src.transferred = on.name != gpu.name;
   };
   if (auto own = calibration::default_kernel_table_path(gpu.name)) {
+    // The shipped table of this name, measured on the catalog GPU of this name: a GPU JSON that
+    // borrows the name with other figures is refused rather than timed by another chip's table.
     load(gpu, *own);
+    const auto on = hardware::measured_identity(
+        src.profile->identity(), src.profile->gpu().empty() ? gpu.name : src.profile->gpu());
+    if (on) {
+      hardware::refuse_same_name_other_figures(
+          *on, gpu, src.path, "kernel table",
+          "the GPU it was measured on: give the GPU JSON its own name (the table of the nearest "
+          "GPU of its architecture is then transferred, labelled in the prediction basis) or "
+          "pass --kernel-table none (the roofline)");
+    }
     return src;
   }
   if (gpu.architecture.empty()) return src;
@@ -88,11 +100,36 @@ KernelSource resolve_kernel_source(
     src.profile = std::move(profile);
     src.path = path;
     src.measured_on = gpu;
-    // A table measured on another catalog GPU is transferred to this one.
-    if (!src.profile->gpu().empty() && src.profile->gpu() != gpu.name) {
-      src.measured_on = hardware::load_gpu(src.profile->gpu());
-      src.transferred = true;
+    const std::string& name = src.profile->gpu();
+    if (name.empty() && !src.profile->identity()) return src;  // says nothing: this GPU's
+    const auto on = hardware::measured_identity(src.profile->identity(), name);
+    if (!on) {
+      throw ConfigError(path + ": kernel table measured on '" + name +
+                        "', which is not in the GPU catalog, and the file records no "
+                        "gpu_identity (its figures); expected a table written by servesim "
+                        "calibrate --gpu <GPU JSON> --kernels (it records them) or --kernel-table "
+                        "none");
     }
+    const std::string remedy =
+        "a table measured on " + gpu.name +
+        " (servesim calibrate --gpu <its JSON> --kernels <its CSV>) or --kernel-table none (the "
+        "roofline)";
+    hardware::refuse_same_name_other_figures(*on, gpu, path, "kernel table", remedy);
+    if (on->name == gpu.name) return src;
+    // A table measured on another GPU is transferred to this one (KernelTimer scales it by the
+    // ideal roofline of each), but only within one architecture: across chip generations the
+    // efficiency of a kernel says nothing about the other chip's.
+    if (on->architecture.empty() || on->architecture != gpu.architecture) {
+      auto arch = [](const std::string& a) { return a.empty() ? std::string("unknown") : a; };
+      throw ConfigError(path + ": kernel table measured on " + hardware::describe(*on) +
+                        ", architecture " + arch(on->architecture) + "; the GPU in use, " +
+                        gpu.name + ", is " + arch(gpu.architecture) +
+                        ": tables are transferred only between GPUs of one architecture; "
+                        "expected " +
+                        remedy);
+    }
+    src.measured_on = hardware::spec_of(*on);
+    src.transferred = true;
     return src;
   };
   if (!flag.empty()) {

@@ -38,7 +38,8 @@ struct KernelSource {
   std::string label() const;
 };
 
-// The shipped kernel table for `gpu`: hardware/kernels/<gpu>.json when there is one, else the
+// The shipped kernel table for `gpu`: hardware/kernels/<gpu>.json when there is one (ConfigError
+// when `gpu` has that name but not the figures of the catalog GPU it was measured on), else the
 // table of the catalog GPU of the same architecture nearest in (log bf16 peak, log HBM
 // bandwidth) that has one (transferred), else none (roofline). An explicit table (a --calibration
 // profile with kernels, --kernel-table FILE) is the caller's to build: {profile, gpu, path}.
@@ -46,8 +47,10 @@ KernelSource find_kernel_source(const hardware::GpuSpec& gpu);
 
 // --kernel-table FLAG for a deployment on `gpu`: "none" → the roofline; a path → that profile's
 // kernels (ConfigError when it has none); "" → the calibration profile's kernels when it has
-// some, else find_kernel_source(gpu). A table measured on another GPU (its "gpu" field) is
-// transferred.
+// some, else find_kernel_source(gpu). The table's GPU (its "gpu_identity", else the catalog GPU
+// named by "gpu") decides (docs/cost_model.md §2.2): the GPU in use → measured; another GPU of
+// the same architecture → transferred; the same name with other figures, another architecture,
+// or a GPU outside the catalog without recorded figures → ConfigError naming the file.
 KernelSource resolve_kernel_source(
     const std::string& flag, const hardware::GpuSpec& gpu,
     std::shared_ptr<const hardware::KernelProfile> calibration_kernels,

@@ -100,6 +100,8 @@ struct ModelSpec {
   int64_t sliding_window = 0;
   int64_t num_sliding_layers = 0;
   int64_t num_full_attention_layers() const { return num_layers - num_sliding_layers; }
+  // The window of the sliding-window layers; 0 when the model has none.
+  int64_t attention_window() const { return num_sliding_layers > 0 ? sliding_window : 0; }
 
   bool is_moe() const { return num_experts > 0; }
   // Total parameters (all experts). REFERENCE.md §4 formula.

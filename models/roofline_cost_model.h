@@ -33,8 +33,11 @@
 #include "hardware/gpu_spec.h"
 #include "hardware/kernel_profile.h"
 #include "models/batch_shape.h"
+#include "models/collectives.h"
+#include "models/cost_fast_path.h"
 #include "models/cost_model.h"
 #include "models/deployment.h"
+#include "models/pipeline_timing.h"
 
 namespace servesim::models {
 
@@ -93,56 +96,11 @@ double roofline_op_s(const RooflineOptions& o, double flops_per_token, double we
 // num_experts uniformly: E·(1 − (1 − k/E)^tokens). = k at 1 token, → E for many tokens.
 double expected_experts_touched(double num_experts, double top_k, double tokens);
 
-// Ring all-reduce of `bytes` over `ranks` GPUs on `link` (α–β):
-//   2(ranks−1)·α + 2(ranks−1)/ranks · bytes / bandwidth.   0 for ranks <= 1 or bytes <= 0.
-double ring_all_reduce_s(double bytes, int ranks, const hardware::LinkSpec& link);
-
-// The all-reduce vLLM runs for tensor parallelism. Inside an NVLink/NVSwitch (or AMD Infinity
-// Fabric) domain vLLM uses its custom all-reduce (vllm/distributed/device_communicators/
-// custom_all_reduce.py): a two-shot reduce-scatter + all-gather in which every rank reaches every
-// peer directly, so latency is 2α whatever the rank count:
-//   2α + 2(ranks−1)/ranks · bytes / bandwidth.
-// Over PCIe it falls back to NCCL's ring (ring_all_reduce_s).
-double all_reduce_s(double bytes, int ranks, const hardware::LinkSpec& link);
-bool has_custom_all_reduce(const hardware::LinkSpec& link);
-
-// Ring all-gather: (ranks−1)·α + (ranks−1)/ranks · bytes / bandwidth (bytes = gathered total).
-double ring_all_gather_s(double bytes, int ranks, const hardware::LinkSpec& link);
-
 // The smallest size in `sizes` (ascending) that is >= tokens; tokens itself when none is (the
 // batch runs eagerly).
 int64_t cuda_graph_padded_tokens(int64_t tokens, const std::vector<int>& sizes);
 
-// Layers per pipeline stage as vLLM splits them (vllm/distributed/utils.py get_pp_indices, no
-// VLLM_PP_LAYER_PARTITION): L // PP each, and the L % PP left over go one each to the stages
-// just before the last (partitions[-2], partitions[-3], …). Sums to num_layers.
-std::vector<int64_t> pipeline_stage_layers(int64_t num_layers, int pp);
-
-// Tensors a stage hands to the next per token: hidden_states and residual
-// (IntermediateTensors of vLLM's Llama-family models), each [T, hidden] in the model dtype.
-inline constexpr int kPipelineTensors = 2;
-
-// One step of one micro-batch split along the pipeline: overhead (CPU, before stage 0), then
-// stage 0, hop 0, stage 1, …, stage PP−1. overhead_s + Σ stage_s + Σ hop_s = estimate().total_s.
-struct PipelineStepTimes {
-  double overhead_s = 0;
-  std::vector<double> stage_s;  // PP entries: the stage's layers (+ LM head on the last)
-  std::vector<double> hop_s;    // PP − 1 entries: send/recv from stage s to s + 1
-};
-
-// Steady state of m identical micro-batches in the pipeline (vLLM V0 virtual engines, each
-// issuing its next step when its previous one ends; sim/replica/pipeline.h runs the same timeline
-// event by event). A hand-off holds both its stages, so stage s is held for
-//   occ_s = hop_{s−1} + stage_s + hop_s   per micro-batch, and the host for overhead_s; then
-//   round = max(overhead + Σ stage + Σ hop,  m · max(overhead, max_s occ_s))
-// (one micro-batch's own loop vs. the busiest resource serving all m). Every request advances one
-// token per round. REQUIRES: micro_batches >= 1.
-double pipeline_round_s(const PipelineStepTimes& t, int micro_batches);
-// The bubble: fraction of a steady-state round that stage `stage` is idle, 1 − m·occ_s / round.
-// m = 1 with PP equal stages and no hand-offs or overhead: (PP − 1) / PP.
-double pipeline_bubble_fraction(const PipelineStepTimes& t, int micro_batches, int stage);
-
-class RooflineCostModel : public CostModel {
+class RooflineCostModel : public CostModel, public CostFastPath {
  public:
   // Options from the deployment's GPU spec (RooflineOptions::from_gpu), CUDA-graph padding on
   // unless d.enforce_eager. d.ideal is ignored here (make_cost_model reads it).
@@ -152,25 +110,31 @@ class RooflineCostModel : public CostModel {
   RooflineCostModel(const Deployment& d, const RooflineOptions& opts);
 
   StepCost estimate(const BatchShape& shape) const override;
+  // The model is its own fast path (the three functions below).
+  const CostFastPath* fast_path() const override { return this; }
   // Per total tokens and per sampled rows, the caller's memo keeps the linear, TP all-reduce, LM
   // head and logits-gather times; attention and overheads are computed each time. None with
   // pipeline stages.
   std::unique_ptr<CostMemo> make_memo() const override;
   StepCost estimate_memo(const BatchShape& shape, CostMemo* memo) const override;
-  // attention_s() for a decode-only shape, split into its constants (CostModel::decode_series).
+  // attention_s() for a decode-only shape, split into its constants (CostFastPath::decode_series).
   DecodeSeries decode_series(int64_t rows, CostMemo* memo) const override;
   // The same step split into stages and hand-offs (see PipelineStepTimes). With sliding-window
   // layers every stage is charged the average layer's attention (the sliding layers spread over
   // the stages in proportion to their layers; exact for gpt-oss's alternating layers when a stage
   // holds an even number of them).
   PipelineStepTimes estimate_pipeline(const BatchShape& shape) const;
-  // ModelSpec::sliding_window when the model has sliding-window layers, else 0.
-  int64_t sliding_window() const override { return sliding_window_; }
+  // ModelSpec::attention_window(): the window of the sliding-window layers, else 0.
+  int64_t sliding_window() const { return sliding_window_; }
 
   const RooflineOptions& options() const { return opts_; }
   // Where the linear ops' times come from: KernelSource::label() when a table is in use, else
   // "roofline".
   const std::string& kernel_source() const { return kernel_source_; }
+  // Where the measured tables, as used for this deployment, are faster than the ideal roofline
+  // of the GPU (and so are raised to it): e.g. "GEMMs at 3 of 41 token counts (up to 1.32x
+  // below the ideal)"; "" when nowhere, or without tables. Checked at the tables' grid points.
+  const std::string& physics_floor() const { return physics_floor_; }
   // Linear time of one layer (all its GEMMs on one rank) at `tokens` rows, as estimate() charges
   // it (no CUDA-graph padding applied here).
   double layer_linear_time_s(double tokens) const { return layer_linear_s(tokens); }
@@ -224,6 +188,15 @@ class RooflineCostModel : public CostModel {
   };
 
   double linear_op_s(const LinearOp& op, double rows, double weight_bytes, double peak_flops) const;
+  // The physics floor of measured times (docs/cost_model.md, "What a measured table is bound
+  // by"): the same op under RooflineOptions::ideal(), as IdealCostModel times it on this GPU.
+  // A tabled time below it is raised to it, so that a step is never faster than the ideal step.
+  double ideal_op_s(const LinearOp& op, double rows, double weight_bytes, double peak_flops) const;
+  double ideal_tabled_linear_s(double tokens) const;  // Σ ideal_op_s of the tabled dense ops
+  double ideal_experts_s(double tokens) const;        // the routed experts' ideal at `tokens`
+  // Checks the tables' grid points against the floor (constructor): physics_floor_ says where
+  // the floor binds.
+  void note_physics_floor();
   // Precomputes the table curves above from d.kernels (constructor, when a table applies).
   void use_kernel_tables(const Deployment& d, double heads_rank, double kv_heads_rank,
                          double head_dim);
@@ -297,6 +270,7 @@ class RooflineCostModel : public CostModel {
   // table's token grid so that a step stays O(log grid): Σ of the tabled dense ops of one layer,
   // the LM head, and causal prefill attention of one layer against the sequence length.
   std::string kernel_source_ = "roofline";
+  std::string physics_floor_;  // physics_floor()
   bool table_linear_ = false;
   hardware::MonotoneCurve table_layer_linear_;  // s per layer vs tokens
   double untabled_elementwise_s_ = 0;           // per layer: t0 per tabled op (see .cpp)

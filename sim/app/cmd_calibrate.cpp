@@ -23,6 +23,7 @@
 #include <set>
 #include <sstream>
 
+#include "hardware/gpu_identity.h"
 #include "hardware/gpu_spec.h"
 #include "hardware/kernel_profile.h"
 #include "hardware/profile_fit.h"
@@ -156,8 +157,15 @@ class CalibrateCommand : public Command {
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     std::vector<std::string> degenerate;  // the serving fit's problems, if any
     calibration::Calibration cal;
-    if (!base_.empty()) cal = calibration::load_calibration(base_);
+    if (!base_.empty()) {
+      cal = calibration::load_calibration(base_);
+      // A base of another GPU is how host terms are carried across GPUs (the script that makes
+      // the shipped profiles does, saying so in --description); one of --gpu's name fitted on
+      // other figures would have its unrefitted terms written as this GPU's own.
+      calibration::check_profile_gpu(cal, gpu, "--base: " + base_);
+    }
     cal.gpu = gpu.name;
+    cal.gpu_identity = hardware::GpuIdentity::of(gpu);
     cal.description = description_;
     std::map<std::string, std::string> origin;
     for (const calibration::TermField& f : calibration::term_fields()) {
@@ -383,6 +391,7 @@ class CalibrateCommand : public Command {
       std::vector<hardware::KernelRow> some;
       if (header.find("time_us") != std::string::npos) {
         some = hardware::read_kernel_csv(f);
+        hardware::check_rows_measured_on(some, gpu, "--kernels", f);
       } else if (header.find("time_stats.attn_pre_proj.median") != std::string::npos) {
         some = hardware::kernel_rows_from_gemms(hardware::read_vidur_mlp(f), gpu.name);
       } else {
@@ -395,6 +404,7 @@ class CalibrateCommand : public Command {
     }
     auto profile = std::make_shared<hardware::KernelProfile>(
         hardware::KernelProfile::from_rows(rows, gpu.name));
+    profile->set_identity(hardware::GpuIdentity::of(gpu));
     // How far the monotone (isotonic) curves moved from the measured medians.
     int moved = 0, points = 0;
     double worst = 0;

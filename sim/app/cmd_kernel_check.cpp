@@ -84,13 +84,17 @@ class KernelCheckCommand : public Command {
     check_outputs("--output", output_, false);
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     const std::vector<hardware::KernelRow> rows = hardware::read_kernel_csv(measured_);
+    hardware::check_rows_measured_on(rows, gpu, "--measured", measured_);
     models::Deployment d;
     d.gpu = gpu;
     std::string cal_path;
     if (calibration_ != "none") {
       cal_path = calibration_.empty() ? calibration::default_calibration_path(gpu.name).value_or("")
                                       : calibration_;
-      if (!cal_path.empty()) d.calibration = calibration::load_calibration(cal_path);
+      if (!cal_path.empty()) {
+        d.calibration = calibration::load_calibration(cal_path);
+        calibration::check_profile_gpu(d.calibration, gpu, cal_path);
+      }
       // Shown from "hardware/" on for the shipped profile, so that reports do not depend on
       // where the tree lives.
       const auto at = cal_path.rfind("hardware/calibration/");

@@ -311,6 +311,10 @@ class SimulateCommand : public Command {
     if (saturation.saturated) {
       err << "servesim: warning: " << sim::saturation_message(saturation) << "\n";
     }
+    if (ctx.servesim.contains("physics_floor")) {
+      err << "servesim: warning: " << ctx.servesim["physics_floor"].get<std::string>()
+          << " (they are faster than the GPU's datasheet peaks allow)\n";
+    }
 
     if (save_result_ || save_detailed_) {
       const std::string& name = result_path;

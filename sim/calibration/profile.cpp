@@ -14,6 +14,7 @@ nlohmann::ordered_json to_json(const Calibration& c) {
   j["servesim_calibration"] = 1;
   j["format_version"] = kCalibrationFormatVersion;
   j["gpu"] = c.gpu;
+  if (c.gpu_identity) j["gpu_identity"] = c.gpu_identity->to_json();
   j["description"] = c.description;
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
   for (const TermField& f : term_fields()) {
@@ -55,6 +56,9 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& wh
   Calibration c;
   c.gpu = optional_field<std::string>(j, "gpu", where, "");
   c.description = optional_field<std::string>(j, "description", where, "");
+  if (j.contains("gpu_identity") && !j.at("gpu_identity").is_null()) {
+    c.gpu_identity = hardware::GpuIdentity::from_json(j.at("gpu_identity"), where);
+  }
   {
     const auto& params = j.at("parameters");
     for (const auto& [name, v] : params.items()) {
@@ -91,6 +95,16 @@ Calibration calibration_from_json(const nlohmann::json& j, const std::string& wh
 
 Calibration load_calibration(const std::string& path) {
   return calibration_from_json(read_json_file(path), path);
+}
+
+void check_profile_gpu(const Calibration& c, const hardware::GpuSpec& gpu,
+                       const std::string& where) {
+  if (auto on = hardware::measured_identity(c.gpu_identity, c.gpu)) {
+    hardware::refuse_same_name_other_figures(
+        *on, gpu, where, "calibration profile",
+        "a profile fitted on this GPU (servesim calibrate --gpu <its JSON>), a GPU JSON of "
+        "another name (the profile is then applied as transferred), or --calibration none");
+  }
 }
 
 std::optional<std::string> default_kernel_table_path(const std::string& gpu_name) {

@@ -28,7 +28,12 @@ namespace servesim::calibration {
 inline constexpr int kCalibrationFormatVersion = 1;
 
 struct Calibration {
-  std::string gpu;          // catalog name it applies to (a warning is printed on mismatch)
+  // The GPU it was fitted on: its name, and with gpu_identity its figures (servesim calibrate
+  // records them; a profile without them means the catalog GPU of that name). Applied to another
+  // GPU it is "transferred" (prediction_basis.h); to a GPU of the same name with other figures it
+  // is refused (check_profile_gpu).
+  std::string gpu;
+  std::optional<hardware::GpuIdentity> gpu_identity;
   std::string description;  // free text: what, when, how
   // The fitted terms, in the file under "parameters" (calibration_terms.h).
   CalibrationTerms terms;
@@ -52,6 +57,13 @@ struct Calibration {
 nlohmann::ordered_json to_json(const Calibration& c);
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& where);
 Calibration load_calibration(const std::string& path);
+
+// Refuses (ConfigError naming `where`) a profile fitted on a GPU that has `gpu`'s name but other
+// figures (hardware::refuse_same_name_other_figures): its fitted efficiencies, overheads and
+// kernel tables describe another chip. A profile of another name is the caller's to label as
+// transferred.
+void check_profile_gpu(const Calibration& c, const hardware::GpuSpec& gpu,
+                       const std::string& where);
 
 // The folder of hardware/calibration that holds the profiles of a host line: "0.11 async" ->
 // "vllm-0.11-async" (servesim validate --write-line-profiles writes them there).

@@ -107,6 +107,7 @@ struct PreparedDeployment {
   std::unique_ptr<models::CostModel> drafter;
   std::string calibration_source;          // the profile applied ("" = none)
   std::string kernel_source = "roofline";  // models::KernelSource::label() of the tables used
+  std::string physics_floor;               // RooflineCostModel::physics_floor(); "" = nowhere
   double client_ttft_overhead_s = 0;       // from the calibration: added to every TTFT
   FrontEndCosts frontend;                  // from the calibration: each replica's API-server queue
   // Whether this prediction is calibrated, transferred or datasheet-only, and why
@@ -168,6 +169,14 @@ std::string host_line(const EngineConfig& engine);
 // config.workload with the benchmark-client rules of config.engine.vllm_version filled where the
 // user left them unset (random_range_rule "", arrival_rescale ""; vllm_version.h).
 workloads::WorkloadConfig resolved_workload(const SimulationConfig& config);
+
+// The calibration's client TTFT overhead, which an offline run (no client) does not have.
+double client_overhead_s(const SimulationConfig& config, const PreparedDeployment& prepared);
+
+// Blocks one request of max_model_len tokens needs with sliding-window groups: its full-attention
+// blocks plus, per sliding group, cdiv(min(W − 1 + max_num_batched_tokens, max_model_len),
+// block_size) + 1 (SlidingWindowSpec.max_memory_usage_bytes).
+int64_t blocks_for_longest_request(const EngineConfig& e);
 
 // The "servesim" object of the result file: resolved config echo, KV capacity, preemptions,
 // prefix-cache hit rate, mean batch size, busy fraction, ideal-roofline TPOT bound. With more

@@ -111,6 +111,7 @@ Calibration load_calibration_file(const std::string& path) {
   c.make_cost = [h,
                  path](const models::Deployment& deployment) -> std::unique_ptr<models::CostModel> {
     if (!h.gpu.empty() && h.gpu != deployment.gpu.name) return models::make_cost_model(deployment);
+    calibration::check_profile_gpu(h, deployment.gpu, path);
     models::Deployment d = deployment;
     d.calibration = h;  // make_cost_model applies it (models/calibrated_model.h)
     // Its kernel tables, if any, replace the deployment's (as --calibration does in simulate).

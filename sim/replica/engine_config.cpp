@@ -74,6 +74,7 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   c.kv_layers_per_block = 0;
   c.kv_sliding_groups = 0;
   c.kv_sliding_window = 0;
+  c.attention_window = model.attention_window();
   const int64_t full_layers = model.num_full_attention_layers();
   if (version.hybrid_kv_cache && !c.disable_hybrid_kv_cache_manager &&
       model.num_sliding_layers > 0 && full_layers > 0 && full_layers <= model.num_sliding_layers) {

@@ -81,6 +81,10 @@ struct EngineConfig {
   int64_t kv_layers_per_block = 0;
   int kv_sliding_groups = 0;
   int64_t kv_sliding_window = 0;
+  // Resolved, not a flag: the attention window W of the model's sliding-window layers
+  // (ModelSpec::attention_window(); 0: none), whatever the KV layout. The replica fills each
+  // step's windowed BatchShape sums with it.
+  int64_t attention_window = 0;
   // Resolved by resolve_kv_offload (sim/replica/kv_offload.h): the CPU tier's blocks (0 = no
   // offloading), the bytes of one block on one GPU, and the GPU's host link.
   int64_t kv_offload_blocks = 0;

@@ -157,6 +157,10 @@ struct ReplicaStats {
   int64_t prefix_hit_tokens = 0;
   int64_t prefix_evicted_blocks = 0;  // cached KV blocks evicted (KvCacheManager::evicted_blocks)
   double ideal_busy_s = 0;            // Σ ideal step times, when an ideal model is attached
+  // Steps shorter than their ideal step (by more than the clock's 1 ns), when an ideal model is
+  // attached (DP rounds aside: their rank steps end with the group's). The cost model's physics
+  // floor (docs/cost_model.md) keeps it 0; a result reports it only when it is not.
+  int64_t steps_below_ideal = 0;
   // Speculative decoding: verify rows (a decoder with drafts in a step), the drafts they held,
   // the drafts accepted and the tokens they emitted; Σ drafter time. All 0 without it.
   int64_t spec_verify_rows = 0;

@@ -15,7 +15,7 @@ int32_t Replica::spec_tokens_for(const Req& r) const {
 }
 
 void Replica::add_verify_rows(models::BatchShape& shape, int64_t& rows, int64_t& rows_ctx) {
-  const int64_t window = costs_.sliding_window();
+  const int64_t window = config_.attention_window;
   for (int32_t s : running_) {
     const Req& r = slots_[s];
     if (r.phase != Phase::kDecode || r.scheduled == 0) continue;

@@ -57,7 +57,12 @@ inline void Replica::record_step(const engine::Simulator& sim, SimTime duration,
   stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, kv_.num_used_blocks());
   stats_.peak_running = std::max(stats_.peak_running, running);
   stats_.peak_step_tokens = std::max(stats_.peak_step_tokens, tokens);
-  if (costs_.has_ideal()) stats_.ideal_busy_s += ideal_s;
+  if (costs_.has_ideal()) {
+    stats_.ideal_busy_s += ideal_s;
+    if (!links_.dp_lockstep && static_cast<double>(duration.ns()) + 1.0 < ideal_s * 1e9) {
+      ++stats_.steps_below_ideal;
+    }
+  }
 }
 
 // The step in flight ends at `end`: logged, and the next step's index comes up.
@@ -180,7 +185,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     shape.decode_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
     shape.decode_context_tokens = step_.decoder_ctx + ghosts_.ctx + dead_.ctx;
     shape.sampled_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
-    const int64_t window = costs_.sliding_window();  // 0: no sliding-window layers
+    const int64_t window = config_.attention_window;  // 0: no sliding-window layers
     int64_t lora_prefill_tokens = 0;
     for (int32_t s : step_.prefills) {
       const Req& r = slots_[s];

@@ -95,6 +95,15 @@ if "$py" "$root/scripts/profile_gpu.py" "$tmp/bad" --device cpu --models nope 2>
 fi
 grep -q "unknown \['nope'\]; expected some of llama-3.1-8b" "$tmp/bad.txt"
 
+# The CPU's rows stand in for an H100's: servesim refuses rows whose gpu column names another GPU
+# than --gpu (docs/cost_model.md §2.2), so they are relabelled as the family tag the script writes
+# on an H100 ("h100"); a "cpu" table is refused, naming the row.
+if "$servesim" calibrate --gpu h100-sxm --kernels "$csv" --out "$tmp/refused.json" 2> "$tmp/refused.txt"; then
+  echo "a table of gpu 'cpu' was accepted for h100-sxm"; exit 1
+fi
+grep -q "data row 1 has gpu 'cpu', another GPU than h100-sxm" "$tmp/refused.txt"
+sed 's/^cpu,/h100,/' "$csv" > "$tmp/kernels_h100.csv"
+csv=$tmp/kernels_h100.csv
 "$servesim" calibrate --gpu h100-sxm --kernels "$csv" --out "$tmp/profile.json" | tee "$tmp/cal.txt"
 # (layer_eager rows are read but make no curve: vLLM V1 runs the chain compiled)
 grep -q "Kernel tables: 40 rows from 1 files: 5 bf16 and 0 fp8 GEMM shapes, 2 prefill-attention shapes;" \

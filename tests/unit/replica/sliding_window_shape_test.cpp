@@ -1,7 +1,8 @@
 // The replica's BatchShape for a model with sliding-window layers (Replica::start_step): the
 // windowed prefill sums come from models::windowed_attn_work and min(c, W), with W from
-// CostModel::sliding_window(); a model without a window leaves them 0. The cost model records
-// every shape it is asked about (step time 1 ms + 10 µs per token, as in replica_test.cpp).
+// EngineConfig::attention_window (the model's, not the cost model's); a model without a window
+// leaves them 0. The cost model records every shape it is asked about (step time 1 ms + 10 µs
+// per token, as in replica_test.cpp).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -16,7 +17,6 @@ namespace {
 
 class RecordingCost : public models::CostModel {
  public:
-  explicit RecordingCost(int64_t window) : window_(window) {}
   models::StepCost estimate(const models::BatchShape& s) const override {
     shapes.push_back(s);
     models::StepCost c;
@@ -25,11 +25,7 @@ class RecordingCost : public models::CostModel {
     c.total_s = c.overhead_s + c.linear_s;
     return c;
   }
-  int64_t sliding_window() const override { return window_; }
   mutable std::vector<models::BatchShape> shapes;
-
- private:
-  int64_t window_;
 };
 
 class Counter : public RequestObserver {
@@ -39,7 +35,7 @@ class Counter : public RequestObserver {
 
 // One request of `prompt` tokens and 2 outputs, 256-token budget: the prompt in 256-token chunks.
 std::vector<models::BatchShape> run(int64_t window, int32_t prompt) {
-  RecordingCost cost(window);
+  RecordingCost cost;
   Counter observer;
   engine::Simulator sim;
   std::vector<metrics::RequestRecord> records(1);
@@ -49,6 +45,7 @@ std::vector<models::BatchShape> run(int64_t window, int32_t prompt) {
   cfg.block_size = 16;
   cfg.enable_prefix_caching = false;
   cfg.max_model_len = 1 << 20;
+  cfg.attention_window = window;
   Replica replica(0, cfg, cost, nullptr, 200, &records, &observer);
   workloads::RequestSpec spec;
   spec.id = 0;
@@ -94,7 +91,7 @@ TEST_CASE("replica: a sliding-window model's prefill chunks carry the windowed s
 }
 
 TEST_CASE("replica: a model without a window leaves the windowed sums 0", "[replica][swa]") {
-  // Expectations: the same run with sliding_window() = 0: every shape's windowed sums are 0,
+  // Expectations: the same run with attention_window = 0: every shape's windowed sums are 0,
   // the full ones as above.
   const std::vector<models::BatchShape> shapes = run(0, 1000);
   REQUIRE(shapes.size() == 5);

@@ -135,6 +135,27 @@ TEST_CASE("the hybrid KV layout from 0.9 on, for sliding-window models only",
             .kv_sliding_groups == 0);
 }
 
+TEST_CASE("the attention window is the model's, whatever the KV layout", "[replica][version]") {
+  // Expectations: gpt-oss-120b's 128-token window with the hybrid layout (0.19), without it
+  // (0.8, and --disable-hybrid-kv-cache-manager), where kv_sliding_window is 0; a model without
+  // sliding layers has none, even with a sliding_window value of its own (Qwen-style configs).
+  const models::ModelSpec oss = models::load_model("gpt-oss-120b");
+  EngineConfig c;
+  CHECK(resolve_engine_config(c, gpu("h100-sxm", 79.6), oss).attention_window == 128);
+  c.vllm_version = "0.8";
+  EngineConfig r = resolve_engine_config(c, gpu("h100-sxm", 79.6), oss);
+  CHECK(r.kv_sliding_window == 0);
+  CHECK(r.attention_window == 128);
+  c.vllm_version = "0.19";
+  c.disable_hybrid_kv_cache_manager = true;
+  r = resolve_engine_config(c, gpu("h100-sxm", 79.6), oss);
+  CHECK(r.kv_sliding_window == 0);
+  CHECK(r.attention_window == 128);
+  models::ModelSpec none = models::load_model("llama-3.1-8b");
+  none.sliding_window = 4096;
+  CHECK(resolve_engine_config(EngineConfig{}, gpu("h100-sxm", 79.6), none).attention_window == 0);
+}
+
 TEST_CASE("CUDA-graph capture sizes per rule", "[replica][version]") {
   using models::CudaGraphSizesRule;
   using models::default_cuda_graph_sizes;
