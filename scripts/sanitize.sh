@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 source scripts/install_missing.sh
 
 packages=(clang-14 libclang-rt-14-dev cmake ninja-build pkg-config libeigen3-dev libboost-graph-dev
-          nlohmann-json3-dev libcli11-dev catch2 libcpp-httplib-dev)
+          nlohmann-json3-dev libcli11-dev catch2 libcpp-httplib-dev libyaml-cpp-dev)
 install_missing sanitize "${packages[@]}"
 
 BUILD_DIR=build-asan
