@@ -82,6 +82,18 @@ void serve(LiveEngine& e, const std::vector<workloads::RequestSpec>& specs, bool
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 int64_t rss_bytes() {
   std::ifstream status("/proc/self/status");
   std::string key;
@@ -168,7 +180,10 @@ TEST_CASE("live engine memory: a long run holds the requests in flight, not the 
   const int64_t bound = 3 * chunk * 4 + chunk * 8 + 4 * 1024 * 1024;
   REQUIRE(rss_half > 0);
   REQUIRE(unbounded > bound);
-  CHECK(rss_end - rss_half < bound);
+  // Under AddressSanitizer freed memory sits in its quarantine (256 MiB by default) and every
+  // allocation carries shadow bytes and redzones, so resident memory says nothing about what the
+  // engine holds; the slot and step bounds above still hold there.
+  if (!kAddressSanitizer) CHECK(rss_end - rss_half < bound);
 }
 
 }  // namespace servesim::sim
