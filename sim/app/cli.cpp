@@ -10,6 +10,7 @@
 #include "sim/app/command.h"
 #include "sim/app/flag_suggestions.h"
 #include "sim/app/help_groups.h"
+#include "sim/app/pasted_commands.h"
 #include "sim/app/study.h"
 #include "sim/app/vllm_flags.h"
 #include "sim/base/edit_distance.h"

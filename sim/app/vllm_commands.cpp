@@ -8,7 +8,7 @@
 
 #include "hardware/gpu_spec.h"
 #include "models/model_spec.h"
-#include "sim/app/vllm_flags.h"
+#include "sim/app/shell_words.h"
 #include "sim/replica/engine_config.h"
 #include "sim/replica/speculative_config.h"
 
@@ -30,7 +30,11 @@ std::string number(double v) {
 
 std::string join(const std::vector<std::string>& words) {
   std::string s;
-  for (const std::string& w : words) s += (s.empty() ? "" : " ") + shell_quote(w);
+  for (const std::string& w : words) {
+    // Two appends, not "" + string: GCC 12 warns (-Wrestrict, a false positive) on the latter.
+    if (!s.empty()) s += ' ';
+    s += shell_quote(w);
+  }
   return s;
 }
 

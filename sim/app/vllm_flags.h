@@ -1,8 +1,9 @@
-// vLLM's command lines, read: the flags of `vllm serve` and `vllm bench serve` that servesim
-// accepts without modelling (they change nothing that is simulated: --port, --backend vllm,
-// --tokenizer, ...), the ones it refuses by name (they change serving in ways not modelled:
-// --speculative-model, --enable-lora, ...), and pasted command lines (simulate's
-// --vllm-serve-cmd "…", --vllm-bench-cmd "…", or `-- vllm …`) turned into servesim's flags.
+// vLLM's flags on servesim's command lines: the flags of `vllm serve` and `vllm bench serve` that
+// servesim accepts without modelling (they change nothing that is simulated: --port, --backend
+// vllm, --tokenizer, ...) and the ones it refuses by name (they change serving in ways not
+// modelled: --speculative-model, --enable-lora, ...). Pasted command lines (simulate's
+// --vllm-serve-cmd "…", --vllm-bench-cmd "…", or `-- vllm …`) are read against the same table by
+// pasted_commands.h.
 //
 // Sources of the flag names and arities (docs/cli.md cites them): vllm/engine/arg_utils.py and
 // vllm/entrypoints/openai/cli_args.py (`vllm serve`); vllm/benchmarks/serve.py and
@@ -13,10 +14,8 @@
 //    command, hidden from --help (the command's footer names the rule). After parsing,
 //    check_vllm_flags() throws ConfigError for a refused flag or value, naming it and why;
 //    ignored_flags() lists the ignored ones given, in the order given.
-//  - expand_pasted_commands() runs before parsing: it replaces the pasted lines by the servesim
-//    flags they mean and puts them before the flags typed on the servesim command line, minus
-//    any flag typed there too (the typed one wins). Flags a pasted line has that servesim neither
-//    models nor ignores are refused by name. Throws ConfigError.
+//  - vllm_flags() is the table of those flags; find_flag() looks one up by its long name
+//    (pasted_commands.cpp reads pasted lines against the same table).
 #ifndef SERVESIM_SIM_APP_VLLM_FLAGS_H_
 #define SERVESIM_SIM_APP_VLLM_FLAGS_H_
 
@@ -27,6 +26,35 @@
 #include <nlohmann/json.hpp>
 
 namespace servesim::app {
+
+// How many words follow a flag: none (a bare flag), one, or argparse's nargs "+"/"*" (the words
+// up to the next flag).
+enum class Arity { kNone, kOne, kMany };
+
+// Which command lines have the flag.
+enum In : unsigned { kServe = 1, kBench = 2, kBoth = 3 };
+
+// A value of an ignored flag that changes serving: returns why it is refused, "" when the value
+// changes nothing that is simulated.
+using ValueCheck = std::string (*)(const std::string& value);
+
+struct VllmFlag {
+  const char* name;
+  Arity arity;
+  unsigned in;
+  const char* refused = nullptr;  // null: accepted and ignored; else why it is refused
+  ValueCheck check = nullptr;
+  const char* shown = nullptr;  // the name printed, when it differs from `name`
+};
+
+// The flags of `vllm serve` and `vllm bench serve` that servesim ignores or refuses.
+const std::vector<VllmFlag>& vllm_flags();
+
+// The table's entry for `name` ("--port"), null when the flag is not in it.
+const VllmFlag* find_flag(const std::string& name);
+
+// The name printed for `f`: `shown` when set, else `name`.
+std::string shown_name(const VllmFlag& f);
 
 // One accepted-and-ignored flag as given: "--port" {"8000"}; a bare flag has no values.
 struct IgnoredFlag {
@@ -47,21 +75,6 @@ std::string ignored_note(const std::vector<IgnoredFlag>& flags);
 
 // [{"flag": "--backend", "values": ["vllm"]}, ...] for the result file (servesim.ignored_flags).
 nlohmann::json ignored_to_json(const std::vector<IgnoredFlag>& flags);
-
-// Splits a pasted shell command line into words as bash would: whitespace, '…' and "…" quotes,
-// $'…' (ANSI-C quotes), backslash escapes and backslash-newline continuations, # comments.
-// Refuses (ConfigError naming `flag`) what it cannot reproduce without a shell: $VARIABLES,
-// `commands`, and ; | & < > (more than one command, redirections, placeholders such as <path>).
-std::vector<std::string> split_shell_words(const std::string& line, const std::string& flag);
-
-// A word as a shell reads it back: unchanged when it has no special character, else in '…'.
-std::string shell_quote(const std::string& word);
-
-// `args` is the servesim command line (subcommand first). For simulate: expands
-// --vllm-serve-cmd TEXT, --vllm-bench-cmd TEXT and a trailing `-- vllm …` (several commands
-// separated by further `--`). Other commands: refuses those flags. Returns `args` unchanged when
-// none is given.
-std::vector<std::string> expand_pasted_commands(const std::vector<std::string>& args);
 
 }  // namespace servesim::app
 

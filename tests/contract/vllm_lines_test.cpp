@@ -1,12 +1,13 @@
-// vLLM's command lines in servesim (sim/app/vllm_flags.h): flags accepted and listed as ignored,
-// flags refused by name, and pasted `vllm serve` / `vllm bench serve` lines.
+// vLLM's command lines in servesim (sim/app/vllm_flags.h, shell_words.h, pasted_commands.h): flags
+// accepted and listed as ignored, flags refused by name, and pasted `vllm serve` / `vllm bench
+// serve` lines.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
-#include "sim/app/vllm_flags.h"
+#include "sim/app/shell_words.h"
 #include "sim/base/error.h"
 #include "tests/contract/cli_outcome.h"
 
