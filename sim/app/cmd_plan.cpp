@@ -22,12 +22,14 @@
 #include "sim/base/error.h"
 #include "sim/base/exit_signals.h"
 #include "sim/base/json_file.h"
+#include "sim/base/number_format.h"
 #include "sim/base/number_text.h"
 #include "sim/base/output_file.h"
 #include "sim/cluster/pd_simulation.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/pd_search.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/plan_report.h"
 #include "sim/planning/progress.h"
 #include "sim/planning/vary.h"
 #include "workloads/workload_classes.h"
@@ -72,13 +74,6 @@ nlohmann::ordered_json plan_json(const planning::PlanResult& result,
   nlohmann::ordered_json j = planning::plan_to_json(result, options, echo);
   j["vllm_commands"] = vllm;
   return j;
-}
-
-// Rates as a person writes them: 100, 2.5.
-std::string short_number(double v) {
-  std::ostringstream os;
-  os << std::setprecision(6) << v;
-  return os.str();
 }
 
 double parse_double(const std::string& flag, const std::string& text, const std::string& what) {

@@ -37,6 +37,7 @@
 // simulations through a WorkShare, so no thread idles while one candidate's search is left; or
 // MPI ranks; or shards), so the result and its files are identical for any `jobs`, rank count or
 // shard count.
+// The plan's outputs (answer line, table, plan file, CSV) are plan_report.h's.
 #ifndef SERVESIM_SIM_PLANNING_PLAN_H_
 #define SERVESIM_SIM_PLANNING_PLAN_H_
 
@@ -147,6 +148,10 @@ struct PlanResult {
   bool found() const { return !candidates.empty() && candidates[0].status == CandidateStatus::kOk; }
 };
 
+// The latency keys reported at the target for every candidate: "p50_ttft_ms", "p99_ttft_ms",
+// "p50_tpot_ms", "p99_tpot_ms", "p50_e2el_ms", "p99_e2el_ms".
+const std::vector<std::string>& report_keys();
+
 // Adds "window_output_throughput" and "window_request_goodput" (when the runs have goodput) to
 // `at_target`: the throughputs over the arrival window N / rate of the N requests sent, not over
 // the run, whose drain tail after the last arrival (the cluster finishing what is queued) would
@@ -179,30 +184,6 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
 // best-founded candidate among those tied with the cheapest to the front, and fills `ties`,
 // `unjudged` and `cheapest_passed_over` of `plan` (whose candidates are `ranked` afterwards).
 void resolve_ties(std::vector<CandidateResult> ranked, PlanResult* plan);
-
-// "Answer: 12 × h100-sxm (6 replicas × TP2) meets p99_ttft_ms<=500, p99_tpot_ms<=50 at 100 req/s;
-// $35.40/h; 10–12 GPUs over 3 seeds", then its error band ("band ±12% TTFT, ±4.4% TPOT, …
-// (transferred, docs/validation.md §6 …)"), the headroom, and any tie ("ties within ±30% with
-// h200 TP4 (datasheet-only): the better-founded is preferred"); or "Answer: no candidate meets …
-// (reason)".
-std::string plan_answer(const PlanResult& result, const PlanOptions& options);
-
-// The plan file: {"servesim_plan": {target_qps, headroom, verify_qps, slos, seeds, ...},
-// "config": echo, "candidates": [{rank, label, catalog_model, gpu, ..., total_gpus, ...}],
-// "answer": text}.
-// Deterministic: no wall-clock values.
-nlohmann::ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
-                                    const nlohmann::json& config_echo);
-
-// One row per candidate, in rank order.
-std::string plan_to_csv(const PlanResult& result);
-
-// "At the answer, 100 req/s: P99 TTFT 125 ms, P99 TPOT 46.1 ms, P99 E2E 11834 ms (mean over
-// seeds)": every P99 latency whether or not an SLO names it; "" without an answer.
-std::string answer_latencies(const PlanResult& result, const PlanOptions& options);
-
-// The ranked table, then the answer line and the latencies at the answer.
-void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOptions& options);
 
 }  // namespace servesim::planning
 

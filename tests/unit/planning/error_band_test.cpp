@@ -9,6 +9,7 @@
 
 #include "sim/planning/error_band.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/plan_report.h"
 
 namespace servesim::planning {
 namespace {

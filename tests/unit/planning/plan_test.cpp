@@ -8,6 +8,7 @@
 #include "models/batch_shape.h"
 #include "sim/base/error.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/plan_report.h"
 #include "tests/line_profile_config.h"
 
 namespace servesim::planning {
