@@ -20,6 +20,7 @@
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/progress.h"
 #include "sim/planning/sweep.h"
+#include "sim/planning/sweep_report.h"
 #include "sim/planning/vary.h"
 
 namespace servesim::app {

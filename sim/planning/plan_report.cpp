@@ -330,8 +330,9 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
         c.capacity.binding.c_str(), (ms(c, "p50_ttft_ms") + "/" + ms(c, "p99_ttft_ms")).c_str(),
         (ms(c, "p50_tpot_ms") + "/" + ms(c, "p99_tpot_ms")).c_str(), ms(c, "p99_e2el_ms").c_str(),
         c.price_per_gpu_hour > 0 ? fixed_number(c.cost_per_hour, 2).c_str() : "-",
-        c.usd_per_million_output_tokens > 0 ? fixed_number(c.usd_per_million_output_tokens, 2).c_str()
-                                            : "-",
+        c.usd_per_million_output_tokens > 0
+            ? fixed_number(c.usd_per_million_output_tokens, 2).c_str()
+            : "-",
         fixed_number(c.output_tokens_per_s_per_gpu, 0).c_str(), c.basis.label.c_str());
     out << line;
   }
@@ -359,8 +360,9 @@ void print_plan_table(std::ostream& out, const PlanResult& result, const PlanOpt
     for (const std::string& c : classes) {
       const auto get = [&](const std::string& k) {
         const auto it = best.at_target.find(c + "/" + k);
-        return it == best.at_target.end() ? std::string("-")
-                                          : fixed_number(it->second.mean, it->second.mean < 100 ? 1 : 0);
+        return it == best.at_target.end()
+                   ? std::string("-")
+                   : fixed_number(it->second.mean, it->second.mean < 100 ? 1 : 0);
       };
       out << "Class " << c << " at the answer: TTFT p50/p99 " << get("p50_ttft_ms") << "/"
           << get("p99_ttft_ms") << ", TPOT p50/p99 " << get("p50_tpot_ms") << "/"

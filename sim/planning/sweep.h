@@ -78,6 +78,10 @@ struct SweepOptions {
 std::vector<std::string> point_columns(const metrics::MetricsOptions& metrics,
                                        const std::vector<std::string>& class_names = {});
 
+// The position of `column` in `columns`, nullopt when it is not there.
+std::optional<size_t> column_index(const std::vector<std::string>& columns,
+                                   const std::string& column);
+
 // True for the latency summary columns (a class's too) that are null at saturated points.
 bool is_latency_column(const std::string& column);
 
@@ -122,24 +126,6 @@ SweepResult run_sweep(const std::vector<SweepCurveSpec>& curves, const SweepOpti
 // run_sweep and by tests on synthetic curves.
 void analyse_curve(SweepCurve& curve, const std::vector<std::string>& columns,
                    const SweepOptions& options);
-
-// The sweep file: {"servesim_sweep", axis, values, knee/saturation settings, config (the echo
-// given by the caller), vary, columns, interrupted, curves: [{label, vary, error, deployment
-// (with its calibration and kernel_source), knee, saturation_value, max_sustained_value,
-// plateau_value, skipped_values, points: [{<axis>, saturated, knee, prediction_basis,
-// prediction_basis_reason, <columns>...}]}]}. Deterministic: no wall-clock values.
-nlohmann::ordered_json sweep_to_json(const SweepResult& result, const SweepOptions& options,
-                                     const nlohmann::json& config_echo,
-                                     const nlohmann::json& vary_echo);
-
-// One row per point: curve, each vary key (sorted), <axis>, saturated, knee, prediction_basis,
-// then the columns.
-// Numbers in shortest round-trip form, empty cells for null.
-std::string sweep_to_csv(const SweepResult& result);
-
-// The readable table: one block per curve, knee and saturated points marked, then a summary line
-// and the prediction basis (per range of values where it changes with the load) per curve.
-void print_sweep_table(std::ostream& out, const SweepResult& result, const SweepOptions& options);
 
 }  // namespace servesim::planning
 

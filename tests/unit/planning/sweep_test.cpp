@@ -10,6 +10,7 @@
 #include "sim/base/error.h"
 #include "sim/planning/csv_cell.h"
 #include "sim/planning/sweep.h"
+#include "sim/planning/sweep_report.h"
 #include "tests/contract/cli_outcome.h"
 
 namespace servesim::planning {
