@@ -17,6 +17,12 @@ namespace servesim::app {
 // kPositiveInt: an integer >= 1 (the field's 0 means "vLLM's default" and cannot be asked for).
 enum class FieldKind { kString, kInt, kPositiveInt, kDouble, kBool, kRate, kStringList };
 
+// What a field's `set` throws for a JSON value of the right type outside the field's contract
+// (json_value_fits, sim/base/json_file.h): apply_config_json adds where, which key and the value.
+struct BadValue {
+  std::string expected;  // "an integer >= 1", ...
+};
+
 struct ConfigField {
   std::string key;  // underscore name, e.g. "max_num_seqs"
   FieldKind kind;
@@ -29,6 +35,7 @@ struct ConfigField {
 // All run fields, in the order --help lists them.
 const std::vector<ConfigField>& config_fields();
 
+// apply_config_json and parse_flag_value are run_config_input.cpp's.
 // Applies the JSON object `j` onto `config`. Unknown keys and values of the wrong type throw
 // ConfigError naming `where` (the file or "command line"), the key, the value and what was
 // expected.
