@@ -4,6 +4,7 @@
 
 #include "models/model_name.h"
 #include "sim/base/error.h"
+#include "sim/replica/replica_stats_merge.h"
 #include "sim/replica/speculative_config.h"
 
 namespace servesim::sim {
@@ -81,15 +82,7 @@ std::string drafter_description(const SpecDecode& spec, const std::string& kerne
 
 nlohmann::json spec_decode_summary(const SpecDecode& spec, const std::vector<ReplicaStats>& stats,
                                    const std::string& kernel_source) {
-  ReplicaStats t;
-  for (const ReplicaStats& s : stats) {
-    t.spec_verify_rows += s.spec_verify_rows;
-    t.spec_draft_tokens += s.spec_draft_tokens;
-    t.spec_accepted_tokens += s.spec_accepted_tokens;
-    t.spec_emitted_tokens += s.spec_emitted_tokens;
-    t.spec_drafter_s += s.spec_drafter_s;
-    t.busy_ns += s.busy_ns;
-  }
+  const ReplicaStats t = total_replica_stats(stats);
   const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   nlohmann::json j;
   j["config"] = speculative_config_json(spec);

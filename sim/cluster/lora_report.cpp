@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/replica/replica_stats_merge.h"
+
 namespace servesim::sim {
 
 void add_lora_summary(const SimulationConfig& config, const PreparedDeployment& prepared,
@@ -25,17 +27,7 @@ void add_lora_summary(const SimulationConfig& config, const PreparedDeployment& 
   constexpr double kGiB = double(1ull << 30);
   summary["kv_cache"]["lora_slots_gib_per_gpu"] = prepared.memory.lora_bytes / kGiB;
 
-  LoraStats t;
-  for (const ReplicaStats& s : result.replica_stats) {
-    t.requests += s.lora.requests;
-    t.slot_loads += s.lora.slot_loads;
-    t.storage_loads += s.lora.storage_loads;
-    t.cpu_evictions += s.lora.cpu_evictions;
-    t.load_s += s.lora.load_s;
-    t.waited_requests += s.lora.waited_requests;
-    t.wait_ns += s.lora.wait_ns;
-    t.max_wait_ns = std::max(t.max_wait_ns, s.lora.max_wait_ns);
-  }
+  const LoraStats t = total_replica_stats(result.replica_stats).lora;
   const auto ms = [](int64_t ns) { return static_cast<double>(ns) * 1e-6; };
   const bool assumed_load = l.load_gbps == kDefaultLoraLoadGbps;
   const bool assumed_h2d = l.h2d_gbps == kDefaultLoraH2dGbps;

@@ -13,6 +13,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/replica/pipeline.h"
+#include "sim/replica/replica_stats_merge.h"
 #include "sim/replica/vllm_version.h"
 
 namespace servesim::sim {
@@ -166,23 +167,8 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
   // whose busy time becomes the time at least one micro-batch was in its pipeline.
   for (size_t e = 0; e < engines.size(); ++e) {
     result.step_logs.push_back(engines[e]->take_step_log());
-    const ReplicaStats s = engines[e]->stats();
-    ReplicaStats& t = result.replica_stats[e / static_cast<size_t>(pp - 1)];
-    t.steps += s.steps;
-    t.steps_below_ideal += s.steps_below_ideal;
-    t.scheduled_seqs += s.scheduled_seqs;
-    t.scheduled_tokens += s.scheduled_tokens;
-    t.preemptions += s.preemptions;
-    t.slow_path_steps += s.slow_path_steps;
-    t.peak_used_blocks += s.peak_used_blocks;
-    t.peak_running += s.peak_running;
-    t.peak_step_tokens = std::max(t.peak_step_tokens, s.peak_step_tokens);
-    t.outstanding_ns += s.outstanding_ns;
-    t.prefix_queried_tokens += s.prefix_queried_tokens;
-    t.prefix_hit_tokens += s.prefix_hit_tokens;
-    t.prefix_evicted_blocks += s.prefix_evicted_blocks;
-    t.ideal_busy_s += s.ideal_busy_s;
-    t.used_blocks_now += s.used_blocks_now;
+    add_replica_stats(result.replica_stats[e / static_cast<size_t>(pp - 1)], engines[e]->stats(),
+                      PeakMerge::kSum);
   }
   for (size_t i = 0; i < stages.size(); ++i) {
     result.replica_stats[i].busy_ns = stages[i]->in_flight_ns();

@@ -12,6 +12,7 @@
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/replica/kv_offload.h"
+#include "sim/replica/replica_stats_merge.h"
 #include "sim/replica/speculative_config.h"
 #include "workloads/workload_classes.h"
 
@@ -84,22 +85,9 @@ nlohmann::json per_replica_summary(const SimulationConfig& config, const Prepare
 // prefilled); the tier's own over the full-block tokens that reached it (beyond the GPU hit).
 nlohmann::json kv_offload_summary(const PreparedDeployment& p, const SimulationResult& r) {
   using nlohmann::json;
-  KvOffloadStats t;
-  int64_t queried = 0, gpu_hits = 0;
-  for (const ReplicaStats& s : r.replica_stats) {
-    queried += s.prefix_queried_tokens;
-    gpu_hits += s.prefix_hit_tokens;
-    t.queried_tokens += s.offload.queried_tokens;
-    t.hit_tokens += s.offload.hit_tokens;
-    t.loads += s.offload.loads;
-    t.loaded_blocks += s.offload.loaded_blocks;
-    t.stored_blocks += s.offload.stored_blocks;
-    t.evicted_blocks += s.offload.evicted_blocks;
-    t.load_s += s.offload.load_s;
-    t.load_wait_s += s.offload.load_wait_s;
-    t.store_s += s.offload.store_s;
-    t.max_store_lag_s = std::max(t.max_store_lag_s, s.offload.max_store_lag_s);
-  }
+  const ReplicaStats total = total_replica_stats(r.replica_stats);
+  const KvOffloadStats& t = total.offload;
+  const int64_t queried = total.prefix_queried_tokens, gpu_hits = total.prefix_hit_tokens;
   const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   const double replicas = static_cast<double>(std::max<size_t>(1, r.replica_stats.size()));
   const hardware::LinkSpec& link = p.engine.kv_offload_link;
@@ -226,21 +214,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     cfg["num_prompts"] = w.num_prompts;
   }
 
-  ReplicaStats total;
-  for (const ReplicaStats& s : r.replica_stats) {
-    total.steps += s.steps;
-    total.busy_ns += s.busy_ns;
-    total.scheduled_seqs += s.scheduled_seqs;
-    total.scheduled_tokens += s.scheduled_tokens;
-    total.preemptions += s.preemptions;
-    total.peak_used_blocks = std::max(total.peak_used_blocks, s.peak_used_blocks);
-    total.prefix_queried_tokens += s.prefix_queried_tokens;
-    total.prefix_hit_tokens += s.prefix_hit_tokens;
-    total.prefix_evicted_blocks += s.prefix_evicted_blocks;
-    total.ideal_busy_s += s.ideal_busy_s;
-    total.steps_below_ideal += s.steps_below_ideal;
-    total.slow_path_steps += s.slow_path_steps;
-  }
+  const ReplicaStats total = total_replica_stats(r.replica_stats);
   const double replicas = static_cast<double>(std::max<size_t>(1, r.replica_stats.size()));
   const double steps = static_cast<double>(std::max<int64_t>(1, total.steps));
 
