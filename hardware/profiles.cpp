@@ -8,37 +8,31 @@
 
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
+#include "sim/base/line_reader.h"
 #include "sim/base/number_text.h"
 
 namespace servesim::hardware {
 namespace {
 
-// A small CSV table: header names → column index; CRLF tolerated; no quoted fields (none of the
-// realdata profile files uses them).
+// A small CSV table: header names → column index; '#' lines and empty lines skipped. Read with
+// the project's CSV reader (sim/base/line_reader.h): its line ends, byte-order marks, quoting and
+// messages.
 class CsvTable {
  public:
   explicit CsvTable(const std::string& path) : path_(path) {
     check_input_file(path, "", kMaxDataFileBytes);
-    std::ifstream in(path);
-    if (!in) throw ConfigError(path + ": cannot open file");
+    LineReader reader(path, "");
     std::string line;
     bool header = true;
-    int line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+    while (reader.next(line)) {
       if (line.empty() || line[0] == '#') continue;
-      std::vector<std::string> cells;
-      std::stringstream ss(line);
-      std::string cell;
-      while (std::getline(ss, cell, ',')) cells.push_back(cell);
-      if (!line.empty() && line.back() == ',') cells.emplace_back();
       if (header) {
+        const std::vector<std::string> cells = split_csv_header(reader, line);
         for (size_t i = 0; i < cells.size(); ++i) columns_[cells[i]] = i;
         header = false;
       } else {
-        rows_.push_back(std::move(cells));
-        line_numbers_.push_back(line_no);
+        rows_.push_back(split_csv(line));
+        line_numbers_.push_back(static_cast<int>(reader.line_number()));
       }
     }
     if (header) throw ConfigError(path + ": empty file (no header line)");

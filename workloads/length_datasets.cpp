@@ -11,9 +11,9 @@
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
+#include "sim/base/line_reader.h"
 #include "sim/base/printable.h"
 #include "sim/base/rng.h"
-#include "workloads/line_reader.h"
 
 namespace servesim::workloads {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/line_reader.h"
 #include "sim/base/printable.h"
-#include "workloads/line_reader.h"
 
 namespace servesim::workloads {
 namespace {
@@ -256,8 +256,8 @@ class VllmResultTrace final : public TraceReader {
       TraceRow r;
       r.prompt_tokens = count(in[i], "input_lens");
       r.output_tokens = count(out[i], "output_lens");
-      // Same bound as the CSV readers' seconds (line_reader.h): the offset must convert to int64
-      // nanoseconds (llround of 1e300 s has no defined value).
+      // Same bound as the CSV readers' seconds (sim/base/line_reader.h): the offset must convert to
+      // int64 nanoseconds (llround of 1e300 s has no defined value).
       const double offset_s = start[i].get<double>() - t0;
       if (!(offset_s <= 9.0e9)) {
         throw ConfigError(path + ": start_times[" + std::to_string(i) + "] is " + start[i].dump() +

@@ -9,6 +9,7 @@
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
+#include "sim/base/line_reader.h"
 #include "sim/base/number_text.h"
 
 namespace servesim::measured::detail {
@@ -52,15 +53,14 @@ std::string read_text(const fs::path& path) {
   return buf.str();
 }
 
-// Lines without their '\n' and any '\r' (CRLF files).
 std::vector<std::string> read_lines(const fs::path& path) {
+  check_input_file(path.string(), "", kMaxDataFileBytes);
+  // The project's line reader (sim/base/line_reader.h): the same line ends, byte-order marks and
+  // messages as the dataset and trace readers.
+  LineReader reader(path.string(), "");
   std::vector<std::string> lines;
-  std::stringstream in(read_text(path));
   std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
+  while (reader.next(line)) lines.push_back(line);
   return lines;
 }
 
@@ -196,15 +196,7 @@ void read_mean_lengths(const json& j, MeasuredRun& run, const std::string& where
   }
 }
 
-// The cells of a CSV line without quoted fields (the summary tables read here have none).
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  std::stringstream in(line);
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();  // an empty last cell
-  return cells;
-}
+std::vector<std::string> split_csv_line(const std::string& line) { return split_csv(line); }
 
 // The cells of data line `line` (at = "file:line") of a table whose columns `col` names (from
 // csv_columns); ConfigError when it lacks a cell a column points at. The width is the largest

@@ -25,7 +25,9 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // The whole file; ConfigError "<path>: cannot open file".
 std::string read_text(const fs::path& path);
 
-// Lines without their '\n' and any '\r' (CRLF files).
+// Lines without their ends, read as LineReader (sim/base/line_reader.h) reads them: "\n", "\r\n"
+// and a lone
+// "\r" end a line; a UTF-8 byte-order mark is skipped, a UTF-16/32 one refused by name.
 std::vector<std::string> read_lines(const fs::path& path);
 
 // `s` without leading and trailing blanks, '\r' and quotes (CSV and YAML cells).
@@ -58,7 +60,8 @@ void read_summaries(const json& j, MeasuredRun& run, const std::string& file_met
 // its token totals over `completed` (both tools write all three); left at 0 when none completed.
 void read_mean_lengths(const json& j, MeasuredRun& run, const std::string& where);
 
-// The cells of a CSV line without quoted fields (the summary tables read here have none).
+// The cells of a CSV line (split_csv, sim/base/line_reader.h: RFC 4180 quotes, an empty last cell
+// after a trailing comma).
 std::vector<std::string> split_csv_line(const std::string& line);
 
 // The cells of data line `line` (at = "file:line") of a table whose columns `col` names (from

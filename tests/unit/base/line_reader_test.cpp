@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "sim/base/error.h"
-#include "workloads/line_reader.h"
+#include "sim/base/line_reader.h"
 
-using servesim::workloads::split_csv;
+using servesim::split_csv;
 using Fields = std::vector<std::string>;
 
 TEST_CASE("split_csv: unquoted rows, empty fields at either end and in the middle", "[csv]") {
@@ -50,7 +50,7 @@ std::vector<std::string> lines_of(const std::string& bytes) {
   const std::string path = std::filesystem::temp_directory_path() /
                            ("servesim_line_reader_" + std::to_string(::getpid()) + ".csv");
   std::ofstream(path, std::ios::binary) << bytes;
-  servesim::workloads::LineReader reader(path, "--trace");
+  servesim::LineReader reader(path, "--trace");
   std::vector<std::string> out;
   std::string line;
   while (reader.next(line)) out.push_back(line);

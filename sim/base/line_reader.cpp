@@ -1,4 +1,4 @@
-#include "workloads/line_reader.h"
+#include "sim/base/line_reader.h"
 
 #include <algorithm>
 #include <charconv>
@@ -10,7 +10,7 @@
 #include "sim/base/number_text.h"
 #include "sim/base/printable.h"
 
-namespace servesim::workloads {
+namespace servesim {
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -213,4 +213,4 @@ int64_t parse_seconds_ns_field(const LineReader& reader, std::string_view column
   return std::llround(v * 1e9);
 }
 
-}  // namespace servesim::workloads
+}  // namespace servesim

@@ -6,8 +6,8 @@
 // "\r\n" (the Azure traces) and a lone "\r" (old Mac and some Excel exports) each end a line, and a
 // UTF-8 byte-order mark at the start of the file is skipped (Excel writes one). A UTF-16 or UTF-32
 // byte-order mark is refused by name: the readers expect UTF-8 (or ASCII) text.
-#ifndef SERVESIM_WORKLOADS_LINE_READER_H_
-#define SERVESIM_WORKLOADS_LINE_READER_H_
+#ifndef SERVESIM_SIM_BASE_LINE_READER_H_
+#define SERVESIM_SIM_BASE_LINE_READER_H_
 
 #include <cstdint>
 #include <fstream>
@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace servesim::workloads {
+namespace servesim {
 
 class LineReader {
  public:
@@ -66,6 +66,6 @@ double parse_double_field(const LineReader& reader, std::string_view column, std
 int64_t parse_seconds_ns_field(const LineReader& reader, std::string_view column,
                                std::string_view text);
 
-}  // namespace servesim::workloads
+}  // namespace servesim
 
-#endif  // SERVESIM_WORKLOADS_LINE_READER_H_
+#endif  // SERVESIM_SIM_BASE_LINE_READER_H_
