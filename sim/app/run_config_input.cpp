@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "sim/app/run_options.h"
 #include "sim/base/error.h"
 #include "sim/base/number_text.h"
 
@@ -12,14 +13,6 @@ namespace {
 
 using nlohmann::json;
 using sim::SimulationConfig;
-
-std::string flag_name(const std::string& key) {
-  std::string f = "--" + key;
-  for (char& c : f) {
-    if (c == '_') c = '-';
-  }
-  return f;
-}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -93,7 +86,7 @@ void apply_config_json(SimulationConfig& config, const json& j, const std::strin
     }
     auto bad = [&](const std::string& expected) {
       if (where == "command line") {
-        return ConfigError(flag_name(key) + ": " + value.dump() + " is invalid; expected " +
+        return ConfigError(flag_of(key) + ": " + value.dump() + " is invalid; expected " +
                            expected);
       }
       return ConfigError(where + ": key '" + key + "' has value " + value.dump() + "; expected " +
@@ -109,7 +102,7 @@ void apply_config_json(SimulationConfig& config, const json& j, const std::strin
 }
 
 json parse_flag_value(const ConfigField& field, const std::string& text) {
-  const std::string flag = flag_name(field.key);
+  const std::string flag = flag_of(field.key);
   auto bad = [&](const std::string& what) {
     return ConfigError(flag + ": '" + text + "' is invalid; expected " + what);
   };
