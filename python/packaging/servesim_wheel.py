@@ -23,6 +23,7 @@ import io
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -126,7 +127,9 @@ class _Wheel:
 
     def add(self, arcname, data, mode=0o644):
         info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
-        info.external_attr = mode << 16  # pip keeps the executable bit of bin/servesim
+        # A regular file's type bits with its mode: pip keeps the executable bit of bin/servesim
+        # only for entries marked as regular files.
+        info.external_attr = (stat.S_IFREG | mode) << 16
         info.compress_type = zipfile.ZIP_DEFLATED
         self.zip.writestr(info, data)
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()

@@ -22,7 +22,7 @@ run=(simulate --model llama-3.1-8b --gpu h100-sxm --request-rate 5 --num-prompts
 check_console_script() {
   local venv=$1
   [ -x "$venv/bin/servesim" ] || { echo "FAIL: $venv/bin/servesim is not installed"; exit 1; }
-  rm -f "$work/console.json"
+  rm -f "$work/console.json" "$work/cli0.json"
   (cd "$work" && SOURCE_DATE_EPOCH=0 "$venv/bin/servesim" "${run[@]}" --save-result \
      --result-filename "$work/console.json" >/dev/null)
   SOURCE_DATE_EPOCH=0 "$servesim" "${run[@]}" --save-result --result-filename "$work/cli0.json" \
