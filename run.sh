@@ -4,7 +4,7 @@
 #   ./run.sh simulate ...    → any servesim command (see ./run.sh --help)
 set -euo pipefail
 cd "$(dirname "$0")"
-scripts/setup.sh
+scripts/setup.sh --minimal
 if [ $# -eq 0 ]; then
   # Default: the capacity question. First one run's latency table (Llama-3.1-8B on one H100-SXM,
   # vLLM defaults, a chat-like load), then "how many H100s for 100 QPS at P99 TTFT <= 500 ms?"

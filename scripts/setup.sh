@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs what servesim needs (Debian bookworm packages), then configures and builds it.
 # Safe to run again: it installs only what is missing and rebuilds only what changed.
+#   scripts/setup.sh            everything: the binary, the Python module, tests, benchmarks, and
+#                               the packages they need (./test.sh runs this)
+#   scripts/setup.sh --minimal  only what the `servesim` binary needs, and only that target
+#                               (./run.sh runs this: no Catch2, MPI, Python, chromium, tests)
 #   BUILD_DIR   build folder (default: build)
 #   BUILD_TYPE  CMake build type (default: Release)
 #   SERVESIM_WITH_TORCH=1  also install python3-torch, which only scripts/profile_gpu.py and its
@@ -10,12 +14,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/install_missing.sh
 source scripts/install_missing.sh
+minimal=0
+case "${1:-}" in
+  "") ;;
+  --minimal) minimal=1 ;;
+  *) echo "servesim setup: unknown argument '$1' (expected nothing or --minimal)" >&2; exit 2 ;;
+esac
 
-packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nlohmann-json3-dev
-          libcli11-dev libyaml-cpp-dev catch2 libopenmpi-dev openmpi-bin
-          # `servesim serve`: its HTTP server (header-only), and its tests' clients and
-          # Prometheus text-format parser
-          libcpp-httplib-dev curl wrk python3-prometheus-client
+# What the servesim binary's CMake build requires (CMakeLists.txt's REQUIRED packages; the HTTP
+# server of `servesim serve` is libcpp-httplib).
+binary_packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev
+                 nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libcpp-httplib-dev)
+packages=("${binary_packages[@]}" catch2 libopenmpi-dev openmpi-bin
+          # `servesim serve`'s tests: clients and a Prometheus text-format parser
+          curl wrk python3-prometheus-client
           # The C++ formatting check (ctest format.clang_format, scripts/check_format.sh)
           clang-format
           # A compiler cache: rebuilds in another checkout (CI's fresh copy, worktrees) reuse
@@ -28,14 +40,30 @@ packages=(cmake g++ ninja-build pkg-config libeigen3-dev libboost-graph-dev nloh
           # `servesim report`'s test opens the page in a headless browser and screenshots it
           chromium)
 if [ "${SERVESIM_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch); fi
-install_missing setup "${packages[@]}"
-
 BUILD_DIR=${BUILD_DIR:-build}
 BUILD_TYPE=${BUILD_TYPE:-Release}
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${launcher[@]}" >/dev/null
+
+if [ "$minimal" = 1 ]; then
+  install_missing setup "${binary_packages[@]}"
+  # Tests and benchmarks off: their packages (Catch2) may be missing. A folder that the full
+  # setup configured keeps its settings; only the binary is built either way.
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${launcher[@]}" \
+      -DSERVESIM_BUILD_TESTS=OFF -DSERVESIM_BUILD_BENCH=OFF >/dev/null
+  fi
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target servesim >&2
+  exit 0
+fi
+
+install_missing setup "${packages[@]}"
+# Tests and benchmarks on, also in a folder that --minimal configured (its cache says OFF, and
+# its failed searches for MPI and pybind11 are retried now that their packages are installed).
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] ||
+   grep -q '^SERVESIM_BUILD_TESTS:BOOL=OFF' "$BUILD_DIR/CMakeCache.txt"; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${launcher[@]}" \
+    -DSERVESIM_BUILD_TESTS=ON -DSERVESIM_BUILD_BENCH=ON >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 # The OpenAI Node SDK for serve's client test (tests/scripts/serve_test.py), from the npm registry

@@ -1,8 +1,9 @@
 """The PEP 517 build backend of the servesim Python package (pyproject.toml names it).
 
 `pip install .` calls build_wheel(), which builds the CMake target servesim_python (the native
-module plus the package's .py files, assembled in BUILD/python/servesim) and zips it, with the data
-catalogs the module reads, into a wheel for the interpreter pip runs.
+module, the package's .py files and the servesim binary, assembled in BUILD/python/servesim) and
+zips it, with the data catalogs the module reads, into a wheel for the interpreter pip runs. The
+wheel's console script `servesim` (servesim/_cli.py) runs that binary.
 
 Why a backend of our own, standard library only: pip's index is unreachable here, and the
 backends Debian ships (setuptools with wheel, meson-python) import only into Debian's Python; a
@@ -22,6 +23,7 @@ import io
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -106,7 +108,10 @@ def _metadata(version):
             "Version: %s\n"
             "Summary: A discrete-event simulator of vLLM serving for capacity planning\n"
             "Requires-Python: >=3.8\n"
-            "Requires-Dist: numpy\n"
+            # numpy only for SimulationResult.requests (results.py names it when missing), so an
+            # offline install into an environment without numpy works.
+            "Provides-Extra: arrays\n"
+            "Requires-Dist: numpy; extra == \"arrays\"\n"
             "Provides-Extra: dataframe\n"
             "Requires-Dist: pandas; extra == \"dataframe\"\n"
             "Provides-Extra: plot\n"
@@ -120,17 +125,19 @@ class _Wheel:
         self.zip = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED)
         self.record = []
 
-    def add(self, arcname, data):
+    def add(self, arcname, data, mode=0o644):
         info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
-        info.external_attr = 0o644 << 16
+        # A regular file's type bits with its mode: pip keeps the executable bit of bin/servesim
+        # only for entries marked as regular files.
+        info.external_attr = (stat.S_IFREG | mode) << 16
         info.compress_type = zipfile.ZIP_DEFLATED
         self.zip.writestr(info, data)
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
         self.record.append((arcname, "sha256=" + digest, str(len(data))))
 
-    def add_file(self, arcname, path):
+    def add_file(self, arcname, path, mode=0o644):
         with open(path, "rb") as f:
-            self.add(arcname, f.read())
+            self.add(arcname, f.read(), mode)
 
     def close(self, record_name):
         out = io.StringIO()
@@ -165,6 +172,11 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         path = os.path.join(package, f)
         if os.path.isfile(path) and (f.endswith(".py") or f.startswith("_core")):
             wheel.add_file(_NAME + "/" + f, path)
+    binary = os.path.join(package, "bin", _NAME)
+    if not os.access(binary, os.X_OK):
+        raise RuntimeError("servesim build: " + binary + " is missing (the servesim_python target "
+                           "copies the servesim binary there)")
+    wheel.add_file(_NAME + "/bin/" + _NAME, binary, 0o755)
     for folder in _DATA_FOLDERS:
         for dirpath, dirnames, filenames in os.walk(os.path.join(_ROOT, folder)):
             dirnames.sort()
@@ -173,6 +185,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
                 rel = os.path.relpath(path, _ROOT).replace(os.sep, "/")
                 wheel.add_file("%s/data/%s" % (_NAME, rel), path)
     wheel.add(dist_info + "/METADATA", _metadata(version).encode())
+    wheel.add(dist_info + "/entry_points.txt",
+              ("[console_scripts]\n%s = %s._cli:main\n" % (_NAME, _NAME)).encode())
     wheel.add(dist_info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: servesim_wheel\n"
                                      "Root-Is-Purelib: false\nTag: %s\n" % _tag()).encode())
     wheel.close(dist_info + "/RECORD")

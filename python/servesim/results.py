@@ -13,7 +13,7 @@ knows which part of its JSON is "one row per ...":
   CalibrationResult one row per fitted parameter
 """
 
-import numpy as np
+import sys
 
 # The per-request arrays of a --save-detailed result file (vLLM's names, seconds), moved out of
 # the dict into numpy arrays. ``itls`` is ragged (one array per request).
@@ -24,6 +24,20 @@ _REQUEST_ARRAYS = ("input_lens", "output_lens", "ttfts", "itls", "start_times", 
 def _pandas():
     import pandas  # imported on use: the simulation API does not need it
     return pandas
+
+
+def _numpy():
+    """numpy, imported where arrays are returned: ``import servesim`` and every function's dict
+    work without it (a conda or venv Python need not have it); ``.requests`` names it."""
+    try:
+        import numpy
+    except ImportError as e:
+        raise ModuleNotFoundError(
+            "servesim: SimulationResult.requests holds numpy arrays, and numpy is not installed "
+            f"for this Python ({sys.executable}); install it with `pip install numpy` (or "
+            "`pip install .[arrays]` from the servesim checkout; Debian's python3-numpy for "
+            "/usr/bin/python3). The result's other keys do not need it.", name="numpy") from e
+    return numpy
 
 
 class Result(dict):
@@ -54,30 +68,21 @@ class SimulationResult(Result):
 
     def __init__(self, data, text=""):
         data = dict(data)
-        arrays = {k: data.pop(k) for k in _REQUEST_ARRAYS if k in data}
+        self._arrays = {k: data.pop(k) for k in _REQUEST_ARRAYS if k in data}
         super().__init__(data, text)
-        self.requests = {}
-        for k, v in arrays.items():
-            if k == "itls":
-                ragged = np.empty(len(v), dtype=object)
-                for i, gaps in enumerate(v):
-                    ragged[i] = np.asarray(gaps, dtype=np.float64)
-                self.requests[k] = ragged
-            elif k in ("errors", "generated_texts"):
-                self.requests[k] = np.asarray(v, dtype=object)
-            elif k in ("input_lens", "output_lens"):
-                self.requests[k] = np.asarray(v, dtype=np.int64)
-            else:
-                self.requests[k] = np.asarray(v, dtype=np.float64)
-        if "latencies" in self.requests and "ttfts" in self.requests:
-            out = self.requests["output_lens"].astype(np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                tpot = (self.requests["latencies"] - self.requests["ttfts"]) / (out - 1.0)
-            self.requests["tpots"] = np.where(out > 1, tpot, np.nan)
+        self._requests = None
+
+    @property
+    def requests(self):
+        """The per-request numpy arrays, built on first use (numpy is needed only here)."""
+        if self._requests is None:
+            self._requests = _request_arrays(_numpy(), self._arrays)
+        return self._requests
 
     def to_dataframe(self):
         """One row per request: start_time_s, input_len, output_len, ttft_ms, tpot_ms, e2el_ms,
         itl_mean_ms, error."""
+        np = _numpy()
         r = self.requests
         n = len(r.get("ttfts", []))
         itl_mean = np.array([g.mean() * 1e3 if len(g) else np.nan for g in r["itls"]]) \
@@ -92,6 +97,29 @@ class SimulationResult(Result):
             "itl_mean_ms": itl_mean,
             "error": r["errors"] if "errors" in r else np.full(n, "", dtype=object),
         })
+
+
+def _request_arrays(np, arrays):
+    """vLLM's per-request lists -> numpy arrays, plus the derived ``tpots``."""
+    requests = {}
+    for k, v in arrays.items():
+        if k == "itls":
+            ragged = np.empty(len(v), dtype=object)
+            for i, gaps in enumerate(v):
+                ragged[i] = np.asarray(gaps, dtype=np.float64)
+            requests[k] = ragged
+        elif k in ("errors", "generated_texts"):
+            requests[k] = np.asarray(v, dtype=object)
+        elif k in ("input_lens", "output_lens"):
+            requests[k] = np.asarray(v, dtype=np.int64)
+        else:
+            requests[k] = np.asarray(v, dtype=np.float64)
+    if "latencies" in requests and "ttfts" in requests:
+        out = requests["output_lens"].astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tpot = (requests["latencies"] - requests["ttfts"]) / (out - 1.0)
+        requests["tpots"] = np.where(out > 1, tpot, np.nan)
+    return requests
 
 
 class SweepResult(Result):

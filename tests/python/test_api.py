@@ -3,6 +3,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -281,3 +282,29 @@ def test_run_options_and_catalog():
     cat = servesim.catalog()
     assert "llama-3.1-70b" in cat["models"] and "h100-sxm" in cat["gpus"]
     assert "llama-3.1-8b" in servesim.run("list")
+
+
+def test_without_numpy_the_functions_work_and_requests_names_numpy():
+    # `python3 -S` skips the site packages, where Debian's numpy lives: a Python without numpy.
+    # import servesim and simulate() must work there (numpy is needed only for arrays), and
+    # .requests must raise ModuleNotFoundError naming numpy and how to install it.
+    code = """
+import sys, servesim
+r = servesim.simulate(model="llama-3.1-8b", gpu="h100-sxm", request_rate=10, num_prompts=50)
+assert "numpy" not in sys.modules, "numpy was imported"
+print(r["completed"])
+try:
+    r.requests
+except ModuleNotFoundError as e:
+    print(e.name, "|", e)
+"""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(servesim.__file__)))
+    out = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert out[0] == "50"
+    name, message = out[1].split(" | ", 1)
+    assert name == "numpy"
+    assert "pip install numpy" in message and sys.executable in message, message
+    # With numpy, the same result has its arrays: one entry per request.
+    r = servesim.simulate(model="llama-3.1-8b", gpu="h100-sxm", request_rate=10, num_prompts=50)
+    assert len(r.requests["ttfts"]) == 50
