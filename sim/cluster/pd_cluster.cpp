@@ -195,8 +195,11 @@ json PdCluster::summary(const PreparedDeployment& decode,
 
 int32_t PdCluster::least_loaded(const std::vector<Replica*>& pool) {
   int32_t best = 0;
+  int64_t least = pool[0]->outstanding();
   for (size_t i = 1; i < pool.size(); ++i) {
-    if (pool[i]->outstanding() < pool[static_cast<size_t>(best)]->outstanding()) {
+    const int64_t load = pool[i]->outstanding();
+    if (load < least) {  // strict: ties keep the first
+      least = load;
       best = static_cast<int32_t>(i);
     }
   }

@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -280,7 +281,15 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
   std::size_t gaps_across_segments = 0;  // ITL gaps across a preemption (pass 3)
   const auto& slo = options.goodput_slo_ms;
   // vLLM: goodput_config_dict[k] / MILLISECONDS_TO_SECONDS_CONVERSION, compared as `slo >= value`.
-  const auto slo_s = [&slo](const char* key) { return slo.at(key) / 1000; };
+  // Looked up once, not per request.
+  const auto slo_s = [&slo](const char* key) -> std::optional<double> {
+    const auto it = slo.find(key);
+    if (it == slo.end()) return std::nullopt;
+    return it->second / 1000;
+  };
+  const std::optional<double> slo_ttft_s = slo_s("ttft");
+  const std::optional<double> slo_tpot_s = slo_s("tpot");
+  const std::optional<double> slo_e2el_s = slo_s("e2el");
 
   // Pass 2: per-request values.
   for (const auto& r : records) {
@@ -314,9 +323,9 @@ BenchmarkMetrics compute_metrics(const std::vector<RequestRecord>& records,
 
     if (!slo.empty()) {
       bool good = true;
-      if (slo.count("ttft")) good = good && slo_s("ttft") >= ttft;
-      if (slo.count("tpot")) good = good && slo_s("tpot") >= tpot;
-      if (slo.count("e2el")) good = good && slo_s("e2el") >= latency;
+      if (slo_ttft_s) good = good && *slo_ttft_s >= ttft;
+      if (slo_tpot_s) good = good && *slo_tpot_s >= tpot;
+      if (slo_e2el_s) good = good && *slo_e2el_s >= latency;
       if (good) ++good_completed;
     }
 

@@ -25,7 +25,8 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       decoders_(config.block_size, /*implicit_progress=*/!config.spec.enabled()),
       async_(config.async_scheduling == 1),
       spec_(config.spec.enabled()),
-      lookahead_(config.spec.lookahead()) {
+      lookahead_(config.spec.lookahead()),
+      acceptance_(config.spec.acceptance_rates, config.spec.acceptance_seed) {
   if (config.kv_offload_blocks > 0) offload_ = std::make_unique<KvOffload>(config);
   if (config.lora.enable_lora) lora_ = std::make_unique<LoraAdapters>(config.lora);
 }

@@ -117,6 +117,7 @@
 #include "sim/replica/pipeline.h"
 #include "sim/replica/request_state.h"
 #include "sim/replica/scheduler_policy.h"
+#include "sim/replica/spec_decode.h"
 #include "sim/replica/step_costs.h"
 #include "sim/replica/waiting_queue.h"
 #include "workloads/request_spec.h"
@@ -475,6 +476,7 @@ class Replica : public engine::EventHandler {
   // Speculative decoding (EngineConfig::spec): on, and its KV lookahead slots per request.
   bool spec_ = false;
   int lookahead_ = 0;
+  AcceptanceSampler acceptance_;  // config_.spec's acceptance draws
   // Multi-step scheduling (num_scheduler_steps > 1): the first step of the decode block in
   // progress (-1: none), and the rows of requests that finished inside the block.
   int64_t block_start_ = -1;

@@ -51,12 +51,10 @@ void Replica::add_verify_rows(models::BatchShape& shape, int64_t& rows, int64_t&
 }
 
 void Replica::end_verify_rows(engine::Simulator& sim, int64_t k) {
-  const SpecDecode& spec = config_.spec;
   for (int32_t s : step_.verify) {
     Req& r = slots_[s];
     const int drafts = r.scheduled - 1;
-    const int accepted =
-        accepted_drafts(spec.acceptance_rates, spec.acceptance_seed, r.id, r.generated, drafts);
+    const int accepted = acceptance_.accepted(r.id, r.generated, drafts);
     const int emitted = std::min(accepted + 1, r.output - r.generated);
     if (drafts > 0) {  // vLLM's num_drafts counts the requests that had drafts to verify
       stats_.spec_verify_rows += 1;

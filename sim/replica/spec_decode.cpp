@@ -47,12 +47,22 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The word of a seed, of a request under it, and of the request at a point of its output.
+uint64_t seed_word(uint64_t seed) { return mix(seed ^ 0x5bd1e9955bd1e995ull); }
+uint64_t draw_word(uint64_t seed_word, int64_t request_id, int64_t generated) {
+  const uint64_t base = mix(seed_word ^ static_cast<uint64_t>(request_id));
+  return mix(base ^ (static_cast<uint64_t>(generated) * 0x9e3779b97f4a7c15ull));
+}
+// The word of draft position m (0-based) at `at`.
+uint64_t position_word(uint64_t at, int m) {
+  return mix(at + static_cast<uint64_t>(m + 1) * 0xd1b54a32d192ed03ull);
+}
+
 }  // namespace
 
 int accepted_drafts(const std::vector<double>& rates, uint64_t seed, int64_t request_id,
                     int64_t generated, int drafts) {
-  const uint64_t base = mix(mix(seed ^ 0x5bd1e9955bd1e995ull) ^ static_cast<uint64_t>(request_id));
-  const uint64_t at = mix(base ^ (static_cast<uint64_t>(generated) * 0x9e3779b97f4a7c15ull));
+  const uint64_t at = draw_word(seed_word(seed), request_id, generated);
   const int k = std::min<int>(drafts, static_cast<int>(rates.size()));
   // The first rejected position (k when none is). Every position is drawn, last to first, with
   // no early exit: the words are independent, so the CPU overlaps their multiplications, and the
@@ -62,9 +72,36 @@ int accepted_drafts(const std::vector<double>& rates, uint64_t seed, int64_t req
   int accepted = k;
   for (int m = k - 1; m >= 0; --m) {
     // A uniform double in [0, 1) from the top 53 bits of an independent word per position.
-    const uint64_t w = mix(at + static_cast<uint64_t>(m + 1) * 0xd1b54a32d192ed03ull);
+    const uint64_t w = position_word(at, m);
     const double u = static_cast<double>(w >> 11) * 0x1.0p-53;
     accepted = !(u < rates[static_cast<size_t>(m)]) ? m : accepted;
+  }
+  return accepted;
+}
+
+AcceptanceSampler::AcceptanceSampler(const std::vector<double>& rates, uint64_t seed)
+    : seed_word_(seed_word(seed)) {
+  constexpr double kScale = 0x1.0p53;
+  for (const double a : rates) {
+    // u < a never holds for a <= 0 (or NaN) and always for a >= 1.
+    uint64_t t = 0;
+    if (a >= 1.0) {
+      t = uint64_t{1} << 53;
+    } else if (a > 0.0) {
+      t = static_cast<uint64_t>(std::ceil(a * kScale));
+    }
+    thresholds_.push_back(t);
+  }
+}
+
+int AcceptanceSampler::accepted(int64_t request_id, int64_t generated, int drafts) const {
+  const uint64_t at = draw_word(seed_word_, request_id, generated);
+  const int k = std::min<int>(drafts, static_cast<int>(thresholds_.size()));
+  // As accepted_drafts(): every position drawn, the first rejection kept by a select.
+  int accepted = k;
+  for (int m = k - 1; m >= 0; --m) {
+    const uint64_t n = position_word(at, m) >> 11;
+    accepted = n < thresholds_[static_cast<size_t>(m)] ? accepted : m;
   }
   return accepted;
 }

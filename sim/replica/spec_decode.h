@@ -64,6 +64,22 @@ std::vector<double> rates_for_acceptance_length(double length, int k);
 int accepted_drafts(const std::vector<double>& rates, uint64_t seed, int64_t request_id,
                     int64_t generated, int drafts);
 
+// accepted_drafts() for one configuration (rates and seed fixed), as a replica draws it once per
+// verify row: the seed's mix is done once, and each rate is an integer threshold on the 53-bit
+// word: u = n·2^-53 < a  ⇔  n < ⌈a·2^53⌉ for an integer n (a·2^53 is exact: a scaling by a power
+// of two), so accepted() gives accepted_drafts()'s answer for every input, with fewer operations.
+class AcceptanceSampler {
+ public:
+  AcceptanceSampler() = default;
+  AcceptanceSampler(const std::vector<double>& rates, uint64_t seed);
+  // accepted_drafts(rates, seed, request_id, generated, drafts).
+  int accepted(int64_t request_id, int64_t generated, int drafts) const;
+
+ private:
+  uint64_t seed_word_ = 0;
+  std::vector<uint64_t> thresholds_;  // ⌈a_j·2^53⌉, clamped to [0, 2^53]
+};
+
 }  // namespace servesim::sim
 
 #endif  // SERVESIM_SIM_REPLICA_SPEC_DECODE_H_

@@ -244,6 +244,39 @@ TEST_CASE("spec decode: the draw accepts up to the first rejected position", "[r
   REQUIRE(h == 2753333743576503151ull);
 }
 
+TEST_CASE("spec decode: the replica's sampler gives accepted_drafts() for every input",
+          "[replica][spec]") {
+  // AcceptanceSampler compares the 53-bit word with ⌈a·2^53⌉ instead of its double with a: equal
+  // answers by construction, checked here over many draws and at the rates where an off-by-one in
+  // the threshold would show: 0, 1, exact multiples of 2^-53, their neighbours, tiny and > 1.
+  const double ulp = 0x1.0p-53;
+  const std::vector<std::vector<double>> rate_sets = {
+      {0.9, 0.7, 0.5, 0.3, 0.1},
+      {0.0, 1.0, 1.0},
+      {1.0, 1.0, 0.0, 1.0},
+      {0.5, 0.5 + ulp, 0.5 - ulp, std::nextafter(0.5, 1.0), std::nextafter(0.5, 0.0)},
+      {1e-300, 4.9e-324, 1.5, -0.25, std::nextafter(1.0, 0.0)},
+      {0.62, 0.62, 0.62}};
+  for (const auto& rates : rate_sets) {
+    for (const uint64_t seed : {uint64_t{0}, uint64_t{11}, ~uint64_t{0}}) {
+      const AcceptanceSampler sampler(rates, seed);
+      for (int64_t id = 0; id < 60; ++id) {
+        for (int64_t gen = 0; gen < 150; ++gen) {
+          for (int d = 0; d <= static_cast<int>(rates.size()) + 1; ++d) {
+            REQUIRE(sampler.accepted(id, gen, d) == accepted_drafts(rates, seed, id, gen, d));
+          }
+        }
+      }
+    }
+  }
+  // Rate 0.5 is the threshold 2^52 (n < 2^52 accepts): about half of 20,000 draws accept, within
+  // 5 standard deviations of a binomial.
+  const AcceptanceSampler half({0.5}, 5);
+  int64_t accepted = 0;
+  for (int64_t id = 0; id < 20000; ++id) accepted += half.accepted(id, 0, 1);
+  REQUIRE(std::abs(static_cast<double>(accepted) / 20000 - 0.5) < 5 * 0.5 / std::sqrt(20000.0));
+}
+
 TEST_CASE("spec decode: the mean acceptance length converter inverts the closed form",
           "[replica][spec]") {
   // Constant rate a over K drafts: 1 + E[A] = 1 + a(1 − a^K)/(1 − a).
