@@ -12,6 +12,11 @@ Usage:
   scripts/public_runs_table.py --check BUILD/servesim        # ctest: this build predicts what
                                                              # docs/data holds, and
                                                              # docs/validation.md shows its tables
+                                                             # (the held-out one included)
+  scripts/public_runs_table.py --held-out LOGO.json          # the held-out table of a
+                                                             # validate --leave-one-group-out
+                                                             # --output: every group scored with
+                                                             # host terms fitted on the others
 
 Benchmark duration is not a metric of its own in validate: vLLM's request_throughput is
 completed / duration, so the duration's error is measured / predicted throughput - 1.
@@ -95,6 +100,8 @@ def check(binary):
     buf = io.StringIO()
     with redirect_stdout(buf):
         print_tables(DATA)
+        print()
+        print_held_out(HELD_OUT)
     doc = open("docs/validation.md", encoding="utf-8").read().split("\n")
     for block in buf.getvalue().strip("\n").split("\n\n"):
         lines = block.split("\n")
@@ -107,6 +114,41 @@ def check(binary):
 
 
 DATA = ["docs/data/public_runs_none.json", "docs/data/public_runs_shipped.json"]
+# validate --leave-one-group-out --logo-groups model over the public runs (docs/validation.md §7:
+# its command; minutes, so ctest checks the page against the stored output and does not re-run it).
+HELD_OUT = "docs/data/public_runs_logo_model.json"
+HELD_METRICS = METRICS[:3]
+
+
+def print_held_out(path):
+    """Per source and per model, each group scored with host terms fitted on the other groups:
+    held out (fitted) · --calibration none, for duration, mean TTFT and mean TPOT."""
+    j = json.load(open(path, encoding="utf-8"))
+    fitted, none, label = {}, {}, {}
+    for g in j["groups"]:
+        for side, out in (("calibrated", fitted), ("uncalibrated", none)):
+            for r in g[side]["runs"]:
+                if "error" in r:
+                    continue
+                out[r["id"]] = errors(r)
+                label[r["id"]] = r
+    ids = [i for i in fitted if i in none]
+    by_source, by_model = {"all": ids}, {}
+    for i in ids:
+        by_source.setdefault(source_of(label[i]), []).append(i)
+        by_model.setdefault(model_of(label[i]), []).append(i)
+    for title, groups in (("source", by_source), ("model", by_model)):
+        print("| %s (held out) | runs | %s |" % (title, " | ".join(l for _, l in HELD_METRICS)))
+        print("|---|---|" + "---|" * len(HELD_METRICS))
+        for g in sorted(groups):
+            cells = []
+            for key, _ in HELD_METRICS:
+                a = [fitted[i][key] for i in groups[g] if key in fitted[i]]
+                b = [none[i][key] for i in groups[g] if key in none[i]]
+                cells.append(cell(a) + " · " + cell(b) if a else "–")
+            print("| %s | %d | %s |" % (g, len(groups[g]), " | ".join(cells)))
+        if title == "source":
+            print()
 
 
 def run_validate(binary, outdir):
@@ -123,6 +165,8 @@ def run_validate(binary, outdir):
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         return check(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "--held-out":
+        return print_held_out(sys.argv[2])
     if len(sys.argv) == 4 and sys.argv[1] == "--run":
         paths = run_validate(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 3:

@@ -73,6 +73,10 @@ class ValidateCommand : public Command {
                      "with --leave-one-group-out: serving parameters to fit "
                      "[step_overhead_s,client_ttft_overhead_s]")
         ->expected(1, -1);
+    cmd_->add_option("--logo-groups", logo_groups_,
+                     "with --leave-one-group-out: what a left-out group is: deployment (model x "
+                     "GPU x TP x vLLM version) or model (every TP size and checkpoint of a model "
+                     "left out together) [deployment]");
     cmd_->add_option("--logo-max-iterations", logo_iterations_,
                      "with --leave-one-group-out: Levenberg-Marquardt iterations per fit [8]");
     cmd_->add_option(
@@ -103,8 +107,8 @@ class ValidateCommand : public Command {
     sidecars.overrides = overrides();
     check_seeds(seeds_, 1);
     check_jobs(jobs_);
-    for (const char* flag :
-         {"--logo-fit", "--logo-max-iterations", "--logo-prior-weight", "--write-line-profiles"}) {
+    for (const char* flag : {"--logo-fit", "--logo-groups", "--logo-max-iterations",
+                             "--logo-prior-weight", "--write-line-profiles"}) {
       if (!logo_ && cmd_->count(flag) > 0) {
         throw ConfigError(std::string(flag) + " applies only with --leave-one-group-out");
       }
@@ -282,6 +286,11 @@ class ValidateCommand : public Command {
                         " is invalid; expected >= 1");
     }
     o.fit.max_iterations = logo_iterations_;
+    if (logo_groups_ != "deployment" && logo_groups_ != "model") {
+      throw ConfigError("--logo-groups: '" + logo_groups_ +
+                        "' is not a grouping; expected deployment or model");
+    }
+    o.by_model = logo_groups_ == "model";
     o.fit.replay.seeds = seeds_;
     o.fit.jobs = jobs_;
     o.jobs = jobs_;
@@ -352,6 +361,7 @@ class ValidateCommand : public Command {
   std::vector<std::string> logo_fit_;
   double logo_prior_weight_ = 0;
   int logo_iterations_ = 8;
+  std::string logo_groups_ = "deployment";
   std::string line_profiles_dir_;
 };
 

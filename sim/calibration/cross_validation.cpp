@@ -95,6 +95,11 @@ std::string group_of(const measured::MeasuredRun& run) {
   return g;
 }
 
+std::string model_group_of(const measured::MeasuredRun& run) {
+  return run.deployment.config.value("model", std::string("?")) + " × " + gpu_of(run) + " × vLLM " +
+         version_of(run);
+}
+
 const std::vector<std::pair<std::string, double>>& transfer_targets() {
   static const std::vector<std::pair<std::string, double>> t = {
       {"mean_tpot_ms", 10}, {"mean_e2el_ms", 10}, {"mean_ttft_ms", 15}, {"p99_ttft_ms", 25}};
@@ -227,8 +232,11 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
                               const std::vector<sim::SimulationConfig>& configs,
                               const LogoOptions& options) {
   SERVESIM_CHECK(runs.size() == configs.size(), "one config per run");
+  auto group_key = [&](size_t i) {
+    return options.by_model ? model_group_of(runs[i]) : group_of(runs[i]);
+  };
   std::map<std::string, std::vector<size_t>> by_group;
-  for (size_t i = 0; i < runs.size(); ++i) by_group[group_of(runs[i])].push_back(i);
+  for (size_t i = 0; i < runs.size(); ++i) by_group[group_key(i)].push_back(i);
 
   LogoTable table;
   for (const auto& [group, members] : by_group) {
@@ -266,7 +274,7 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
       auto select = [&](bool same_gpu_only) {
         std::vector<size_t> picked;
         for (size_t i = 0; i < runs.size(); ++i) {
-          if (group_of(runs[i]) == left_out || on == "?" ||
+          if (group_key(i) == left_out || on == "?" ||
               measured::host_line_of(runs[i], configs[i]) != on) {
             continue;
           }
@@ -289,7 +297,7 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     if (picked.size() < kMinFitRuns && line != "?") {
       other_line = nearest_line(runs, configs, line, [&](size_t i) {
         const std::string gpu = gpu_of(runs[i]);
-        return group_of(runs[i]) != left_out &&
+        return group_key(i) != left_out &&
                (gpu == g.gpu || (measured_gpu && options.measured_kernel_gpus.count(gpu)));
       });
       if (!other_line.empty()) picked = pick_on(other_line);
@@ -300,7 +308,7 @@ LogoTable leave_one_group_out(const std::vector<measured::MeasuredRun>& runs,
     for (size_t i : picked) {
       train.push_back(runs[i]);
       train_cfg.push_back(configs[i]);
-      fitted.insert(group_of(runs[i]));
+      fitted.insert(group_key(i));
       gpus.insert(gpu_of(runs[i]));
     }
     g.fitted_groups.assign(fitted.begin(), fitted.end());

@@ -41,6 +41,9 @@ namespace servesim::calibration {
 
 // "codellama-34b × h100-sxm × TP1 × vLLM 0.11.0" (PP shown when > 1; "vLLM ?" when unrecorded).
 std::string group_of(const measured::MeasuredRun& run);
+// The coarser group of LogoOptions::by_model: "codellama-34b × h100-sxm × vLLM 0.11.0" (every TP
+// and PP of a model together; the catalog model, so a model's FP8 and BF16 checkpoints too).
+std::string model_group_of(const measured::MeasuredRun& run);
 // The run's GPU (its deployment's "gpu" key).
 std::string gpu_of(const measured::MeasuredRun& run);
 
@@ -75,6 +78,9 @@ struct LogoOptions {
   // catalog value) and the others are fitted again, least identified first (among terms not
   // determined at all, the one listed last in fit.parameters). 0 = keep every term.
   double min_t_stat = 2.0;
+  // Groups are models (model_group_of), not deployments (group_of): a left-out model's other TP
+  // sizes and checkpoints are not in its training set either.
+  bool by_model = false;
 };
 
 struct LogoGroup {

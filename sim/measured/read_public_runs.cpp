@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/base/error.h"
+#include "sim/measured/chat_template_tokens.h"
 #include "sim/measured/reader_helpers.h"
 #include "sim/measured/readers.h"
 #include "sim/replica/vllm_version.h"
@@ -335,11 +336,6 @@ std::vector<MeasuredRun> read_public_runs_csv(const std::string& path) {
              " requests completed (the failed requests' load is not known)");
     }
     const bool chat = cell("endpoint").find("chat/completions") != std::string::npos;
-    if (chat) {
-      run.notes.push_back(
-          "/v1/chat/completions: the chat template's prompt tokens are not counted (lengths are "
-          "the client's)");
-    }
     const std::string dataset = cell("dataset");
     const double total_in = number("total_input_tokens"), total_out = number("total_output_tokens");
     const int64_t n = run.num_prompts;
@@ -394,6 +390,21 @@ std::vector<MeasuredRun> read_public_runs_csv(const std::string& path) {
       }
     } else {
       refuse("dataset '" + dataset + "' is not modelled by this reader");
+    }
+
+    // The chat endpoint: the server prefills the rendered template, the row's lengths are the
+    // client's (measured/chat_template_tokens.h).
+    if (chat) {
+      if (const auto t = chat_template_tokens(model_id)) {
+        for (MeasuredRequest& r : run.requests) r.input_tokens += t->tokens;
+        run.notes.push_back("/v1/chat/completions: + " + std::to_string(t->tokens) +
+                            " prompt tokens per request, the " + t->family +
+                            " chat template around one user message");
+      } else {
+        run.notes.push_back(
+            "/v1/chat/completions: the chat template's prompt tokens are not counted for " +
+            model_id + " (lengths are the client's)");
+      }
     }
 
     // --- measured ---

@@ -154,6 +154,19 @@ TEST_CASE("leave-one-group-out: a profile fitted on the other group predicts the
   CHECK(kernel_only.groups[0].profile.terms.memory_efficiency->value == 0.9);
   CHECK(!kernel_only.groups[0].profile.terms.step_overhead_s.has_value());
   CHECK(kernel_only.groups[1].basis.rfind("datasheet-only", 0) == 0);
+  // Grouped by model (--logo-groups model): a model's TP sizes are one group per GPU and version,
+  // and the training set names the other model groups.
+  CHECK(model_group_of(runs[0]) == "llama-3.1-8b × h100-sxm × vLLM 0.11.0");
+  CHECK(model_group_of(runs[2]) == "llama-3.1-8b × h200 × vLLM 0.11.0");
+  o.by_model = true;
+  o.measured_kernel_gpus = {"h100-sxm", "h200"};
+  o.base_by_gpu.clear();
+  const LogoTable by_model = leave_one_group_out(runs, configs, o);
+  REQUIRE(by_model.groups.size() == 2);
+  CHECK(by_model.groups[0].group == "llama-3.1-8b × h100-sxm × vLLM 0.11.0");
+  REQUIRE(by_model.groups[0].fitted_groups.size() == 1);
+  CHECK(by_model.groups[0].fitted_groups[0] == "llama-3.1-8b × h200 × vLLM 0.11.0");
+  CHECK(by_model.groups[0].runs.size() == 2);
   fs::remove_all(dir);
 }
 

@@ -18,6 +18,7 @@
 
 #include "sim/app/run_config.h"
 #include "sim/base/error.h"
+#include "sim/measured/chat_template_tokens.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/readers.h"
 #include "sim/measured/replay.h"
@@ -116,12 +117,13 @@ TEST_CASE("public runs: GPUStack's serve flags and ShareGPT bursts", "[measured]
   CHECK(all.at("33").deployment.config["max_num_batched_tokens"] == 4096);
   // ShareGPT, 1000 prompts at once: first-turn lengths scaled to the row's totals (214,465 in,
   // 199,904 out): each length rounded, so within n/2 tokens; vllm bench serve's first-turn means
-  // are 190-240 in and 170-230 out per request.
+  // are 190-240 in and 170-230 out per request. The server also prefills GLM-4.5's chat template
+  // around each prompt: 5 tokens more per request than the client counted.
   const MeasuredRun& glm = all.at("16");
   REQUIRE(glm.requests.size() == 1000);
   CHECK(std::isinf(glm.request_rate));
   const auto [in, out] = totals(glm);
-  CHECK(std::abs(in - 214465) <= 500);
+  CHECK(std::abs(in - (214465 + 5 * 1000)) <= 500);
   CHECK(std::abs(out - 199904) <= 500);
   CHECK(in / 1000.0 >= 190);
   CHECK(in / 1000.0 <= 240);
@@ -134,6 +136,30 @@ TEST_CASE("public runs: GPUStack's serve flags and ShareGPT bursts", "[measured]
   // Reading twice gives the same requests.
   const auto again = by_row(read_measured(kFile, {}));
   CHECK(again.at("16").requests[417].input_tokens == glm.requests[417].input_tokens);
+}
+
+TEST_CASE("public runs: the chat endpoint adds the chat template's prompt tokens",
+          "[measured][realdata]") {
+  // Qwen3's ChatML around one user message is 8 tokens, GLM-4.5's 5
+  // (sim/measured/chat_template_tokens.h); gpt-oss's harmony system message is not counted.
+  CHECK(chat_template_tokens("Qwen/Qwen3-14B-FP8")->tokens == 8);
+  CHECK(chat_template_tokens("Qwen/Qwen3-235B-A22B-Instruct-2507")->tokens == 8);
+  CHECK(chat_template_tokens("zai-org/GLM-4.5-Air")->tokens == 5);
+  CHECK_FALSE(chat_template_tokens("openai/gpt-oss-120b").has_value());
+  CHECK_FALSE(chat_template_tokens("Qwen/Qwen2-7B-Instruct").has_value());
+  const auto all = by_row(read_measured(kFile, {}));
+  // Random 128/4 on Qwen3-14B (row 90, chat endpoint): every prompt the row's even split + 8.
+  const MeasuredRun& qwen = all.at("90");
+  REQUIRE(!qwen.requests.empty());
+  const auto [in, out] = totals(qwen);
+  const double client_mean = 128.0;  // input_len 128, range ratio 0: the client's count
+  CHECK(static_cast<double>(in) / static_cast<double>(qwen.requests.size()) ==
+        Approx(client_mean + 8).margin(1.0));
+  (void)out;
+  // dennislee22's runs use the completions endpoint (--backend vllm): nothing added.
+  const auto [din, dout] = totals(all.at("145"));
+  CHECK(din == 102140);  // the row's total_input_tokens
+  (void)dout;
 }
 
 TEST_CASE("public runs: the replay uses the logged KV size and the burst", "[measured][realdata]") {
