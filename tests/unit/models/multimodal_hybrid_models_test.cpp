@@ -35,8 +35,7 @@ int64_t vllm_full_kv_per_token(const ModelSpec& m, int64_t layers, int tp, int d
   return layers * 2 * heads * m.head_dim * dtype_bytes;
 }
 
-TEST_CASE("Gemma-3 4B and 27B: text_config, 5 sliding of 6 layers, published sizes",
-          "[models]") {
+TEST_CASE("Gemma-3 4B and 27B: text_config, 5 sliding of 6 layers, published sizes", "[models]") {
   // Gemma 3 Technical Report (arXiv 2503.19786), Table 1: vision encoder, embedding and
   // non-embedding parameters, published to the million (1% is well above that rounding).
   struct Case {
