@@ -106,7 +106,7 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
     mlp = m.dense_mlp_params() / tp;
     i_eff = static_cast<double>(m.intermediate_size);
   }
-  const double norms = 2 * h;
+  const double norms = m.norm_params_per_layer();
   const double layer_params = attn + mlp + norms;
 
   const int64_t layers_stage = ceil_div(m.num_layers, pp);
@@ -125,6 +125,9 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   s.weights = static_cast<double>(layers_stage) *
                   (layer_params * d.weight_bytes_per_param() + expert_extra_bytes) +
               (embedding_params + h) * m.dtype_bytes + rope_cache;
+  // A multimodal checkpoint's vision encoder (Gemma-3, Llama-4), TP-sharded like vLLM's
+  // vision towers, in the model dtype; 0 for language models.
+  s.weights += m.encoder_params / tp * m.dtype_bytes;
 
   const double mbt = opts.max_num_batched_tokens;
   const double forward = mbt * (3 * i_eff / tp + kForwardHiddenTensors * h) * m.dtype_bytes;

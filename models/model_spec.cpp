@@ -3,6 +3,7 @@
 #include "models/model_spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -89,52 +90,229 @@ void parse_sliding_layers(const json& j, const std::string& where, ModelSpec& m)
   m.num_sliding_layers = sliding;
 }
 
+// Why a config is read: to simulate it (load_model) or only to count its parameters
+// (load_architecture, which also reads the families servesim does not simulate).
+enum class Purpose { kSimulate, kCount };
+
+bool is_gemma3(const std::string& arch) {
+  return arch == "Gemma3ForCausalLM" || arch == "Gemma3ForConditionalGeneration";
+}
+bool is_llama4(const std::string& arch) {
+  return arch == "Llama4ForCausalLM" || arch == "Llama4ForConditionalGeneration";
+}
+bool is_qwen3_next(const std::string& arch) { return arch == "Qwen3NextForCausalLM"; }
+
 // The architectures servesim models (config.json "architectures"[0]); docs/models.md.
 const std::vector<std::string>& modelled_architectures() {
-  static const std::vector<std::string> names = {
-      "LlamaForCausalLM",      "MistralForCausalLM",    "MixtralForCausalLM",  "Qwen2ForCausalLM",
-      "Qwen3ForCausalLM",      "Qwen2MoeForCausalLM",   "Qwen3MoeForCausalLM", "GptOssForCausalLM",
-      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeForCausalLM"};
+  static const std::vector<std::string> names = {"LlamaForCausalLM",
+                                                 "MistralForCausalLM",
+                                                 "MixtralForCausalLM",
+                                                 "Qwen2ForCausalLM",
+                                                 "Qwen3ForCausalLM",
+                                                 "Qwen2MoeForCausalLM",
+                                                 "Qwen3MoeForCausalLM",
+                                                 "GptOssForCausalLM",
+                                                 "DeepseekV2ForCausalLM",
+                                                 "DeepseekV3ForCausalLM",
+                                                 "Glm4MoeForCausalLM",
+                                                 "Gemma3ForCausalLM",
+                                                 "Gemma3ForConditionalGeneration",
+                                                 "Llama4ForCausalLM",
+                                                 "Llama4ForConditionalGeneration"};
   return names;
 }
 
 // Fields that change the architecture in ways servesim does not model, with what they are. A
-// config carrying one is refused whatever its architectures say: never a silent dense model.
-const std::vector<std::pair<std::string, std::string>>& unmodelled_fields() {
-  static const std::vector<std::pair<std::string, std::string>> fields = {
-      {"text_config", "a multimodal model whose language model sits under text_config"},
-      {"full_attention_interval", "hybrid linear-attention layers (Qwen3-Next's Gated DeltaNet)"},
-      {"linear_num_value_heads", "hybrid linear-attention layers (Qwen3-Next's Gated DeltaNet)"},
-      {"attention_chunk_size", "chunked local attention (Llama-4)"},
-      {"interleave_moe_layer_step", "MoE on every n-th layer with a shared expert (Llama-4)"},
-      {"sliding_window_pattern", "an interleaved sliding-window pattern (Gemma-2/3)"},
-      {"block_sparse_moe", "block-sparse MoE layers"}};
+// config carrying one is refused whatever its architectures say (never a silent dense model),
+// unless its family is the one that models the field (`modelled_by`).
+struct UnmodelledField {
+  std::string field;
+  std::string what;
+  bool (*modelled_by)(const std::string& arch);
+};
+const std::vector<UnmodelledField>& unmodelled_fields() {
+  static const std::vector<UnmodelledField> fields = {
+      {"text_config", "a multimodal model whose language model sits under text_config", nullptr},
+      {"full_attention_interval", "hybrid linear-attention layers (Qwen3-Next's Gated DeltaNet)",
+       is_qwen3_next},
+      {"linear_num_value_heads", "hybrid linear-attention layers (Qwen3-Next's Gated DeltaNet)",
+       is_qwen3_next},
+      {"attention_chunk_size", "chunked local attention (Llama-4)", is_llama4},
+      {"interleave_moe_layer_step", "MoE on every n-th layer with a shared expert (Llama-4)",
+       is_llama4},
+      {"sliding_window_pattern", "an interleaved sliding-window pattern (Gemma-2/3)", is_gemma3},
+      {"block_sparse_moe", "block-sparse MoE layers", nullptr}};
   return fields;
 }
 
-// Refuses an architecture or a field that servesim does not model (docs/models.md).
-void refuse_unmodelled(const json& j, const std::string& where, ModelSpec& m) {
-  if (j.contains("architectures") && !j["architectures"].is_null()) {
-    const json& a = j["architectures"];
-    if (!a.is_array() || a.empty() || !a[0].is_string()) {
-      throw ConfigError(where + ": field 'architectures' must be an array of strings");
-    }
-    m.architecture = a[0].get<std::string>();
-    const auto& known = modelled_architectures();
-    if (std::find(known.begin(), known.end(), m.architecture) == known.end()) {
+// config.json's architectures[0], "" when absent.
+std::string architecture_of(const json& j, const std::string& where) {
+  if (!j.contains("architectures") || j["architectures"].is_null()) return "";
+  const json& a = j["architectures"];
+  if (!a.is_array() || a.empty() || !a[0].is_string()) {
+    throw ConfigError(where + ": field 'architectures' must be an array of strings");
+  }
+  return a[0].get<std::string>();
+}
+
+// Refuses an architecture or a field that servesim does not model (docs/models.md). Qwen3-Next
+// is read for counting but not simulated.
+void refuse_unmodelled(const json& j, const std::string& where, ModelSpec& m, Purpose purpose) {
+  m.architecture = architecture_of(j, where);
+  const auto& known = modelled_architectures();
+  if (is_qwen3_next(m.architecture)) {
+    if (purpose == Purpose::kSimulate) {
       throw ConfigError(
-          where + ": architecture '" + m.architecture + "' is not modelled; servesim models " +
-          join_names(known) +
-          " (docs/models.md), and does not approximate another family by one of them");
+          where + ": architecture '" + m.architecture +
+          "' is not modelled: its Gated DeltaNet linear-attention layers keep a constant-size "
+          "recurrent state per sequence (vLLM's mamba-style cache), which servesim's KV plan "
+          "and step cost do not hold; servesim models " +
+          join_names(known) + " (docs/models.md)");
+    }
+  } else if (!m.architecture.empty() &&
+             std::find(known.begin(), known.end(), m.architecture) == known.end()) {
+    throw ConfigError(where + ": architecture '" + m.architecture +
+                      "' is not modelled; servesim models " + join_names(known) +
+                      " (docs/models.md), and does not approximate another family by one of them");
+  }
+  for (const auto& f : unmodelled_fields()) {
+    if (f.modelled_by != nullptr && f.modelled_by(m.architecture)) continue;
+    if (j.contains(f.field) && !j[f.field].is_null()) {
+      throw ConfigError(where + ": field '" + f.field + "' (" + f.what +
+                        ") is not modelled; servesim models " + join_names(known) +
+                        " (docs/models.md)");
     }
   }
-  for (const auto& [field, what] : unmodelled_fields()) {
-    if (j.contains(field) && !j[field].is_null()) {
-      throw ConfigError(where + ": field '" + field + "' (" + what +
-                        ") is not modelled; servesim models " +
-                        join_names(modelled_architectures()) + " (docs/models.md)");
+}
+
+// Sets each absent (or null) key of `j` to its configuration class's default: the keys a
+// published config.json leaves out because transformers fills them in.
+void fill_defaults(json& j, const std::vector<std::pair<std::string, json>>& defaults) {
+  for (const auto& [key, value] : defaults) {
+    if (!j.contains(key) || j[key].is_null()) j[key] = value;
+  }
+}
+
+// Gemma3TextConfig's defaults (transformers models/gemma3/configuration_gemma3.py): the
+// published Gemma-3 4B config.json gives only hidden_size, intermediate_size and
+// num_hidden_layers of its text model.
+void fill_gemma3_defaults(json& t) {
+  fill_defaults(t, {{"vocab_size", 262208},
+                    {"hidden_size", 2304},
+                    {"intermediate_size", 9216},
+                    {"num_hidden_layers", 26},
+                    {"num_attention_heads", 8},
+                    {"num_key_value_heads", 4},
+                    {"head_dim", 256},
+                    {"max_position_embeddings", 131072},
+                    {"tie_word_embeddings", true},
+                    {"sliding_window", 4096},
+                    {"sliding_window_pattern", 6}});
+}
+
+// Gemma-3's sliding layers: layer_types when given, else sliding_window_pattern P (layer i
+// slides unless (i + 1) % P == 0: five of every six), as Gemma3TextConfig derives layer_types
+// and vLLM's gemma3.py picks the sliding layers.
+void parse_gemma3_layers(const json& t, const std::string& where, ModelSpec& m) {
+  m.hidden_norms_per_layer = 4;  // input, post-attention, pre- and post-feedforward
+  m.qk_norm_weights = true;
+  if (t.contains("layer_types") && !t["layer_types"].is_null()) return;  // parse_sliding_layers
+  const int64_t pattern = require_positive(t, "sliding_window_pattern", where);
+  int64_t sliding = 0;
+  for (int64_t l = 0; l < m.num_layers; ++l) sliding += (l + 1) % pattern != 0 ? 1 : 0;
+  if (sliding > 0) m.sliding_window = require_positive(t, "sliding_window", where);
+  m.num_sliding_layers = sliding;
+}
+
+// Llama-4's text model (vLLM llama4.py): num_local_experts routed experts and one shared expert,
+// both intermediate_size wide, on the layers with (layer + 1) % interleave_moe_layer_step == 0;
+// the other layers are dense, intermediate_size_mlp wide. The RoPE layers (no_rope_layers[i] == 1;
+// by default all but every no_rope_layer_interval-th, Llama4TextConfig) use chunked local
+// attention.
+void parse_llama4(const json& t, const std::string& where, ModelSpec& m) {
+  m.moe_intermediate_size = m.intermediate_size;
+  m.shared_expert_intermediate_size = m.intermediate_size;
+  m.intermediate_size = optional_positive(t, "intermediate_size_mlp", where, 16384);
+  const int64_t step = optional_positive(t, "interleave_moe_layer_step", where, 1);
+  if (t.contains("moe_layers") && !t["moe_layers"].is_null()) {
+    const auto layers = require_field<std::vector<int64_t>>(t, "moe_layers", where);
+    std::vector<int64_t> expected;
+    for (int64_t l = step - 1; l < m.num_layers; l += step) expected.push_back(l);
+    if (layers != expected) {
+      throw ConfigError(where +
+                        ": field 'moe_layers' differs from every interleave_moe_layer_step-th "
+                        "layer; servesim models vLLM's llama4.py, which places the MoE layers "
+                        "by interleave_moe_layer_step");
     }
   }
+  m.attention_chunk_size = optional_positive(t, "attention_chunk_size", where, 8192);
+  std::vector<int64_t> rope;
+  if (t.contains("no_rope_layers") && t["no_rope_layers"].is_array() &&
+      !t["no_rope_layers"].empty()) {
+    rope = require_field<std::vector<int64_t>>(t, "no_rope_layers", where);
+    if (static_cast<int64_t>(rope.size()) != m.num_layers) {
+      throw ConfigError(where + ": field 'no_rope_layers' must hold num_hidden_layers (" +
+                        std::to_string(m.num_layers) + ") entries");
+    }
+  } else {
+    const int64_t interval = optional_positive(t, "no_rope_layer_interval", where, 4);
+    for (int64_t l = 0; l < m.num_layers; ++l) rope.push_back((l + 1) % interval != 0 ? 1 : 0);
+  }
+  m.num_chunked_layers = std::count(rope.begin(), rope.end(), 1);
+}
+
+// Qwen3-Next (vLLM qwen3_next.py): Gated DeltaNet layers (layer_types "linear_attention", or all
+// but every full_attention_interval-th layer), gated full attention with q/k norms on the rest.
+void parse_qwen3_next(const json& t, const std::string& where, ModelSpec& m) {
+  ModelSpec::LinearAttention& a = m.linear;
+  if (t.contains("layer_types") && t["layer_types"].is_array()) {
+    for (const auto& type : t["layer_types"]) a.num_layers += type == "linear_attention" ? 1 : 0;
+  } else {
+    const int64_t interval = require_positive(t, "full_attention_interval", where);
+    for (int64_t l = 0; l < m.num_layers; ++l) a.num_layers += (l + 1) % interval != 0 ? 1 : 0;
+  }
+  a.num_key_heads = require_positive(t, "linear_num_key_heads", where);
+  a.key_head_dim = require_positive(t, "linear_key_head_dim", where);
+  a.num_value_heads = require_positive(t, "linear_num_value_heads", where);
+  a.value_head_dim = require_positive(t, "linear_value_head_dim", where);
+  a.conv_kernel = require_positive(t, "linear_conv_kernel_dim", where);
+  m.attention_output_gate = true;
+  m.qk_norm_weights = true;
+}
+
+// The vision encoder a ...ForConditionalGeneration checkpoint carries, from vision_config.
+// Gemma-3 (vLLM gemma3_mm.py: SiglipVisionModel without head, Gemma3MultiModalProjector):
+// per layer q/k/v/o and fc1/fc2 with biases and two LayerNorms; a patch convolution with bias,
+// (image/patch)² position embeddings, a post LayerNorm; the projector's [vision, text] matrix and
+// its RMSNorm. Llama-4 (vLLM mllama4.py): the same layers, a bias-free unfold patch projection,
+// a class embedding, (image/patch)² + 1 position embeddings, pre and post LayerNorms, the
+// pixel-shuffle adapter (intermediate_size → projector_input_dim → projector_output_dim, no bias)
+// and the projector [vision_output_dim, text hidden].
+double encoder_params(const json& j, const std::string& arch, int64_t text_hidden,
+                      const std::string& where) {
+  if (!j.contains("vision_config") || !j["vision_config"].is_object()) {
+    throw ConfigError(where + ": field 'vision_config' must be an object (the vision encoder of " +
+                      arch + ")");
+  }
+  const json& v = j["vision_config"];
+  const std::string w = where + " (vision_config)";
+  const double h = static_cast<double>(require_positive(v, "hidden_size", w));
+  const double inter = static_cast<double>(require_positive(v, "intermediate_size", w));
+  const double layers = static_cast<double>(require_positive(v, "num_hidden_layers", w));
+  const double patch = static_cast<double>(require_positive(v, "patch_size", w));
+  const double image = static_cast<double>(require_positive(v, "image_size", w));
+  const double channels = static_cast<double>(optional_positive(v, "num_channels", w, 3));
+  const double grid = std::floor(image / patch) * std::floor(image / patch);
+  const double layer = 4 * (h * h + h) + 2 * h * inter + inter + h + 4 * h;
+  const double text = static_cast<double>(text_hidden);
+  if (is_gemma3(arch)) {
+    return layers * layer + (channels * patch * patch * h + h) + grid * h + 2 * h + h * text + h;
+  }
+  const double in = static_cast<double>(require_positive(v, "projector_input_dim", w));
+  const double out = static_cast<double>(require_positive(v, "projector_output_dim", w));
+  const double vision_out = static_cast<double>(require_positive(v, "vision_output_dim", w));
+  return layers * layer + channels * patch * patch * h + h + (grid + 1) * h + 4 * h + inter * in +
+         in * out + vision_out * text;
 }
 
 // Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): kv_lora_rank and its companions.
@@ -172,7 +350,9 @@ int64_t optional_count(const json& j, const std::string& key, const std::string&
 int64_t count_dense_layers(const json& j, const std::string& where, const ModelSpec& m) {
   const int64_t first_dense = optional_count(j, "first_k_dense_replace", where, 0);
   const int64_t freq = optional_positive(j, "moe_layer_freq", where, 1);
-  const int64_t step = optional_positive(j, "decoder_sparse_step", where, 1);
+  // Llama-4's interleave_moe_layer_step places its MoE layers as decoder_sparse_step does.
+  const int64_t step = optional_positive(
+      j, "decoder_sparse_step", where, optional_positive(j, "interleave_moe_layer_step", where, 1));
   std::vector<int64_t> mlp_only;
   if (j.contains("mlp_only_layers") && !j["mlp_only_layers"].is_null()) {
     mlp_only = require_field<std::vector<int64_t>>(j, "mlp_only_layers", where);
@@ -273,11 +453,13 @@ std::string checkpoint_format(const json& j, const std::string& where, ModelSpec
                     "config.json with --quantization to model another format's weight bytes)");
 }
 
-ModelSpec parse_model(const json& j, const std::string& name, const std::string& where) {
-  if (!j.is_object()) throw ConfigError(where + ": expected a JSON object (an HF config.json)");
+ModelSpec parse_text_model(const json& config, const std::string& name, const std::string& where,
+                           Purpose purpose) {
+  json j = config;
   ModelSpec m;
   m.name = name;
-  refuse_unmodelled(j, where, m);
+  refuse_unmodelled(j, where, m, purpose);
+  if (is_gemma3(m.architecture)) fill_gemma3_defaults(j);
   m.hidden_size = require_positive(j, "hidden_size", where);
   m.intermediate_size = require_positive(j, "intermediate_size", where);
   m.num_layers = require_positive(j, "num_hidden_layers", where);
@@ -338,7 +520,13 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
         optional_count(j, "n_shared_experts", where, 0) * m.moe_intermediate_size;
     m.num_mtp_layers = optional_count(j, "num_nextn_predict_layers", where, 0);
   }
-  parse_sliding_layers(j, where, m);
+  if (is_llama4(m.architecture)) parse_llama4(j, where, m);
+  if (is_gemma3(m.architecture)) parse_gemma3_layers(j, where, m);
+  if (is_qwen3_next(m.architecture)) {
+    parse_qwen3_next(j, where, m);
+  } else {
+    parse_sliding_layers(j, where, m);
+  }
   if (m.num_experts > 0) {
     m.num_dense_layers = count_dense_layers(j, where, m);
     m.experts_per_token = require_positive(j, "num_experts_per_tok", where);
@@ -350,19 +538,56 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
   return m;
 }
 
-// Parameters of one decoder layer's two RMSNorm weights.
-double norm_params(const ModelSpec& m) { return 2.0 * static_cast<double>(m.hidden_size); }
+// A config.json: a language model, or a multimodal one (Gemma-3, Llama-4) whose language model
+// sits under text_config, read with the checkpoint-wide torch_dtype and quantization_config and
+// the vision encoder's weights.
+ModelSpec parse_model(const json& j, const std::string& name, const std::string& where,
+                      Purpose purpose) {
+  if (!j.is_object()) throw ConfigError(where + ": expected a JSON object (an HF config.json)");
+  const std::string arch = architecture_of(j, where);
+  if (arch != "Gemma3ForConditionalGeneration" && arch != "Llama4ForConditionalGeneration") {
+    return parse_text_model(j, name, where, purpose);
+  }
+  if (!j.contains("text_config") || !j["text_config"].is_object()) {
+    throw ConfigError(where + ": field 'text_config' must be an object (the language model of " +
+                      arch + ")");
+  }
+  json text = j["text_config"];
+  for (const char* key : {"torch_dtype", "dtype", "quantization_config"}) {
+    if ((!text.contains(key) || text[key].is_null()) && j.contains(key)) text[key] = j[key];
+  }
+  text["architectures"] = json::array({arch});
+  ModelSpec m = parse_text_model(text, name, where + " (text_config)", purpose);
+  m.encoder_params = encoder_params(j, arch, m.hidden_size, where);
+  return m;
+}
 
 // Parameters of every decoder layer with `experts` routed experts counted per MoE layer
 // (REFERENCE.md §4): attention, the dense or MoE MLP, the norms.
 double decoder_params(const ModelSpec& m, int64_t experts) {
   const double layers = static_cast<double>(m.num_layers);
   const double moe_layers = static_cast<double>(m.num_moe_layers());
-  return layers * (m.attention_params_per_rank(1) + norm_params(m)) +
+  const double linear = static_cast<double>(m.linear.num_layers);
+  return (layers - linear) * m.attention_params_per_rank(1) +
+         linear * m.linear.params_per_layer(m.hidden_size) + layers * m.norm_params_per_layer() +
          (layers - moe_layers) * m.dense_mlp_params() + moe_layers * m.moe_mlp_params(experts);
 }
 
 }  // namespace
+
+double ModelSpec::norm_params_per_layer() const {
+  return static_cast<double>(hidden_norms_per_layer * hidden_size) +
+         (qk_norm_weights ? 2.0 * static_cast<double>(head_dim) : 0.0);
+}
+
+double ModelSpec::LinearAttention::params_per_layer(int64_t hidden) const {
+  const double h = static_cast<double>(hidden);
+  const double key = static_cast<double>(num_key_heads * key_head_dim);
+  const double value = static_cast<double>(num_value_heads * value_head_dim);
+  const double nv = static_cast<double>(num_value_heads);
+  return h * (2 * key + 2 * value) + h * 2 * nv + (2 * key + value) * conv_kernel + 2 * nv +
+         static_cast<double>(value_head_dim) + value * h;
+}
 
 double ModelSpec::embedding_param_count() const {
   return static_cast<double>(vocab_size) * static_cast<double>(hidden_size) *
@@ -393,7 +618,7 @@ double ModelSpec::attention_params_per_rank(int tp) const {
   // ceil(n_kv / tp), at least 1: with tp > n_kv each KV head is replicated on tp / n_kv ranks.
   const double kv =
       static_cast<double>(std::max<int64_t>(1, (num_kv_heads + tp - 1) / tp) * head_dim);
-  double p = h * q + 2 * h * kv + q * h;
+  double p = h * q * (attention_output_gate ? 2 : 1) + 2 * h * kv + q * h;
   if (qkv_bias) p += q + 2 * kv;
   return p;
 }
@@ -413,11 +638,11 @@ double ModelSpec::moe_mlp_params(int64_t experts) const {
 
 double ModelSpec::param_count() const {
   return decoder_params(*this, num_experts) + embedding_param_count() +
-         static_cast<double>(hidden_size);  // + final norm
+         static_cast<double>(hidden_size) + encoder_params;  // + final norm, vision encoder
 }
 
 double ModelSpec::active_param_count() const {
-  if (!is_moe()) return param_count();
+  if (!is_moe()) return param_count() - encoder_params;
   return decoder_params(*this, experts_per_token) + embedding_param_count() +
          static_cast<double>(hidden_size);
 }
@@ -451,7 +676,12 @@ void apply_dtype(ModelSpec& m, const std::string& dtype) {
 }
 
 ModelSpec load_model(const ModelSource& source) {
-  return parse_model(read_json_file(source.config_path), source.name(), source.config_path);
+  return parse_model(read_json_file(source.config_path), source.name(), source.config_path,
+                     Purpose::kSimulate);
+}
+
+ModelSpec load_architecture(const std::string& config_path) {
+  return parse_model(read_json_file(config_path), config_path, config_path, Purpose::kCount);
 }
 
 ModelSpec load_model(const std::string& name_or_path) {

@@ -1,7 +1,9 @@
 // ModelSpec: a decoder-only transformer's architecture, read from HuggingFace config.json fields.
 //
 // Dense Llama-style (SwiGLU) models, MoE models (Mixtral, Qwen2/3-MoE, gpt-oss, DeepSeek-V2/V3,
-// Kimi-K2, GLM-4.5) and multi-head latent attention (DeepSeek, Kimi). Architectures and fields
+// Kimi-K2, GLM-4.5, Llama-4), multi-head latent attention (DeepSeek, Kimi), Gemma-3's
+// interleaved sliding-window layers, and the language model of multimodal configs (Gemma-3,
+// Llama-4: text_config) with their vision encoder's weights. Architectures and fields
 // that change the model and are not modelled are refused by name (docs/models.md). Parameter
 // counts and KV bytes per token follow REFERENCE.md §4 and vLLM's model files.
 #ifndef SERVESIM_MODELS_MODEL_SPEC_H_
@@ -103,6 +105,49 @@ struct ModelSpec {
   // The window of the sliding-window layers; 0 when the model has none.
   int64_t attention_window() const { return num_sliding_layers > 0 ? sliding_window : 0; }
 
+  // Weights of one decoder layer beyond attention and MLP: `hidden_norms_per_layer` RMSNorms of
+  // hidden_size (2 for Llama-style layers; 4 for Gemma-2/3's pre- and post-attention and
+  // feed-forward norms) and, with qk_norm_weights, the per-head q_norm and k_norm of head_dim
+  // (Gemma-3, Qwen3-Next's full-attention layers).
+  int64_t hidden_norms_per_layer = 2;
+  bool qk_norm_weights = false;
+  double norm_params_per_layer() const;
+  // Qwen3-Next's gated attention (attn_output_gate): q_proj also produces a per-head output
+  // gate, 2 × H·head_dim wide.
+  bool attention_output_gate = false;
+
+  // Llama-4's chunked local attention: `num_chunked_layers` layers (those with RoPE; every 4th
+  // layer is NoPE and global) attend within their attention_chunk_size-token chunk. vLLM's KV
+  // cache holds them as full attention by default (the hybrid KV-cache manager is disabled for
+  // chunked local attention, vllm/config/vllm.py), and so does servesim; their attention compute
+  // is charged as full attention (docs/models.md: exact up to attention_chunk_size tokens of
+  // context, an upper bound beyond).
+  int64_t attention_chunk_size = 0;
+  int64_t num_chunked_layers = 0;
+
+  // Qwen3-Next's Gated DeltaNet linear-attention layers (layer_types "linear_attention", or all
+  // but every full_attention_interval-th layer): a constant-size recurrent state per sequence
+  // instead of a KV cache. Read for parameter counting only: load_model refuses the family.
+  struct LinearAttention {
+    int64_t num_layers = 0;
+    int64_t num_key_heads = 0;
+    int64_t key_head_dim = 0;
+    int64_t num_value_heads = 0;
+    int64_t value_head_dim = 0;
+    int64_t conv_kernel = 0;
+    // vLLM Qwen3NextGatedDeltaNet: in_proj_qkvz [h, 2·key + 2·value], in_proj_ba [h, 2·nv],
+    // conv1d [2·key + value, kernel], dt_bias and A_log [nv], norm [value_head_dim],
+    // out_proj [value, h].
+    double params_per_layer(int64_t hidden) const;
+  };
+  LinearAttention linear;
+
+  // The multimodal encoder vLLM loads with a ...ForConditionalGeneration checkpoint (Gemma-3's
+  // SigLIP tower and projector, Llama-4's vision model, adapter and projector), from
+  // vision_config. Counted in param_count() and the weights, not in active_param_count(): text
+  // requests do not run it.
+  double encoder_params = 0;
+
   bool is_moe() const { return num_experts > 0; }
   // Total parameters (all experts). REFERENCE.md §4 formula.
   double param_count() const;
@@ -124,6 +169,11 @@ struct ModelSpec {
 ModelSpec load_model(const std::string& name_or_path);
 // The same for an already resolved value. ModelSpec::name is source.name().
 ModelSpec load_model(const ModelSource& source);
+
+// Reads a config.json's architecture for parameter arithmetic only, including the families that
+// load_model refuses to simulate (Qwen3-Next's hybrid linear attention). Malformed input throws
+// ConfigError as in load_model.
+ModelSpec load_architecture(const std::string& config_path);
 
 // vLLM's --dtype: sets m.dtype_bytes to the width vLLM serves the model in (vllm/config/model.py
 // _get_and_verify_dtype). "auto": the checkpoint's dtype, except that a float32 checkpoint is

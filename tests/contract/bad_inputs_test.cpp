@@ -1087,6 +1087,22 @@ std::vector<BadInput> cases() {
        {{"h100-sxm.json", quarter_h100}, {"k.csv", h100_rows}},
        2,
        "--base: hardware/calibration/h100-sxm.json: calibration profile measured on h100-sxm"},
+      // Multimodal and hybrid configs (models/model_spec.h): what is not modelled is refused.
+      {"model multimodal config without its vision encoder",
+       S({"--model", "{dir}/m.json"}),
+       {{"m.json", R"({"architectures": ["Gemma3ForConditionalGeneration"], "text_config": {}})"}},
+       2,
+       "m.json: field 'vision_config' must be an object (the vision encoder of "
+       "Gemma3ForConditionalGeneration)"},
+      {"model Llama-4 MoE layers off the interleave step",
+       S({"--model", "{dir}/m.json"}),
+       {{"m.json", R"({"architectures": ["Llama4ForCausalLM"], "hidden_size": 512,
+          "intermediate_size": 256, "intermediate_size_mlp": 1024, "num_attention_heads": 8,
+          "num_key_value_heads": 2, "num_hidden_layers": 4, "vocab_size": 1000,
+          "max_position_embeddings": 4096, "num_local_experts": 4, "num_experts_per_tok": 1,
+          "interleave_moe_layer_step": 2, "moe_layers": [0, 2]})"}},
+       2,
+       "field 'moe_layers' differs from every interleave_moe_layer_step-th layer"},
   };
   c.insert(c.end(), physics.begin(), physics.end());
   return c;

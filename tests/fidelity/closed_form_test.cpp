@@ -73,10 +73,11 @@ TEST_CASE("a decode step at batch 1 is never faster than reading the weights", "
         // Bytes a decode step must stream: every weight but the input embedding table (a lookup
         // reads one row); an untied LM head is read in full. Norm weights (< 0.1% of the
         // parameters) may be left out of the cost model, hence the 0.999. An MoE token reads its
-        // top-k experts only: E·(1 − (1 − k/E)^1) = k.
+        // top-k experts only: E·(1 − (1 − k/E)^1) = k. A multimodal checkpoint's vision encoder
+        // (Gemma-3) does not run for text: active_param_count() leaves it out.
         const models::ModelSpec& m = p.deployment.model;
         const double unread = m.tie_word_embeddings ? 0.0 : double(m.vocab_size * m.hidden_size);
-        const double params = m.is_moe() ? m.active_param_count() : m.param_count();
+        const double params = m.active_param_count();
         // MXFP4 (gpt-oss): the top-k routed experts' weights at 0.53125 bytes, the rest at w.
         const double moe_i =
             double(m.moe_intermediate_size > 0 ? m.moe_intermediate_size : m.intermediate_size);

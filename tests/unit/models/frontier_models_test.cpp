@@ -237,10 +237,6 @@ TEST_CASE("architectures and fields that are not modelled are refused by name", 
   CHECK_THROWS_WITH(load_model(frontier_config("qwen3-next-80b-a3b.json")),
                     Contains("architecture 'Qwen3NextForCausalLM' is not modelled") &&
                         Contains("DeepseekV3ForCausalLM") && Contains("docs/models.md"));
-  CHECK_THROWS_WITH(load_model(frontier_config("gemma-3-27b.json")),
-                    Contains("architecture 'Gemma3ForConditionalGeneration' is not modelled"));
-  CHECK_THROWS_WITH(load_model(frontier_config("llama-4-scout.PARTIAL.json")),
-                    Contains("architecture 'Llama4ForConditionalGeneration' is not modelled"));
   // No architectures: the fields decide.
   const std::string cfg = R"({"hidden_size": 64, "intermediate_size": 256,
       "num_hidden_layers": 4, "num_attention_heads": 4, "vocab_size": 100,
