@@ -78,8 +78,9 @@ class ServeCommand : public Command {
                      "simulated seconds per wall second (10 = ten times faster) [1]");
     cmd_->add_option("--served-model-name", options_.served_model,
                      "the model name clients send [--model as given]");
-    cmd_->add_option("--max-waiting-requests", options_.max_waiting_requests,
-                     "refuse requests with 503 while this many wait; 0 = no limit [0]");
+    cmd_->add_option(
+        "--max-waiting-requests", options_.max_waiting_requests,
+        "refuse requests (--max-waiting-status) while this many wait; 0 = no limit [0]");
     cmd_->add_option("--max-waiting-status", options_.max_waiting_status,
                      "the status of --max-waiting-requests' refusals: 503 (overloaded) or 429 "
                      "(a gateway's rate limit) [503]");

@@ -194,7 +194,7 @@ void LiveEngine::on_event(engine::Simulator& sim, int64_t tag) {
   }
   // A submitted request arrives: what BenchmarkClient::send_now hands the router.
   metrics::RequestRecord& rec = records_[static_cast<size_t>(tag)];
-  if (rec.failed) return;     // aborted before it arrived
+  if (rec.failed) return;    // aborted before it arrived
   if (!router_->any_up()) {  // every replica crashed (schedule_outage): nowhere to go
     rec.failed = true;
     rec.error = kNoReplicaUp;

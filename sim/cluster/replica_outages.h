@@ -58,7 +58,7 @@ class ReplicaOutages : public engine::EventHandler {
   int32_t routed_;
   Router* router_;
   std::vector<metrics::RequestRecord>* records_;
-  std::vector<Outage> outages_;             // tag 2i: outage i's crash, 2i + 1: its return
+  std::vector<Outage> outages_;               // tag 2i: outage i's crash, 2i + 1: its return
   std::unordered_map<int64_t, SimTime> cut_;  // slot → crash time, for the requests it cut
 };
 

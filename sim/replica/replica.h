@@ -498,8 +498,10 @@ class Replica : public engine::EventHandler {
   int64_t lora_decoders_ = 0;          // running decoders with an adapter (LoRA kernel tokens)
   std::vector<int32_t> lora_skipped_;  // waiting requests skipped for max_loras in this step
   std::vector<int64_t> aborts_;        // requests to abort at the end of the step in flight
-  const LatencySpikes* spikes_ = nullptr;  // set_latency_spikes
-  bool down_ = false;                      // set_down
+
+  // Fault injection: set_latency_spikes(), set_down().
+  const LatencySpikes* spikes_ = nullptr;
+  bool down_ = false;
 };
 
 }  // namespace servesim::sim

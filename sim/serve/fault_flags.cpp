@@ -62,8 +62,8 @@ sim::LatencySpikes::Window parse_latency_spike(const std::string& text) {
   double from = 0;
   double to = 0;
   double factor = 0;
-  if (!(read_window(p, from, to) && read_literal(p, ":x") && read_number(p, factor) &&
-        *p == '\0' && factor > 0 && factor <= 1000)) {
+  if (!(read_window(p, from, to) && read_literal(p, ":x") && read_number(p, factor) && *p == '\0' &&
+        factor > 0 && factor <= 1000)) {
     throw ConfigError("--latency-spike: \"" + text +
                       "\" is invalid; expected T1-T2:xF: simulated seconds 0 <= T1 < T2, then a "
                       "step-time factor F in (0, 1000] (e.g. 60-120:x3)");

@@ -53,9 +53,10 @@ std::vector<SimTime> tokens(const LiveEngine& e, int64_t id) {
 
 SimTime seconds(double s) { return SimTime::from_seconds_ceil(s); }
 
-TEST_CASE("live engine outage: the window's requests avoid the replica; its own fail; counts "
-          "are conserved; it comes back empty",
-          "[live_engine][faults]") {
+TEST_CASE(
+    "live engine outage: the window's requests avoid the replica; its own fail; counts "
+    "are conserved; it comes back empty",
+    "[live_engine][faults]") {
   SimulationConfig c = base_config();
   c.num_replicas = 3;
   c.router = "round-robin";
@@ -166,9 +167,10 @@ TEST_CASE("live engine outage: bad windows are refused by name", "[live_engine][
   e.schedule_outage({1, seconds(2), seconds(4)});  // another replica may overlap
 }
 
-TEST_CASE("live engine latency spike: a lone request's gaps are F times longer for the steps "
-          "that start in the window",
-          "[live_engine][faults]") {
+TEST_CASE(
+    "live engine latency spike: a lone request's gaps are F times longer for the steps "
+    "that start in the window",
+    "[live_engine][faults]") {
   const SimulationConfig c = base_config();
   const PreparedDeployment p = prepare_deployment(c);
   const SimTime from = seconds(0.5);
@@ -192,10 +194,9 @@ TEST_CASE("live engine latency spike: a lone request's gaps are F times longer f
     for (size_t k = 1; k < t1.size(); ++k) {
       const int64_t gap = (t0[k] - t0[k - 1]).ns();
       const SimTime start = t1[k - 1];  // a lone decoder's steps run back to back
-      const int64_t want =
-          start >= from && start < to
-              ? static_cast<int64_t>(std::ceil(static_cast<double>(gap) * factor))
-              : gap;
+      const int64_t want = start >= from && start < to
+                               ? static_cast<int64_t>(std::ceil(static_cast<double>(gap) * factor))
+                               : gap;
       if (start >= from && start < to) ++inside;
       REQUIRE((t1[k] - t1[k - 1]).ns() == want);
     }
