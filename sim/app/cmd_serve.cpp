@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "sim/app/run_options.h"
 #include "sim/base/error.h"
 #include "sim/cluster/simulation.h"
+#include "sim/serve/fault_flags.h"
 #include "sim/serve/server.h"
 
 namespace servesim::app {
@@ -76,8 +78,12 @@ class ServeCommand : public Command {
                      "simulated seconds per wall second (10 = ten times faster) [1]");
     cmd_->add_option("--served-model-name", options_.served_model,
                      "the model name clients send [--model as given]");
-    cmd_->add_option("--max-waiting-requests", options_.max_waiting_requests,
-                     "refuse requests with 503 while this many wait; 0 = no limit [0]");
+    cmd_->add_option(
+        "--max-waiting-requests", options_.max_waiting_requests,
+        "refuse requests (--max-waiting-status) while this many wait; 0 = no limit [0]");
+    cmd_->add_option("--max-waiting-status", options_.max_waiting_status,
+                     "the status of --max-waiting-requests' refusals: 503 (overloaded) or 429 "
+                     "(a gateway's rate limit) [503]");
     cmd_->add_option("--chars-per-token", options_.chars_per_token,
                      "prompt tokens of text prompts: ceil(characters / this) [4]");
     cmd_->add_option("--threads", options_.threads,
@@ -90,6 +96,12 @@ class ServeCommand : public Command {
     cmd_->add_option("--fail-rate", options_.fail_rate,
                      "fault injection: the fraction of requests answered with an empty HTTP 500, "
                      "as vLLM answers an engine error; chosen by --seed [0]");
+    cmd_->add_option("--replica-outage", outages_,
+                     "fault injection: replica R (0-based) crashes at T1 and comes back empty at "
+                     "T2, simulated seconds: R@T1-T2; repeatable");
+    cmd_->add_option("--latency-spike", spikes_,
+                     "fault injection: steps that start in [T1, T2) simulated seconds last F times "
+                     "longer: T1-T2:xF; repeatable");
     cmd_->add_option("--seed", options_.seed,
                      "seed of --fail-rate's choice of requests (with their arrival order) [0]");
     cmd_->add_flag("--port-per-replica", port_per_replica_,
@@ -131,6 +143,19 @@ class ServeCommand : public Command {
       one.num_replicas = 1;
     }
     const sim::PreparedDeployment prepared = sim::prepare_deployment(one);
+    for (const std::string& text : spikes_) {
+      options_.latency_spikes.push_back(serve::parse_latency_spike(text));
+    }
+    std::vector<sim::ReplicaOutages::Outage> outages;
+    for (const std::string& text : outages_) {
+      outages.push_back(serve::parse_replica_outage(text));
+      if (outages.back().replica >= config.num_replicas) {
+        throw ConfigError("--replica-outage: \"" + text + "\" names replica " +
+                          std::to_string(outages.back().replica) + "; expected 0.." +
+                          std::to_string(config.num_replicas - 1) + " (--num-replicas " +
+                          std::to_string(config.num_replicas) + ")");
+      }
+    }
 
     // SIGINT and SIGTERM stop the servers; blocked here so that every thread started after
     // inherits the mask and only the watcher receives them.
@@ -143,6 +168,12 @@ class ServeCommand : public Command {
     for (int i = 0; i < servers_n; ++i) {
       serve::ServeOptions o = options_;
       if (o.port != 0) o.port += i;
+      // One port per replica: replica i is replica 0 of port i's engine.
+      for (sim::ReplicaOutages::Outage outage : outages) {
+        if (port_per_replica_ && outage.replica != i) continue;
+        if (port_per_replica_) outage.replica = 0;
+        o.replica_outages.push_back(outage);
+      }
       servers.push_back(std::make_unique<serve::Server>(one, prepared, o));
       servers.back()->bind();
     }
@@ -179,6 +210,8 @@ class ServeCommand : public Command {
   RunOptions opts_;
   serve::ServeOptions options_;
   bool port_per_replica_ = false;
+  std::vector<std::string> outages_;
+  std::vector<std::string> spikes_;
 };
 
 }  // namespace

@@ -52,6 +52,9 @@ LiveEngine::LiveEngine(const SimulationConfig& config, const PreparedDeployment&
     replicas_[static_cast<size_t>(i)]->set_virtual_engines(std::move(others), stages_.back().get());
   }
   router_ = std::make_unique<Router>(policy, fronts);
+  outages_ =
+      std::make_unique<ReplicaOutages>(&replicas_, config.num_replicas, router_.get(), &records_);
+  single_engine_replicas_ = dp == 1 && pp == 1;
   const FrontEndCosts& fe_costs = config.offline ? FrontEndCosts{} : prepared.frontend;
   if (!fe_costs.empty()) {
     std::vector<FrontEnd*> fe;
@@ -90,6 +93,25 @@ int64_t LiveEngine::submit(SimTime at, int32_t prompt_tokens, int32_t output_tok
   return id;
 }
 
+void LiveEngine::set_latency_spikes(const LatencySpikes& spikes) {
+  if (!single_engine_replicas_) {
+    throw ConfigError(
+        "--latency-spike: not modelled with --data-parallel-size or --pipeline-parallel-size > 1 "
+        "(their steps are timed by a group); expected one engine per replica");
+  }
+  spikes_ = std::make_unique<LatencySpikes>(spikes);
+  for (const auto& r : replicas_) r->set_latency_spikes(spikes_.get());
+}
+
+void LiveEngine::schedule_outage(const ReplicaOutages::Outage& outage) {
+  if (!single_engine_replicas_) {
+    throw ConfigError(
+        "--replica-outage: not modelled with --data-parallel-size or --pipeline-parallel-size > 1; "
+        "expected one engine per replica");
+  }
+  outages_->schedule(sim_, outage);
+}
+
 int64_t LiveEngine::slot_of(int64_t id) const {
   const auto it = slots_.find(id);
   SERVESIM_CHECK(it != slots_.end(), "an unknown or released request");
@@ -102,6 +124,7 @@ void LiveEngine::release(int64_t id) {
   SERVESIM_CHECK(finished(id), "releasing a request that has not finished");
   const int64_t slot = slot_of(id);
   slots_.erase(id);
+  outages_->forget(slot);
   // The segments go now; the flags stay until the slot is reused, so that an event of the
   // request still due (its arrival, an abort) finds it finished and does nothing.
   records_[static_cast<size_t>(slot)].segments = metrics::SegmentList{};
@@ -171,7 +194,12 @@ void LiveEngine::on_event(engine::Simulator& sim, int64_t tag) {
   }
   // A submitted request arrives: what BenchmarkClient::send_now hands the router.
   metrics::RequestRecord& rec = records_[static_cast<size_t>(tag)];
-  if (rec.failed) return;     // aborted before it arrived
+  if (rec.failed) return;    // aborted before it arrived
+  if (!router_->any_up()) {  // every replica crashed (schedule_outage): nowhere to go
+    rec.failed = true;
+    rec.error = kNoReplicaUp;
+    return;
+  }
   rec.replica = kAtFrontEnd;  // the engine that takes it sets its own id
   workloads::RequestSpec spec;
   spec.id = tag;

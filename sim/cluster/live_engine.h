@@ -29,10 +29,12 @@
 #include <vector>
 
 #include "sim/cluster/front_end.h"
+#include "sim/cluster/replica_outages.h"
 #include "sim/cluster/router.h"
 #include "sim/cluster/simulation.h"
 #include "sim/engine/simulator.h"
 #include "sim/metrics/request_record.h"
+#include "sim/replica/latency_spikes.h"
 #include "sim/replica/replica.h"
 
 namespace servesim::sim {
@@ -64,6 +66,26 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
   // advance_to() slice in which it gets there). Its record becomes failed ("aborted"). A finished
   // request is left alone. REQUIRES: id submitted and not released.
   void abort(int64_t id);
+
+  // Fault injection (`servesim serve`). Steps that start inside a window of `spikes` last longer
+  // (sim/replica/latency_spikes.h). Replica `outage.replica` (0..num_replicas−1) crashes at
+  // outage.down and comes back empty at outage.up (sim/cluster/replica_outages.h); a request
+  // that arrives while every replica is down fails at once with the error kNoReplicaUp. Both
+  // throw ConfigError with data or pipeline parallelism (one engine per replica is modelled).
+  // REQUIRES: before any advance_to(); outage.down >= now().
+  static constexpr const char* kNoReplicaUp = "no replica up";
+  void set_latency_spikes(const LatencySpikes& spikes);
+  void schedule_outage(const ReplicaOutages::Outage& outage);
+  bool replica_up(int32_t replica) const { return outages_->up(replica); }
+  bool any_replica_up() const { return outages_->any_up(); }
+  int32_t num_replicas() const { return static_cast<int32_t>(router_->sent_per_replica().size()); }
+  // When request `id`'s replica crashed under it (SimTime::max(): it did not): its tokens after
+  // that time never reach its client.
+  SimTime cut_time(int64_t id) const { return outages_->cut_time(slot_of(id)); }
+  // KV blocks in use on replica `replica` (its engine; 0..num_replicas−1).
+  int64_t replica_used_kv_blocks(int32_t replica) const {
+    return replicas_[static_cast<size_t>(replica)]->kv().num_used_blocks();
+  }
 
   // The caller is done with finished request `id`: its record and token segments are dropped,
   // and id is no longer valid for record(), finished(), token_times() or abort(). Its slot is
@@ -141,6 +163,9 @@ class LiveEngine : private RequestObserver, private engine::EventHandler {
   std::vector<int64_t> front_end_aborts_;
   SimTime now_;
   SimTime client_offset_;
+  bool single_engine_replicas_ = true;  // no DP, no PP: what fault injection models
+  std::unique_ptr<LatencySpikes> spikes_;
+  std::unique_ptr<ReplicaOutages> outages_;
 };
 
 }  // namespace servesim::sim

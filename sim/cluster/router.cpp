@@ -45,12 +45,23 @@ Router::Router(RouterPolicy policy, std::vector<Replica*> replicas, int64_t bala
   }
 }
 
+void Router::set_down(int32_t replica, bool down) {
+  SERVESIM_CHECK(replica >= 0 && replica < static_cast<int32_t>(replicas_.size()),
+                 "no such replica");
+  down_.resize(replicas_.size(), 0);
+  char& d = down_[static_cast<size_t>(replica)];
+  if ((d != 0) == down) return;
+  d = down ? 1 : 0;
+  num_down_ += down ? 1 : -1;
+}
+
 int32_t Router::least_outstanding() const {
-  int32_t best = 0;
-  int64_t best_load = replicas_[0]->outstanding();
-  for (size_t i = 1; i < replicas_.size(); ++i) {
+  int32_t best = -1;
+  int64_t best_load = 0;
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    if (is_down(static_cast<int32_t>(i))) continue;
     const int64_t load = replicas_[i]->outstanding();
-    if (load < best_load) {  // strict: ties keep the lowest id
+    if (best < 0 || load < best_load) {  // strict: ties keep the lowest id
       best = static_cast<int32_t>(i);
       best_load = load;
     }
@@ -61,8 +72,11 @@ int32_t Router::least_outstanding() const {
 int32_t Router::choose(const workloads::RequestSpec& spec) {
   const int64_t n = static_cast<int64_t>(replicas_.size());
   switch (policy_) {
-    case RouterPolicy::kRoundRobin:
-      return static_cast<int32_t>(next_rr_++ % n);
+    case RouterPolicy::kRoundRobin: {
+      auto r = static_cast<int32_t>(next_rr_++ % n);
+      while (is_down(r)) r = static_cast<int32_t>(next_rr_++ % n);
+      return r;
+    }
     case RouterPolicy::kLeastOutstanding:
       return least_outstanding();
     case RouterPolicy::kPrefixAware: {
@@ -72,6 +86,7 @@ int32_t Router::choose(const workloads::RequestSpec& spec) {
       std::vector<int32_t>& holders = holders_[spec.prefix_group];
       int32_t best = -1;
       for (int32_t h : holders) {
+        if (is_down(h)) continue;
         if (best < 0 || replicas_[h]->outstanding() < replicas_[best]->outstanding() ||
             (replicas_[h]->outstanding() == replicas_[best]->outstanding() && h < best)) {
           best = h;
@@ -108,15 +123,17 @@ int32_t Router::choose_by_chain(const std::vector<uint64_t>& chain, int32_t leas
   int32_t pick = -1;
   if (static_cast<double>(matched) > kPrefixCacheThreshold * static_cast<double>(chain.size())) {
     for (int32_t h : best) {  // the least-outstanding holder of the match
+      if (is_down(h)) continue;
       if (pick < 0 || replicas_[h]->outstanding() < replicas_[pick]->outstanding() ||
           (replicas_[h]->outstanding() == replicas_[pick]->outstanding() && h < pick)) {
         pick = h;
       }
     }
   } else {  // too little of the chain matches: the replica holding the fewest blocks
-    pick = 0;
-    for (size_t r = 1; r < replicas_.size(); ++r) {
-      if (chain_blocks_held_[r] < chain_blocks_held_[static_cast<size_t>(pick)]) {
+    pick = -1;
+    for (size_t r = 0; r < replicas_.size(); ++r) {
+      if (is_down(static_cast<int32_t>(r))) continue;
+      if (pick < 0 || chain_blocks_held_[r] < chain_blocks_held_[static_cast<size_t>(pick)]) {
         pick = static_cast<int32_t>(r);
       }
     }

@@ -92,6 +92,12 @@ class Router : public RequestSink {
   // requests (the engine does not see them yet). REQUIRES: one per replica, outliving the router.
   void set_front_ends(std::vector<FrontEnd*> front_ends) { front_ends_ = std::move(front_ends); }
 
+  // A replica down (a crashed engine, sim/cluster/replica_outages.h) is chosen by no policy:
+  // round-robin skips it in its turn, the others leave it out of their comparisons. REQUIRES for
+  // send() and choose(): some replica up.
+  void set_down(int32_t replica, bool down);
+  bool any_up() const { return num_down_ < static_cast<int64_t>(replicas_.size()); }
+
   // Requests sent to each replica so far.
   const std::vector<int64_t>& sent_per_replica() const { return sent_; }
 
@@ -112,6 +118,9 @@ class Router : public RequestSink {
   std::unordered_map<uint64_t, std::vector<int32_t>> chain_holders_;
   // Per replica: the chain keys it holds (the size of its "tree").
   std::vector<int64_t> chain_blocks_held_;
+  std::vector<char> down_;  // by replica, once set_down() is called
+  int64_t num_down_ = 0;
+  bool is_down(int32_t r) const { return num_down_ > 0 && down_[static_cast<size_t>(r)] != 0; }
 };
 
 }  // namespace servesim::sim

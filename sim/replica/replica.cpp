@@ -89,6 +89,14 @@ int64_t Replica::num_waiting() const {
 }
 
 void Replica::add_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
+  if (down_) {  // a crashed engine: the request fails where it meets it (set_down)
+    metrics::RequestRecord& rec = (*records_)[spec.id];
+    rec.replica = id_;
+    rec.failed = true;
+    rec.error = kReplicaDownError;
+    observer_->on_request_done(sim, spec.id);
+    return;
+  }
   // vLLM V0 LLMEngine._add_processed_request: "Add the sequence group to the scheduler with least
   // unfinished seqs": costs.index(min(costs)), the first engine among equals.
   if (links_.dp_front) {

@@ -113,6 +113,7 @@
 #include "sim/replica/engine_config.h"
 #include "sim/replica/kv_cache_manager.h"
 #include "sim/replica/kv_offload.h"
+#include "sim/replica/latency_spikes.h"
 #include "sim/replica/lora_adapters.h"
 #include "sim/replica/pipeline.h"
 #include "sim/replica/request_state.h"
@@ -243,6 +244,15 @@ class Replica : public engine::EventHandler {
   // segments hold the tokens it got. A request already finished is left alone. replica_abort.cpp.
   // REQUIRES: no KV offloading, remote KV (P/D) or speculative decoding (not modelled).
   void abort_request(engine::Simulator& sim, int64_t request_id);
+
+  // Fault injection for `servesim serve` (sim/cluster/replica_outages.h). Steps that start inside
+  // a window of `spikes` last longer (sim/replica/latency_spikes.h); null: none; not owned. While
+  // down (a crashed engine), every request that reaches it fails at once with the error
+  // kReplicaDownError. REQUIRES: one engine (no DP group, no virtual engines).
+  static constexpr const char* kReplicaDownError = "replica down";
+  void set_latency_spikes(const LatencySpikes* spikes) { spikes_ = spikes; }
+  void set_down(bool down) { down_ = down; }
+  bool down() const { return down_; }
 
   void on_event(engine::Simulator& sim, int64_t tag) override;
 
@@ -490,6 +500,10 @@ class Replica : public engine::EventHandler {
   int64_t lora_decoders_ = 0;          // running decoders with an adapter (LoRA kernel tokens)
   std::vector<int32_t> lora_skipped_;  // waiting requests skipped for max_loras in this step
   std::vector<int64_t> aborts_;        // requests to abort at the end of the step in flight
+
+  // Fault injection: set_latency_spikes(), set_down().
+  const LatencySpikes* spikes_ = nullptr;
+  bool down_ = false;
 };
 
 }  // namespace servesim::sim

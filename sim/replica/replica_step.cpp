@@ -47,6 +47,7 @@ SimTime duration_ceil(double s) {
 // `running` requests, `ideal_s` the ideal model's time for it (0 without one).
 inline void Replica::record_step(const engine::Simulator& sim, SimTime duration, int64_t seqs,
                                  int64_t tokens, int64_t running, double ideal_s) {
+  if (spikes_ != nullptr) duration = spikes_->apply(sim.now(), duration);  // fault injection
   step_.in_flight = true;
   step_.end = sim.now() + duration;
   step_.end_queued = links_.dp_lockstep;  // a DP round schedules the end itself

@@ -16,6 +16,7 @@
 
 #include "sim/base/error.h"
 #include "sim/cluster/live_engine.h"
+#include "sim/serve/client_socket.h"
 #include "sim/serve/openai_api.h"
 #include "sim/serve/prometheus.h"
 
@@ -30,6 +31,20 @@ std::string text_of(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
+}
+
+// What a proxy in front of a crashed vLLM answers (Envoy's bodies, text/plain, status 503): a
+// request that comes while no replica is up, and one whose replica died before its answer.
+constexpr const char* kNoHealthyUpstream = "no healthy upstream";
+constexpr const char* kUpstreamReset =
+    "upstream connect error or disconnect/reset before headers. reset reason: connection "
+    "termination";
+// How often a non-streaming handler looks whether its client is still connected (wall time).
+constexpr auto kClientCheck = std::chrono::milliseconds(50);
+
+void send_proxy_503(httplib::Response& res, const char* body) {
+  res.status = 503;
+  res.set_content(body, "text/plain");
 }
 
 void send_error(httplib::Response& res, int status, const std::string& type,
@@ -67,6 +82,10 @@ struct Server::Impl {
     vllm_version = prepared.engine.vllm_version;
     labels = "engine=\"0\",model_name=\"" + limits.served_model + "\"";
     offset = engine.client_offset();
+    if (!o.latency_spikes.empty()) engine.set_latency_spikes(sim::LatencySpikes(o.latency_spikes));
+    for (const sim::ReplicaOutages::Outage& outage : o.replica_outages) {
+      engine.schedule_outage(outage);
+    }
   }
 
   // --- the clock ---
@@ -109,9 +128,12 @@ struct Server::Impl {
       const metrics::RequestRecord& rec = engine.record(id);
       if (!rec.completed) {
         // Aborted: the tokens it got were counted as produced (vLLM counts them per step); it
-        // is not a success, and vLLM records no latency of a request its client aborted.
+        // is not a success, and vLLM records no latency of a request its client aborted. Cut by
+        // a crash: only its tokens up to the crash were produced for a client.
         times.clear();
         engine.token_times(id, 0, &times);
+        const SimTime cut = engine.cut_time(id);
+        while (!times.empty() && times.back() > cut) times.pop_back();
         if (!times.empty()) aborted_prompt_tokens += rec.prompt_tokens;
         aborted_output_tokens += static_cast<int64_t>(times.size());
         side_done(id);
@@ -195,6 +217,9 @@ struct Server::Impl {
                      labels, static_cast<double>(rejected));
       render_counter(out, "servesim:injected_failures", "Requests failed by --fail-rate.", labels,
                      static_cast<double>(injected_failures));
+      render_counter(out, "servesim:outage_failures",
+                     "Requests answered 503 or cut by a --replica-outage.", labels,
+                     static_cast<double>(outage_failures));
     }
     return out;
   }
@@ -222,15 +247,22 @@ struct Server::Impl {
         send_error(res, 503, "ServiceUnavailableError", "the server is shutting down");
         return;
       }
-      if (options.max_waiting_requests > 0 &&
-          engine.num_waiting() >= options.max_waiting_requests) {
-        std::lock_guard<std::mutex> s(stats_mu);
-        ++rejected;
-        send_error(res, 503, "ServiceUnavailableError",
-                   std::to_string(engine.num_waiting()) +
-                       " requests are waiting (--max-waiting-requests " +
-                       std::to_string(options.max_waiting_requests) + "); retry later");
-        return;
+      if (options.max_waiting_requests > 0) {
+        // The requests received before this one count even when the engine thread has not yet
+        // run their arrival (a flood): the engine is brought to the present first.
+        engine.advance_to(std::max(sim_now(), engine.now()));
+        tokens_cv.notify_all();
+        if (engine.num_waiting() >= options.max_waiting_requests) {
+          std::lock_guard<std::mutex> s(stats_mu);
+          ++rejected;
+          const bool rate_limit = options.max_waiting_status == 429;
+          send_error(res, options.max_waiting_status,
+                     rate_limit ? "RateLimitError" : "ServiceUnavailableError",
+                     std::to_string(engine.num_waiting()) +
+                         " requests are waiting (--max-waiting-requests " +
+                         std::to_string(options.max_waiting_requests) + "); retry later");
+          return;
+        }
       }
       if (options.fail_rate > 0 && unit_draw(options.seed, received++) < options.fail_rate) {
         std::lock_guard<std::mutex> s(stats_mu);
@@ -244,6 +276,25 @@ struct Server::Impl {
       ++open_requests;  // until its answer is written (request_done)
     }
     engine_cv.notify_one();
+    if (!options.replica_outages.empty()) {
+      // Routed, or refused because no replica is up, before any header is written: a proxy
+      // with no upstream answers 503 at once.
+      bool refused = false;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        tokens_cv.wait(lock, [&] {
+          return stopping || engine.finished(id) ||
+                 engine.record(id).replica != sim::LiveEngine::kNotArrived;
+        });
+        refused = engine.finished(id) && engine.record(id).failed;
+      }
+      if (refused) {
+        count_outage_failure();
+        request_done(id);
+        send_proxy_503(res, kNoHealthyUpstream);
+        return;
+      }
+    }
     char hex[32];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
     ResponseIds ids{std::string(endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-") + hex,
@@ -251,12 +302,41 @@ struct Server::Impl {
     if (!r.stream) {
       SimTime last;
       {
+        // Waits for the answer, looking every kClientCheck whether the client is still there
+        // (ClientSocket): one that went away is aborted as a stream's is.
+        ClientSocket client(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
         std::unique_lock<std::mutex> lock(mu);
-        tokens_cv.wait(lock, [&] { return stopping || engine.finished(id); });
+        bool gone = false;
+        while (!tokens_cv.wait_until(lock, Clock::now() + kClientCheck,
+                                     [&] { return stopping || engine.finished(id); })) {
+          lock.unlock();
+          gone = client.closed();
+          lock.lock();
+          if (gone) break;
+        }
+        if (gone && !engine.finished(id)) {
+          engine.abort(id);
+          submitted = true;  // the engine thread applies it now
+          lock.unlock();
+          engine_cv.notify_one();
+          {
+            std::lock_guard<std::mutex> s(stats_mu);
+            ++disconnects;
+          }
+          request_done(id);
+          return;  // nobody reads the answer
+        }
         if (!engine.finished(id)) {
           lock.unlock();
           request_done(id);
           send_error(res, 503, "ServiceUnavailableError", "the server is shutting down");
+          return;
+        }
+        if (engine.record(id).failed) {  // its replica crashed (--replica-outage)
+          lock.unlock();
+          count_outage_failure();
+          request_done(id);
+          send_proxy_503(res, kUpstreamReset);
           return;
         }
         last = engine.record(id).last_token;
@@ -272,6 +352,11 @@ struct Server::Impl {
         "text/event-stream",
         [this, id, r, ids](size_t, httplib::DataSink& sink) { return stream(id, r, ids, sink); },
         [this, id](bool) { request_done(id); });  // however the stream ended
+  }
+
+  void count_outage_failure() {
+    std::lock_guard<std::mutex> s(stats_mu);
+    ++outage_failures;
   }
 
   // A request's answer is written (or cut): a drain waits for none to be left.
@@ -333,15 +418,18 @@ struct Server::Impl {
     std::vector<SimTime> times;
     while (sent < r.max_tokens) {
       times.clear();
+      SimTime cut = SimTime::max();  // its replica's crash (--replica-outage), if it had one
       {
         std::unique_lock<std::mutex> lock(mu);
         tokens_cv.wait(lock, [&] {
           engine.token_times(id, sent, &times);
-          return !times.empty() || stopping;
+          return !times.empty() || stopping || engine.finished(id);
         });
+        if (engine.finished(id) && engine.record(id).failed) cut = engine.cut_time(id);
       }
-      if (times.empty()) return false;  // shutting down: cut the stream
+      if (times.empty() && cut == SimTime::max()) return false;  // shutting down: cut the stream
       for (SimTime t : times) {
+        if (t > cut) break;
         send_at(wall_of(t + offset));
         ++sent;
         const bool last = sent == r.max_tokens;
@@ -349,6 +437,12 @@ struct Server::Impl {
                 sink, token_chunk(r.endpoint, ids, kFillerToken, last, r.include_usage).dump())) {
           return disconnected();
         }
+      }
+      if (cut != SimTime::max()) {
+        // Its replica crashed: the proxy resets the stream then, without [DONE].
+        std::this_thread::sleep_until(std::max(wall_of(cut), Clock::now()));
+        count_outage_failure();
+        return false;
       }
     }
     if (r.include_usage &&
@@ -366,6 +460,14 @@ struct Server::Impl {
     http.set_pre_routing_handler([this](const httplib::Request& q, httplib::Response& s) {
       {
         std::lock_guard<std::mutex> lock(mu);
+        // No replica up (--replica-outage): the proxy in front answers every path but
+        // servesim's /metrics.
+        if (!draining && !options.replica_outages.empty() && !engine.any_replica_up() &&
+            q.path != "/metrics") {
+          if (q.method == "POST") count_outage_failure();
+          send_proxy_503(s, kNoHealthyUpstream);
+          return httplib::Server::HandlerResponse::Handled;
+        }
         if (!draining || q.path == "/metrics" || q.path == "/live") {
           return httplib::Server::HandlerResponse::Unhandled;
         }
@@ -435,6 +537,7 @@ struct Server::Impl {
   int64_t disconnects = 0;
   int64_t rejected = 0;
   int64_t injected_failures = 0;
+  int64_t outage_failures = 0;
 
   std::thread engine_thread;
   int bound_port = 0;
@@ -457,6 +560,10 @@ Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeploymen
   if (options.max_waiting_requests < 0) {
     throw ConfigError("--max-waiting-requests: " + std::to_string(options.max_waiting_requests) +
                       " is invalid; expected 0 (no limit) or more");
+  }
+  if (options.max_waiting_status != 429 && options.max_waiting_status != 503) {
+    throw ConfigError("--max-waiting-status: " + std::to_string(options.max_waiting_status) +
+                      " is invalid; expected 429 (a gateway's rate limit) or 503 (overloaded)");
   }
   if (!(options.fail_rate >= 0 && options.fail_rate <= 1)) {
     throw ConfigError("--fail-rate: " + text_of(options.fail_rate) +

@@ -17,14 +17,21 @@
 //   servesim:client_disconnects_total     streams whose client went away before the end
 //   servesim:rejected_requests_total      requests refused for --max-waiting-requests
 //   servesim:injected_failures_total      requests failed by --fail-rate
+//   servesim:outage_failures_total        requests answered 503 or cut by --replica-outage
 // Histogram latencies are in simulated seconds (what vLLM would report), lateness in wall seconds.
 //
 // Limits. --max-waiting-requests N > 0: a request that arrives while N requests wait (in the
-// engines' queues and API servers) is refused with 503 (vLLM has no such limit; gateways do).
+// engines' queues and API servers; the engine is first run to the present, so the requests
+// received just before count) is refused with 503, or 429 (max_waiting_status; vLLM has no such
+// limit; gateways do).
 // A client that disconnects mid-stream is seen when a write to it fails (the token after it
 // left, or the one after that); its request is then aborted in the engine as vLLM's API server
 // aborts it (LiveEngine::abort: it leaves at the next step boundary, its KV blocks freed). A
-// non-streaming client that goes away is not seen (cpp-httplib tells a handler nothing of it).
+// non-streaming client that goes away is seen while its handler waits, every 50 ms
+// (ClientSocket, client_socket.h), and aborted the same way.
+// Faults (docs/serve.md): --replica-outage — a crashed replica's streams are cut at the crash,
+// its non-streaming requests and, while no replica is up, every request get a proxy's 503
+// (Envoy's bodies); --latency-spike stretches the engine's steps (sim/replica/latency_spikes.h).
 // Threads: one engine thread and a pool of `threads` HTTP workers; each open connection holds a
 // worker, so `threads` bounds the concurrent streams.
 #ifndef SERVESIM_SIM_SERVE_SERVER_H_
@@ -33,8 +40,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "sim/cluster/replica_outages.h"
 #include "sim/cluster/simulation.h"
+#include "sim/replica/latency_spikes.h"
 
 namespace servesim::serve {
 
@@ -61,6 +71,13 @@ struct ServeOptions {
   // failures.
   double fail_rate = 0;
   uint64_t seed = 0;
+  // The status of a request refused for max_waiting_requests: 503 (an overloaded upstream) or
+  // 429 (a gateway's rate limit).
+  int max_waiting_status = 503;
+  // Latency spikes and replica outages (sim/replica/latency_spikes.h,
+  // sim/cluster/replica_outages.h), in this port's replica numbers.
+  std::vector<sim::LatencySpikes::Window> latency_spikes;
+  std::vector<sim::ReplicaOutages::Outage> replica_outages;
 };
 
 class Server {
