@@ -54,8 +54,8 @@ std::vector<SimTime> tokens(const LiveEngine& e, int64_t id) {
 SimTime seconds(double s) { return SimTime::from_seconds_ceil(s); }
 
 TEST_CASE(
-    "live engine outage: the window's requests avoid the replica; its own fail; counts "
-    "are conserved; it comes back empty",
+    "live engine outage: the window's requests avoid the replica, its own fail, counts "
+    "are conserved, it comes back empty",
     "[live_engine][faults]") {
   SimulationConfig c = base_config();
   c.num_replicas = 3;
