@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,28 @@ class GroupedFormatter : public CLI::Formatter {
     if (mode == CLI::AppFormatMode::Sub) return make_expanded(app);
     return make_description(app) + make_usage(app, name) + make_positionals(app) +
            groups(app, mode) + make_subcommands(app, mode) + "\n" + make_footer(app);
+  }
+
+  // CLI11 lists an option's Needs and Excludes in pointer order (a std::set<Option*>), so the help
+  // text changed from run to run; here they are listed by name.
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string out = CLI::Formatter::make_option_opts(opt);
+    const std::string needs = " " + get_label("Needs") + ":";
+    const std::string excludes = " " + get_label("Excludes") + ":";
+    const std::size_t cut = std::min(out.find(needs), out.find(excludes));
+    if (cut == std::string::npos) return out;
+    out.erase(cut);
+    auto sorted_names = [](const auto& options) {
+      std::vector<std::string> names;
+      for (const CLI::Option* o : options) names.push_back(o->get_name());
+      std::sort(names.begin(), names.end());
+      std::string text;
+      for (const std::string& n : names) text += " " + n;
+      return text;
+    };
+    if (!opt->get_needs().empty()) out += needs + sorted_names(opt->get_needs());
+    if (!opt->get_excludes().empty()) out += excludes + sorted_names(opt->get_excludes());
+    return out;
   }
 
  private:
