@@ -117,16 +117,7 @@ class ServeCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& /*err*/) override {
-    if (!opts_.config_file.empty()) {
-      const nlohmann::json file = read_config_file(opts_.config_file);
-      for (const auto& [key, value] : file.items()) {
-        if (!is_serve_key(key)) {
-          throw ConfigError(opts_.config_file + ": \"" + key +
-                            "\" describes the load or the report; serve takes its load from "
-                            "its HTTP clients (deployment and engine keys only)");
-        }
-      }
-    }
+    check_config_keys();
     sim::SimulationConfig config = build_config(*cmd_, opts_);
     config.track_ideal_busy = false;  // nothing reports it: half the cost-model calls
     register_inputs(run_inputs(opts_, config));
@@ -143,19 +134,7 @@ class ServeCommand : public Command {
       one.num_replicas = 1;
     }
     const sim::PreparedDeployment prepared = sim::prepare_deployment(one);
-    for (const std::string& text : spikes_) {
-      options_.latency_spikes.push_back(serve::parse_latency_spike(text));
-    }
-    std::vector<sim::ReplicaOutages::Outage> outages;
-    for (const std::string& text : outages_) {
-      outages.push_back(serve::parse_replica_outage(text));
-      if (outages.back().replica >= config.num_replicas) {
-        throw ConfigError("--replica-outage: \"" + text + "\" names replica " +
-                          std::to_string(outages.back().replica) + "; expected 0.." +
-                          std::to_string(config.num_replicas - 1) + " (--num-replicas " +
-                          std::to_string(config.num_replicas) + ")");
-      }
-    }
+    const std::vector<sim::ReplicaOutages::Outage> outages = parse_faults(config.num_replicas);
 
     // SIGINT and SIGTERM stop the servers; blocked here so that every thread started after
     // inherits the mask and only the watcher receives them.
@@ -185,16 +164,7 @@ class ServeCommand : public Command {
       }
     });
     watcher.detach();
-    out << "servesim serve: "
-        << (options_.served_model.empty() ? config.model : options_.served_model) << " on "
-        << prepared.deployment.gpu.name << " x" << config.num_replicas << " replica(s)"
-        << (port_per_replica_ ? ", one per port" : "") << ", KV cache "
-        << prepared.memory.num_blocks << " blocks, max_model_len " << prepared.engine.max_model_len
-        << ", time scale " << options_.time_scale << ", listening on ";
-    for (int i = 0; i < servers_n; ++i) {
-      out << (i > 0 ? ", " : "") << "http://" << options_.host << ":" << servers[i]->port();
-    }
-    out << std::endl;
+    print_banner(out, config, prepared, servers);
     std::vector<std::thread> others;
     for (int i = 1; i < servers_n; ++i) {
       others.emplace_back([&servers, i] { servers[static_cast<size_t>(i)]->run(); });
@@ -206,6 +176,54 @@ class ServeCommand : public Command {
   }
 
  private:
+  // A --config file gives deployment and engine keys only: serve's load comes from its clients.
+  void check_config_keys() const {
+    if (!opts_.config_file.empty()) {
+      const nlohmann::json file = read_config_file(opts_.config_file);
+      for (const auto& [key, value] : file.items()) {
+        if (!is_serve_key(key)) {
+          throw ConfigError(opts_.config_file + ": \"" + key +
+                            "\" describes the load or the report; serve takes its load from "
+                            "its HTTP clients (deployment and engine keys only)");
+        }
+      }
+    }
+  }
+
+  // --latency-spike (into the server options) and --replica-outage, checked against the replicas.
+  std::vector<sim::ReplicaOutages::Outage> parse_faults(int num_replicas) {
+    std::vector<sim::ReplicaOutages::Outage> outages;
+    for (const std::string& text : spikes_) {
+      options_.latency_spikes.push_back(serve::parse_latency_spike(text));
+    }
+    for (const std::string& text : outages_) {
+      outages.push_back(serve::parse_replica_outage(text));
+      if (outages.back().replica >= num_replicas) {
+        throw ConfigError("--replica-outage: \"" + text + "\" names replica " +
+                          std::to_string(outages.back().replica) + "; expected 0.." +
+                          std::to_string(num_replicas - 1) + " (--num-replicas " +
+                          std::to_string(num_replicas) + ")");
+      }
+    }
+    return outages;
+  }
+
+  // The line that says what listens where.
+  void print_banner(std::ostream& out, const sim::SimulationConfig& config,
+                    const sim::PreparedDeployment& prepared,
+                    const std::vector<std::unique_ptr<serve::Server>>& servers) const {
+    out << "servesim serve: "
+        << (options_.served_model.empty() ? config.model : options_.served_model) << " on "
+        << prepared.deployment.gpu.name << " x" << config.num_replicas << " replica(s)"
+        << (port_per_replica_ ? ", one per port" : "") << ", KV cache "
+        << prepared.memory.num_blocks << " blocks, max_model_len " << prepared.engine.max_model_len
+        << ", time scale " << options_.time_scale << ", listening on ";
+    for (size_t i = 0; i < servers.size(); ++i) {
+      out << (i > 0 ? ", " : "") << "http://" << options_.host << ":" << servers[i]->port();
+    }
+    out << std::endl;
+  }
+
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
   serve::ServeOptions options_;
