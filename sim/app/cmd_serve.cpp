@@ -17,6 +17,7 @@
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
+#include "sim/app/serve_keys.h"
 #include "sim/base/error.h"
 #include "sim/cluster/simulation.h"
 #include "sim/serve/fault_flags.h"
@@ -24,43 +25,6 @@
 
 namespace servesim::app {
 namespace {
-
-// The config keys serve takes: the deployment, the engine, and the cluster in front of it.
-bool is_serve_key(const std::string& key) {
-  static const char* kKeys[] = {"model",
-                                "gpu",
-                                "tensor_parallel_size",
-                                "pipeline_parallel_size",
-                                "data_parallel_size",
-                                "enable_expert_parallel",
-                                "gpus_per_node",
-                                "inter_node_link",
-                                "quantization",
-                                "kv_cache_dtype",
-                                "dtype",
-                                "enforce_eager",
-                                "ideal",
-                                "num_replicas",
-                                "router",
-                                "calibration",
-                                "kernel_table",
-                                "vllm_version",
-                                "max_num_seqs",
-                                "max_num_batched_tokens",
-                                "block_size",
-                                "gpu_memory_utilization",
-                                "enable_prefix_caching",
-                                "long_prefill_token_threshold",
-                                "max_model_len",
-                                "scheduling_policy",
-                                "num_gpu_blocks_override",
-                                "disable_hybrid_kv_cache_manager",
-                                "num_scheduler_steps",
-                                "async_scheduling",
-                                "enable_chunked_prefill"};
-  return std::find_if(std::begin(kKeys), std::end(kKeys),
-                      [&](const char* k) { return key == k; }) != std::end(kKeys);
-}
 
 class ServeCommand : public Command {
  public:
@@ -70,7 +34,7 @@ class ServeCommand : public Command {
         "an OpenAI-compatible vLLM stand-in on HTTP whose tokens are timed by the simulated "
         "deployment (docs/serve.md)");
     for (const ConfigField& f : config_fields()) {
-      if (!is_serve_key(f.key)) opts_.skip.push_back(f.key);
+      if (!is_servesim_serve_key(f.key)) opts_.skip.push_back(f.key);
     }
     cmd_->add_option("--host", options_.host, "address to listen on [127.0.0.1]");
     cmd_->add_option("--port", options_.port, "port to listen on; 0 = any free port [8000]");
@@ -181,7 +145,7 @@ class ServeCommand : public Command {
     if (!opts_.config_file.empty()) {
       const nlohmann::json file = read_config_file(opts_.config_file);
       for (const auto& [key, value] : file.items()) {
-        if (!is_serve_key(key)) {
+        if (!is_servesim_serve_key(key)) {
           throw ConfigError(opts_.config_file + ": \"" + key +
                             "\" describes the load or the report; serve takes its load from "
                             "its HTTP clients (deployment and engine keys only)");
