@@ -44,41 +44,7 @@ class CompareCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& err) override {
-    planning::CompareSide a, b;
-    if (!configs_.empty()) {
-      if (configs_.size() != 2) {
-        throw ConfigError("compare: give exactly two config files (A.json B.json), got " +
-                          std::to_string(configs_.size()));
-      }
-      if (!vary_.empty() || !opts_.config_file.empty()) {
-        throw ConfigError(
-            "compare: give either two config files, or --vary KNOB=a,b (with an optional "
-            "--config base), not both");
-      }
-      RunOptions oa = opts_, ob = opts_;
-      oa.config_file = configs_[0];
-      ob.config_file = configs_[1];
-      a = {configs_[0], build_config(*cmd_, oa)};
-      b = {configs_[1], build_config(*cmd_, ob)};
-    } else {
-      if (vary_.empty()) {
-        throw ConfigError(
-            "compare: give two config files (compare A.json B.json) or --vary "
-            "KNOB=a,b");
-      }
-      std::vector<planning::VaryAxis> axes;
-      for (const std::string& v : vary_) axes.push_back(planning::parse_vary(v));
-      const std::vector<planning::VaryPoint> points = planning::vary_product(axes);
-      if (points.size() != 2) {
-        throw ConfigError("compare: --vary must give exactly two configurations (A and B), got " +
-                          std::to_string(points.size()));
-      }
-      const sim::SimulationConfig base = build_config(*cmd_, opts_);
-      a = {points[0].label, base};
-      b = {points[1].label, base};
-      apply_vary_settings(a.config, points[0].settings);
-      apply_vary_settings(b.config, points[1].settings);
-    }
+    auto [a, b] = sides();
     for (const planning::CompareSide* side : {&a, &b}) {
       register_inputs(run_inputs(opts_, side->config));
     }
@@ -124,6 +90,46 @@ class CompareCommand : public Command {
   }
 
  private:
+  // A and B: two config files, or the two points of --vary on the run's config.
+  std::pair<planning::CompareSide, planning::CompareSide> sides() const {
+    planning::CompareSide a, b;
+    if (!configs_.empty()) {
+      if (configs_.size() != 2) {
+        throw ConfigError("compare: give exactly two config files (A.json B.json), got " +
+                          std::to_string(configs_.size()));
+      }
+      if (!vary_.empty() || !opts_.config_file.empty()) {
+        throw ConfigError(
+            "compare: give either two config files, or --vary KNOB=a,b (with an optional "
+            "--config base), not both");
+      }
+      RunOptions oa = opts_, ob = opts_;
+      oa.config_file = configs_[0];
+      ob.config_file = configs_[1];
+      a = {configs_[0], build_config(*cmd_, oa)};
+      b = {configs_[1], build_config(*cmd_, ob)};
+    } else {
+      if (vary_.empty()) {
+        throw ConfigError(
+            "compare: give two config files (compare A.json B.json) or --vary "
+            "KNOB=a,b");
+      }
+      std::vector<planning::VaryAxis> axes;
+      for (const std::string& v : vary_) axes.push_back(planning::parse_vary(v));
+      const std::vector<planning::VaryPoint> points = planning::vary_product(axes);
+      if (points.size() != 2) {
+        throw ConfigError("compare: --vary must give exactly two configurations (A and B), got " +
+                          std::to_string(points.size()));
+      }
+      const sim::SimulationConfig base = build_config(*cmd_, opts_);
+      a = {points[0].label, base};
+      b = {points[1].label, base};
+      apply_vary_settings(a.config, points[0].settings);
+      apply_vary_settings(b.config, points[1].settings);
+    }
+    return {a, b};
+  }
+
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
   std::vector<std::string> configs_;

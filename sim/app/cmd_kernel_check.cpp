@@ -73,15 +73,7 @@ class KernelCheckCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream&) override {
-    std::vector<InputFile> inputs = {{"--measured", measured_, kMaxDataFileBytes}};
-    for (InputFile& f :
-         config_inputs({{"gpu", gpu_},
-                        {"kernel_table", kernel_table_ == "auto" ? "" : kernel_table_},
-                        {"calibration", calibration_}})) {
-      inputs.push_back(std::move(f));
-    }
-    register_inputs(inputs);
-    check_outputs("--output", output_, false);
+    register_kernel_check_inputs();
     const hardware::GpuSpec gpu = hardware::load_gpu(gpu_);
     const std::vector<hardware::KernelRow> rows = hardware::read_kernel_csv(measured_);
     hardware::check_rows_measured_on(rows, gpu, "--measured", measured_);
@@ -114,7 +106,30 @@ class KernelCheckCommand : public Command {
         << "\nOther ops: roofline with "
         << (cal_path.empty() ? "the catalog's parameters" : "the parameters of " + cal_path)
         << "\n\n";
-    // Groups: kind × dtype, then all rows, then the rows the table covers.
+    print_groups(out, checked);
+    print_layer_sums(out, rows, d, opts);
+
+    if (!output_.empty()) write_rows(out, checked);
+    return 0;
+  }
+
+ private:
+  // Every file kernel-check reads is an input (refused as an output); --output is checked before
+  // any work.
+  void register_kernel_check_inputs() {
+    std::vector<InputFile> inputs = {{"--measured", measured_, kMaxDataFileBytes}};
+    for (InputFile& f :
+         config_inputs({{"gpu", gpu_},
+                        {"kernel_table", kernel_table_ == "auto" ? "" : kernel_table_},
+                        {"calibration", calibration_}})) {
+      inputs.push_back(std::move(f));
+    }
+    register_inputs(inputs);
+    check_outputs("--output", output_, false);
+  }
+
+  // The error table: per kind × dtype, then all rows, then the rows the kernel table covers.
+  static void print_groups(std::ostream& out, const std::vector<models::KernelCheckRow>& checked) {
     std::map<std::string, std::vector<models::KernelCheckRow>> groups;
     std::vector<models::KernelCheckRow> tabled;
     for (const auto& c : checked) {
@@ -139,30 +154,27 @@ class KernelCheckCommand : public Command {
     for (const auto& [name, g] : groups) print(name, g);
     print("all rows", checked);
     if (!tabled.empty() && tabled.size() != checked.size()) print("rows with a table", tabled);
-
-    print_layer_sums(out, rows, d, opts);
-
-    if (!output_.empty()) {
-      std::ostringstream csv;
-      csv << "kind,dtype,model,tp,op,m_tokens,n,k,batch,q_len,kv_len,q_heads,kv_heads,head_dim,"
-             "measured_us,predicted_us,error_pct,source\n";
-      for (const auto& c : checked) {
-        const auto& r = c.row;
-        char num[96];
-        std::snprintf(num, sizeof num, "%.3f,%.3f,%.2f", r.time_s * 1e6, c.predicted_s * 1e6,
-                      100 * c.error());
-        csv << r.kind << "," << r.dtype << "," << r.model << "," << r.tp << "," << r.op << ","
-            << r.m_tokens << "," << r.n << "," << r.k << "," << r.batch << "," << r.q_len << ","
-            << r.kv_len << "," << r.q_heads << "," << r.kv_heads << "," << r.head_dim << "," << num
-            << "," << c.source << "\n";
-      }
-      metrics::write_text_atomically(output_, csv.str());
-      out << "\nPer-row predictions written to " << output_ << "\n";
-    }
-    return 0;
   }
 
- private:
+  // --output: one CSV row per measured kernel, with the prediction and its source.
+  void write_rows(std::ostream& out, const std::vector<models::KernelCheckRow>& checked) const {
+    std::ostringstream csv;
+    csv << "kind,dtype,model,tp,op,m_tokens,n,k,batch,q_len,kv_len,q_heads,kv_heads,head_dim,"
+           "measured_us,predicted_us,error_pct,source\n";
+    for (const auto& c : checked) {
+      const auto& r = c.row;
+      char num[96];
+      std::snprintf(num, sizeof num, "%.3f,%.3f,%.2f", r.time_s * 1e6, c.predicted_s * 1e6,
+                    100 * c.error());
+      csv << r.kind << "," << r.dtype << "," << r.model << "," << r.tp << "," << r.op << ","
+          << r.m_tokens << "," << r.n << "," << r.k << "," << r.batch << "," << r.q_len << ","
+          << r.kv_len << "," << r.q_heads << "," << r.kv_heads << "," << r.head_dim << "," << num
+          << "," << c.source << "\n";
+    }
+    metrics::write_text_atomically(output_, csv.str());
+    out << "\nPer-row predictions written to " << output_ << "\n";
+  }
+
   // Per catalog model and TP shard in the table: measured Σ of its four GEMMs × layers against
   // the cost model's RooflineCostModel::layer_linear_time_s × layers (table curve + the
   // elementwise allowance, or the roofline), at --layer-tokens tokens.

@@ -17,6 +17,7 @@
 #include "sim/calibration/prediction_basis.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/planning/matrix_row.h"
 
 namespace servesim::app {
 namespace {
@@ -111,30 +112,15 @@ class MatrixCommand : public Command {
     for (const Row& row : rows()) {
       sim::SimulationConfig c = base;
       row.apply(c.workload);
-      sim::SimulationConfig sat = c;
-      sat.workload.request_rate = std::numeric_limits<double>::infinity();
-      if (sat.workload.dataset_name == "trace") sat.workload.trace_time_scale = 0;
-      const sim::SimulationResult s = sim::run_simulation(sat, prepared);
-      const double saturation = s.metrics.request_throughput;
-      double rate = saturation;
-      sim::SimulationResult r;
-      if (row.saturate) {
-        r = s;
-      } else {
-        c.workload.request_rate = load_fraction_ * saturation;
-        r = sim::run_simulation(c, prepared);
-        rate = c.workload.request_rate;
-      }
-      const json summary = sim::servesim_summary(c, prepared, r);
-      // At this row's load and workload: the basis can differ between rows (a profile's fitted
-      // load range).
-      const sim::SimulationConfig& at = row.saturate ? sat : c;
-      const calibration::PredictionBasis basis =
-          sim::prediction_basis(prepared, sim::prediction_query(at, prepared));
+      const planning::MatrixRowRun run =
+          planning::run_matrix_row(c, prepared, row.saturate, load_fraction_);
+      const double saturation = run.saturation_rps, rate = run.request_rate;
+      const json& summary = run.summary;
+      const calibration::PredictionBasis& basis = run.basis;
       bases.emplace_back(row.name, basis);
       const double hit = summary["prefix_cache_hit_rate"].get<double>();
       const int64_t preempt = summary["preemptions"].get<int64_t>();
-      const auto& m = r.metrics;
+      const auto& m = run.result.metrics;
       std::snprintf(line, sizeof line,
                     "%-19s %9.2f %8.2f %7.0f/%-7.0f %7.1f/%-7.1f %9.0f %6.1f %8lld\n",
                     row.name.c_str(), saturation, rate, percentile(m, "ttft", 50),
@@ -156,6 +142,16 @@ class MatrixCommand : public Command {
                        {"prediction_basis", basis.label},
                        {"prediction_basis_reason", basis.reason}});
     }
+    print_footer(out, bases);
+    if (!output_.empty()) write_matrix(base, prepared, table);
+    return 0;
+  }
+
+ private:
+  // The rows' workloads, the load, and the prediction basis (once when every row has the same).
+  void print_footer(
+      std::ostream& out,
+      const std::vector<std::pair<std::string, calibration::PredictionBasis>>& bases) const {
     out << "Rows: ";
     for (size_t i = 0; i < rows().size(); ++i) {
       out << (i ? "; " : "") << rows()[i].name << " = " << rows()[i].what;
@@ -171,25 +167,26 @@ class MatrixCommand : public Command {
           << basis.label << " — " << basis.reason << "\n";
       if (one_basis) break;
     }
-    if (!output_.empty()) {
-      const json doc = {
-          {"deployment",
-           {{"model", base.model},
-            {"catalog_model", sim::catalog_model_json(prepared)},
-            {"gpu", base.gpu},
-            {"tensor_parallel_size", base.tensor_parallel_size},
-            {"calibration", prepared.calibration_source.empty()
-                                ? json(nullptr)
-                                : json(relative_to_data_dir(prepared.calibration_source))},
-            {"kernel_source", prepared.kernel_source}}},
-          {"load_fraction", load_fraction_},
-          {"rows", table}};
-      metrics::write_text_atomically(output_, doc.dump(2) + "\n");
-    }
-    return 0;
   }
 
- private:
+  // --output: the deployment and the table as JSON.
+  void write_matrix(const sim::SimulationConfig& base, const sim::PreparedDeployment& prepared,
+                    const json& table) const {
+    const json doc = {
+        {"deployment",
+         {{"model", base.model},
+          {"catalog_model", sim::catalog_model_json(prepared)},
+          {"gpu", base.gpu},
+          {"tensor_parallel_size", base.tensor_parallel_size},
+          {"calibration", prepared.calibration_source.empty()
+                              ? json(nullptr)
+                              : json(relative_to_data_dir(prepared.calibration_source))},
+          {"kernel_source", prepared.kernel_source}}},
+        {"load_fraction", load_fraction_},
+        {"rows", table}};
+    metrics::write_text_atomically(output_, doc.dump(2) + "\n");
+  }
+
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
   double load_fraction_ = 0.7;

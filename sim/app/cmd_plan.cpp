@@ -1,7 +1,7 @@
 // `servesim plan`: the cheapest deployment that meets every SLO at a target load. The study is
-// sim/planning/plan.h; this file turns flags into candidates (GPU × TP × --vary values, and with
-// --pd-ratios the aggregated and P/D units of each: sim/planning/pd_search.h) and writes the
-// ranked table, the JSON and the CSV.
+// sim/planning/plan.h; this file turns flags into the candidate lists (GPU × TP × --vary values,
+// and with --pd-ratios the aggregated and P/D units of each: sim/planning/plan_candidates.h) and
+// writes the ranked table, the answer's vLLM commands, the JSON and the CSV.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,6 +29,7 @@
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/pd_search.h"
 #include "sim/planning/plan.h"
+#include "sim/planning/plan_candidates.h"
 #include "sim/planning/plan_report.h"
 #include "sim/planning/progress.h"
 #include "sim/planning/vary.h"
@@ -100,66 +101,6 @@ std::vector<int> tp_sizes_that_divide_heads(const std::string& model, int64_t* h
   return tps;
 }
 
-// The candidate `config` on `gpu` at TP `tp` with the --vary point applied, and its label:
-// "h100-sxm TP2 max-num-seqs=64", or for a P/D unit "1P h100-sxm TP2 : 2D h100-sxm TP4 ...".
-planning::PlanCandidate make_candidate(const sim::SimulationConfig& config, const std::string& gpu,
-                                       int tp, const planning::VaryPoint& vp) {
-  planning::PlanCandidate c;
-  c.config = config;
-  c.config.gpu = gpu;
-  c.config.tensor_parallel_size = tp;
-  apply_vary_settings(c.config, vp.settings);
-  c.vary = vp.settings;
-  c.label = gpu + " TP" + std::to_string(tp);
-  if (sim::pd_enabled(c.config)) {  // one unit of the P/D pools (plan.h, set_replicas)
-    const sim::SimulationConfig& k = c.config;
-    auto pool = [&](int n, const char* side, const std::string& g, int t) {
-      return std::to_string(n) + side + " " + (g.empty() ? gpu : g) + " TP" +
-             std::to_string(t > 0 ? t : tp);
-    };
-    c.label = pool(k.prefill_replicas, "P", k.prefill_gpu, k.prefill_tensor_parallel_size) + " : " +
-              pool(k.decode_replicas, "D", k.decode_gpu, k.decode_tensor_parallel_size);
-  }
-  if (c.config.pipeline_parallel_size > 1) {
-    c.label += " PP" + std::to_string(c.config.pipeline_parallel_size);
-  }
-  if (c.config.data_parallel_size > 1) {
-    c.label += " DP" + std::to_string(c.config.data_parallel_size);
-  }
-  if (c.config.enable_expert_parallel) c.label += " EP";
-  if (!vp.label.empty()) c.label += " " + vp.label;
-  return c;
-}
-
-// `vp` without the knobs of the P/D pools (pd_search.h): an aggregated candidate's settings.
-planning::VaryPoint without_pool_knobs(const planning::VaryPoint& vp) {
-  static const std::set<std::string> pool_keys = {"prefill_tensor_parallel_size",
-                                                  "decode_tensor_parallel_size",
-                                                  "prefill_gpu",
-                                                  "decode_gpu",
-                                                  "kv_transfer_link",
-                                                  "pd_local_prefill_threshold"};
-  planning::VaryPoint out;
-  std::set<std::string> dropped;
-  for (const auto& item : vp.settings.items()) {
-    if (pool_keys.count(item.key()) > 0) {
-      std::string flag = item.key();
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      dropped.insert(flag);
-    } else {
-      out.settings[item.key()] = item.value();
-    }
-  }
-  std::istringstream words(vp.label);  // "knob=value knob=value", in axis order
-  std::string w;
-  while (words >> w) {
-    if (dropped.count(w.substr(0, w.find('='))) == 0) {
-      out.label += (out.label.empty() ? "" : " ") + w;
-    }
-  }
-  return out;
-}
-
 class PlanCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
@@ -216,6 +157,60 @@ class PlanCommand : public Command {
 
   int run(std::ostream& out, std::ostream& err) override {
     sim::SimulationConfig base = build_config(*cmd_, opts_);
+    const std::vector<planning::PdRatio> ratios = pd_ratios(base);
+    register_inputs(run_inputs(opts_, base));
+    json file = json::object();
+    if (!opts_.config_file.empty()) file = read_config_file(opts_.config_file);
+    if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
+      base.workload.num_prompts = kPlanNumPrompts;
+    }
+    planning::PlanOptions options = plan_options(base);
+    const std::vector<std::string> gpus = candidate_gpus(base);
+    int64_t heads = 0;  // set when every TP size that divides the model's heads is tried
+    const std::vector<int> tps = candidate_tps(base, file, &heads);
+    const std::vector<planning::PlanCandidate> candidates = planning::plan_candidates(
+        base, gpus, tps, planning::vary_product(vary_axes(ratios)), ratios, apply_vary_settings);
+    // Every file a candidate reads is an input (a --gpu or --vary value can name one), then the
+    // outputs.
+    for (const planning::PlanCandidate& c : candidates)
+      register_inputs(run_inputs(opts_, c.config));
+    check_outputs("--output", output_, true);
+    options.executor = study_.executor(jobs_);
+    options.gpu_price = gpu_prices(gpus);
+
+    // Spans the outputs too: a SIGINT/SIGTERM while they are written lets them finish.
+    const DeferredExit interrupt;
+    const auto t0 = std::chrono::steady_clock::now();
+    planning::PlanResult result;
+    {
+      planning::ProgressBar bar(static_cast<int64_t>(candidates.size()), "plan",
+                                planning::ProgressBar::terminal_stream(err));
+      result = planning::run_plan(candidates, options, &bar, interrupt.flag());
+    }
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print_probes(out, base, tps, heads);
+    planning::print_plan_table(out, result, options);
+    const json vllm = print_answer_commands(out, result, options);
+    if (!output_.empty()) write_plan(out, base, gpus, tps, ratios, result, options, vllm);
+    int64_t sims = 0;
+    for (const auto& c : result.candidates) sims += c.simulations;
+    err << "servesim: planned " << candidates.size()
+        << (candidates.size() == 1 ? " candidate" : " candidates") << " with " << sims
+        << " simulations in " << std::fixed << std::setprecision(2) << wall_s << " s wall on "
+        << study_.workers_text(jobs_) << "\n";
+    if (interrupt.interrupted()) {
+      err << "servesim: " << interrupt.signal_name()
+          << ": stopped; the candidates that finished are written, the others marked "
+             "interrupted\n";
+      return interrupt.exit_code();
+    }
+    return result.found() ? 0 : 3;
+  }
+
+ private:
+  // --pd-ratios, refused with the pool flags and with a node-local KV link.
+  std::vector<planning::PdRatio> pd_ratios(const sim::SimulationConfig& base) const {
     std::vector<planning::PdRatio> ratios;
     if (cmd_->count("--pd-ratios") > 0) {
       ratios = planning::parse_pd_ratios("--pd-ratios", pd_ratios_);
@@ -230,13 +225,12 @@ class PlanCommand : public Command {
           "--kv-transfer-link nvlink: plan scales the P/D pools past one node; "
           "expected a network link (infiniband-ndr, ...)");
     }
-    register_inputs(run_inputs(opts_, base));
-    json file = json::object();
-    if (!opts_.config_file.empty()) file = read_config_file(opts_.config_file);
-    if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
-      base.workload.num_prompts = kPlanNumPrompts;
-    }
+    return ratios;
+  }
 
+  // The study's options from the flags: SLOs (with a workload file's class SLOs), seeds, jobs,
+  // bisection tolerance and the cluster run's size.
+  planning::PlanOptions plan_options(const sim::SimulationConfig& base) const {
     planning::PlanOptions options;
     options.target_qps = target_qps_;
     options.headroom = headroom_;
@@ -264,10 +258,14 @@ class PlanCommand : public Command {
       throw ConfigError("--max-cluster-prompts: must be an integer >= 1");
     }
     options.max_cluster_prompts = max_cluster_prompts_;
+    return options;
+  }
 
+  // --gpu's list (the run's GPU without it); every candidate GPU must exist: a typo in a list
+  // (h100-sxm,foo) is an error, not a skip.
+  std::vector<std::string> candidate_gpus(const sim::SimulationConfig& base) const {
     std::vector<std::string> gpus = split_items(gpus_);
     if (gpus.empty()) gpus.push_back(base.gpu);
-    // Every candidate GPU must exist: a typo in a list (h100-sxm,foo) is an error, not a skip.
     for (const std::string& g : gpus) {
       try {
         hardware::load_gpu(g);
@@ -275,6 +273,13 @@ class PlanCommand : public Command {
         throw ConfigError(std::string("--gpu: ") + e.what());
       }
     }
+    return gpus;
+  }
+
+  // --tensor-parallel-size's list; without it the --config file's TP, or else every TP size that
+  // divides the model's attention heads (their count in *heads).
+  std::vector<int> candidate_tps(const sim::SimulationConfig& base, const json& file,
+                                 int64_t* heads) const {
     std::vector<int> tps;
     for (const std::string& t : split_items(tps_)) {
       const double v = parse_double("--tensor-parallel-size", t, "integers >= 1 such as 1,2,4,8");
@@ -284,14 +289,16 @@ class PlanCommand : public Command {
       }
       tps.push_back(static_cast<int>(v));
     }
-    int64_t heads = 0;
-    const bool every_tp = tps.empty() && !file.contains("tensor_parallel_size");
-    if (every_tp) {
-      tps = tp_sizes_that_divide_heads(base.model, &heads);
-    } else if (tps.empty()) {
-      tps.push_back(base.tensor_parallel_size);  // the --config file's
+    if (tps.empty() && !file.contains("tensor_parallel_size")) {
+      return tp_sizes_that_divide_heads(base.model, heads);
     }
+    if (tps.empty()) tps.push_back(base.tensor_parallel_size);  // the --config file's
+    return tps;
+  }
 
+  // --vary's axes; the GPU and TP lists and (with --pd-ratios) the pool counts have flags of
+  // their own, and the P/D pools of a plan span nodes.
+  std::vector<planning::VaryAxis> vary_axes(const std::vector<planning::PdRatio>& ratios) const {
     std::vector<planning::VaryAxis> axes;
     for (const std::string& v : vary_) {
       axes.push_back(planning::parse_vary(v));
@@ -316,41 +323,12 @@ class PlanCommand : public Command {
         }
       }
     }
-    const std::vector<planning::VaryPoint> points = planning::vary_product(axes);
+    return axes;
+  }
 
-    std::vector<planning::PlanCandidate> candidates;
-    // With --pd-ratios: the aggregated candidate, then one P/D unit per ratio. The pool knobs
-    // of --vary apply to the P/D candidates only, so an aggregated one is listed once.
-    std::set<std::string> aggregated_seen;
-    for (const std::string& gpu : gpus) {
-      for (int tp : tps) {
-        for (const planning::VaryPoint& vp : points) {
-          std::vector<std::pair<sim::SimulationConfig, planning::VaryPoint>> kinds;
-          if (ratios.empty()) {
-            kinds.push_back({base, vp});
-          } else {
-            planning::VaryPoint agg = without_pool_knobs(vp);
-            if (aggregated_seen.insert(gpu + " " + std::to_string(tp) + " " + agg.settings.dump())
-                    .second) {
-              kinds.push_back({planning::aggregated_of(base), agg});
-            }
-            for (const planning::PdRatio& ratio : ratios) {
-              kinds.push_back({planning::pd_unit_of(base, ratio), vp});
-            }
-          }
-          for (const auto& [kind, point] : kinds) {
-            candidates.push_back(make_candidate(kind, gpu, tp, point));
-          }
-        }
-      }
-    }
-    // Every file a candidate reads is an input (a --gpu or --vary value can name one), then the
-    // outputs.
-    for (const planning::PlanCandidate& c : candidates)
-      register_inputs(run_inputs(opts_, c.config));
-    check_outputs("--output", output_, true);
-    options.executor = study_.executor(jobs_);
-
+  // --gpu-price NAME=PRICE, for candidate GPUs only.
+  std::map<std::string, double> gpu_prices(const std::vector<std::string>& gpus) const {
+    std::map<std::string, double> prices;
     std::set<std::string> names;
     for (const std::string& g : gpus) names.insert(std::filesystem::path(g).stem().string());
     for (const std::string& p : split_items(prices_)) {
@@ -369,21 +347,14 @@ class PlanCommand : public Command {
         for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
         throw ConfigError("--gpu-price: '" + name + "' is not a candidate GPU (" + list + ")");
       }
-      options.gpu_price[name] = price;
+      prices[name] = price;
     }
+    return prices;
+  }
 
-    // Spans the outputs too: a SIGINT/SIGTERM while they are written lets them finish.
-    const DeferredExit interrupt;
-    const auto t0 = std::chrono::steady_clock::now();
-    planning::PlanResult result;
-    {
-      planning::ProgressBar bar(static_cast<int64_t>(candidates.size()), "plan",
-                                planning::ProgressBar::terminal_stream(err));
-      result = planning::run_plan(candidates, options, &bar, interrupt.flag());
-    }
-    const double wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
+  // The probes' model and workload, and the TP sizes tried when plan chose them (heads > 0).
+  static void print_probes(std::ostream& out, const sim::SimulationConfig& base,
+                           const std::vector<int>& tps, int64_t heads) {
     out << "Model " << base.model << ", workload "
         << (base.workload.workload_file.empty() ? base.workload.dataset_name
                                                 : "classes of " + base.workload.workload_file)
@@ -398,92 +369,84 @@ class PlanCommand : public Command {
           << (base.workload.multi_turn ? " conversations" : " requests") << " per probe";
     }
     out << ")\n";
-    if (every_tp && heads > 0) {
+    if (heads > 0) {
       out << "TP sizes tried: ";
       for (size_t i = 0; i < tps.size(); ++i) out << (i ? ", " : "") << tps[i];
       out << " (those of 1, 2, 4, 8 that divide the model's " << heads
           << " attention heads; --tensor-parallel-size to choose)\n";
     }
-    planning::print_plan_table(out, result, options);
-    // The answer as vLLM command lines: one replica's `vllm serve` and the `vllm bench serve`
-    // that checks the deployment at the target rate.
-    json vllm = nullptr;
-    if (result.found()) {
-      const planning::CandidateResult& best = result.candidates.front();
-      std::string serve = vllm_serve_command(best.candidate.config);
-      if (sim::pd_enabled(best.candidate.config)) {
-        // Two pools: each instance's vllm serve with the NIXL connector, behind a P/D proxy.
-        const sim::SimulationConfig& k = best.candidate.config;
-        auto pool = [&](const std::string& g, int t) {
-          sim::SimulationConfig c = k;
-          if (!g.empty()) c.gpu = g;
-          if (t > 0) c.tensor_parallel_size = t;
-          return vllm_serve_command(c) +
-                 " --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":"
-                 "\"kv_both\"}'";
-        };
-        serve = "prefill (" + std::to_string(k.prefill_replicas * best.replicas) +
-                " instances): " + pool(k.prefill_gpu, k.prefill_tensor_parallel_size) +
-                "\n  decode (" + std::to_string(k.decode_replicas * best.replicas) +
-                " instances): " + pool(k.decode_gpu, k.decode_tensor_parallel_size) +
-                "\n  (behind a P/D proxy that sends each request to a prefill instance with "
-                "max_tokens=1, then to a decode instance; docs/deployment-modes.md)";
-      }
-      const BenchCommand bench = vllm_bench_command(best.candidate.config, options.target_qps,
-                                                    best.cluster_prompts, options.slos);
-      out << "vLLM commands for the answer. "
-          << (sim::pd_enabled(best.candidate.config) ? std::string("The pools")
-              : best.replicas > 1
-                  ? "One replica (of " + std::to_string(best.replicas) + ", behind a router)"
-                  : std::string("One replica"))
-          << ":\n  " << serve << "\n";
-      if (!bench.command.empty()) {
-        out << "The benchmark that checks it at " << short_number(options.target_qps) << " req/s"
-            << (best.replicas > 1 ? " (sent to the router)" : "") << ":\n  " << bench.command
-            << "\n";
-      } else {
-        out << "No vllm bench serve command: " << bench.why_not << "\n";
-      }
-      vllm = json{{"serve", serve},
-                  {"replicas", best.replicas},
-                  {"bench", bench.command.empty() ? json(nullptr) : json(bench.command)},
-                  {"bench_rate", options.target_qps},
-                  {"bench_why_not", bench.why_not.empty() ? json(nullptr) : json(bench.why_not)}};
-    }
-    if (!output_.empty()) {
-      json echo = config_to_json(base);
-      echo.erase("request_rate");
-      echo.erase("num_replicas");
-      echo["gpu"] = gpus;
-      echo["tensor_parallel_size"] = tps;
-      if (!ratios.empty()) {
-        json pd = json::array();
-        for (const planning::PdRatio& r : ratios) pd.push_back({r.prefill, r.decode});
-        echo["pd_ratios"] = pd;
-      }
-      // JSON and CSV together or not at all.
-      const std::string csv = csv_path_for(output_);
-      write_files_atomically(
-          {{output_, metrics::json_file_text(plan_json(result, options, echo, vllm))},
-           {csv, planning::plan_to_csv(result)}});
-      out << "Plan written to " << output_ << " and " << csv << "\n";
-    }
-    int64_t sims = 0;
-    for (const auto& c : result.candidates) sims += c.simulations;
-    err << "servesim: planned " << candidates.size()
-        << (candidates.size() == 1 ? " candidate" : " candidates") << " with " << sims
-        << " simulations in " << std::fixed << std::setprecision(2) << wall_s << " s wall on "
-        << study_.workers_text(jobs_) << "\n";
-    if (interrupt.interrupted()) {
-      err << "servesim: " << interrupt.signal_name()
-          << ": stopped; the candidates that finished are written, the others marked "
-             "interrupted\n";
-      return interrupt.exit_code();
-    }
-    return result.found() ? 0 : 3;
   }
 
- private:
+  // The answer as vLLM command lines: one replica's `vllm serve` and the `vllm bench serve`
+  // that checks the deployment at the target rate. Returns them for the JSON (null when there
+  // is no answer).
+  static json print_answer_commands(std::ostream& out, const planning::PlanResult& result,
+                                    const planning::PlanOptions& options) {
+    if (!result.found()) return nullptr;
+    const planning::CandidateResult& best = result.candidates.front();
+    std::string serve = vllm_serve_command(best.candidate.config);
+    if (sim::pd_enabled(best.candidate.config)) {
+      // Two pools: each instance's vllm serve with the NIXL connector, behind a P/D proxy.
+      const sim::SimulationConfig& k = best.candidate.config;
+      auto pool = [&](const std::string& g, int t) {
+        sim::SimulationConfig c = k;
+        if (!g.empty()) c.gpu = g;
+        if (t > 0) c.tensor_parallel_size = t;
+        return vllm_serve_command(c) +
+               " --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":"
+               "\"kv_both\"}'";
+      };
+      serve = "prefill (" + std::to_string(k.prefill_replicas * best.replicas) +
+              " instances): " + pool(k.prefill_gpu, k.prefill_tensor_parallel_size) +
+              "\n  decode (" + std::to_string(k.decode_replicas * best.replicas) +
+              " instances): " + pool(k.decode_gpu, k.decode_tensor_parallel_size) +
+              "\n  (behind a P/D proxy that sends each request to a prefill instance with "
+              "max_tokens=1, then to a decode instance; docs/deployment-modes.md)";
+    }
+    const BenchCommand bench = vllm_bench_command(best.candidate.config, options.target_qps,
+                                                  best.cluster_prompts, options.slos);
+    out << "vLLM commands for the answer. "
+        << (sim::pd_enabled(best.candidate.config) ? std::string("The pools")
+            : best.replicas > 1
+                ? "One replica (of " + std::to_string(best.replicas) + ", behind a router)"
+                : std::string("One replica"))
+        << ":\n  " << serve << "\n";
+    if (!bench.command.empty()) {
+      out << "The benchmark that checks it at " << short_number(options.target_qps) << " req/s"
+          << (best.replicas > 1 ? " (sent to the router)" : "") << ":\n  " << bench.command << "\n";
+    } else {
+      out << "No vllm bench serve command: " << bench.why_not << "\n";
+    }
+    return json{{"serve", serve},
+                {"replicas", best.replicas},
+                {"bench", bench.command.empty() ? json(nullptr) : json(bench.command)},
+                {"bench_rate", options.target_qps},
+                {"bench_why_not", bench.why_not.empty() ? json(nullptr) : json(bench.why_not)}};
+  }
+
+  // --output's JSON (the run's settings echoed, with the candidate lists) and the CSV beside it,
+  // together or not at all.
+  void write_plan(std::ostream& out, const sim::SimulationConfig& base,
+                  const std::vector<std::string>& gpus, const std::vector<int>& tps,
+                  const std::vector<planning::PdRatio>& ratios, const planning::PlanResult& result,
+                  const planning::PlanOptions& options, const json& vllm) const {
+    json echo = config_to_json(base);
+    echo.erase("request_rate");
+    echo.erase("num_replicas");
+    echo["gpu"] = gpus;
+    echo["tensor_parallel_size"] = tps;
+    if (!ratios.empty()) {
+      json pd = json::array();
+      for (const planning::PdRatio& r : ratios) pd.push_back({r.prefill, r.decode});
+      echo["pd_ratios"] = pd;
+    }
+    const std::string csv = csv_path_for(output_);
+    write_files_atomically(
+        {{output_, metrics::json_file_text(plan_json(result, options, echo, vllm))},
+         {csv, planning::plan_to_csv(result)}});
+    out << "Plan written to " << output_ << " and " << csv << "\n";
+  }
+
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
   double target_qps_ = 0;

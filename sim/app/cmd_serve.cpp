@@ -17,6 +17,7 @@
 #include "sim/app/command.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
+#include "sim/app/serve_keys.h"
 #include "sim/base/error.h"
 #include "sim/cluster/simulation.h"
 #include "sim/serve/fault_flags.h"
@@ -24,43 +25,6 @@
 
 namespace servesim::app {
 namespace {
-
-// The config keys serve takes: the deployment, the engine, and the cluster in front of it.
-bool is_serve_key(const std::string& key) {
-  static const char* kKeys[] = {"model",
-                                "gpu",
-                                "tensor_parallel_size",
-                                "pipeline_parallel_size",
-                                "data_parallel_size",
-                                "enable_expert_parallel",
-                                "gpus_per_node",
-                                "inter_node_link",
-                                "quantization",
-                                "kv_cache_dtype",
-                                "dtype",
-                                "enforce_eager",
-                                "ideal",
-                                "num_replicas",
-                                "router",
-                                "calibration",
-                                "kernel_table",
-                                "vllm_version",
-                                "max_num_seqs",
-                                "max_num_batched_tokens",
-                                "block_size",
-                                "gpu_memory_utilization",
-                                "enable_prefix_caching",
-                                "long_prefill_token_threshold",
-                                "max_model_len",
-                                "scheduling_policy",
-                                "num_gpu_blocks_override",
-                                "disable_hybrid_kv_cache_manager",
-                                "num_scheduler_steps",
-                                "async_scheduling",
-                                "enable_chunked_prefill"};
-  return std::find_if(std::begin(kKeys), std::end(kKeys),
-                      [&](const char* k) { return key == k; }) != std::end(kKeys);
-}
 
 class ServeCommand : public Command {
  public:
@@ -70,7 +34,7 @@ class ServeCommand : public Command {
         "an OpenAI-compatible vLLM stand-in on HTTP whose tokens are timed by the simulated "
         "deployment (docs/serve.md)");
     for (const ConfigField& f : config_fields()) {
-      if (!is_serve_key(f.key)) opts_.skip.push_back(f.key);
+      if (!is_servesim_serve_key(f.key)) opts_.skip.push_back(f.key);
     }
     cmd_->add_option("--host", options_.host, "address to listen on [127.0.0.1]");
     cmd_->add_option("--port", options_.port, "port to listen on; 0 = any free port [8000]");
@@ -117,16 +81,7 @@ class ServeCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& /*err*/) override {
-    if (!opts_.config_file.empty()) {
-      const nlohmann::json file = read_config_file(opts_.config_file);
-      for (const auto& [key, value] : file.items()) {
-        if (!is_serve_key(key)) {
-          throw ConfigError(opts_.config_file + ": \"" + key +
-                            "\" describes the load or the report; serve takes its load from "
-                            "its HTTP clients (deployment and engine keys only)");
-        }
-      }
-    }
+    check_config_keys();
     sim::SimulationConfig config = build_config(*cmd_, opts_);
     config.track_ideal_busy = false;  // nothing reports it: half the cost-model calls
     register_inputs(run_inputs(opts_, config));
@@ -143,19 +98,7 @@ class ServeCommand : public Command {
       one.num_replicas = 1;
     }
     const sim::PreparedDeployment prepared = sim::prepare_deployment(one);
-    for (const std::string& text : spikes_) {
-      options_.latency_spikes.push_back(serve::parse_latency_spike(text));
-    }
-    std::vector<sim::ReplicaOutages::Outage> outages;
-    for (const std::string& text : outages_) {
-      outages.push_back(serve::parse_replica_outage(text));
-      if (outages.back().replica >= config.num_replicas) {
-        throw ConfigError("--replica-outage: \"" + text + "\" names replica " +
-                          std::to_string(outages.back().replica) + "; expected 0.." +
-                          std::to_string(config.num_replicas - 1) + " (--num-replicas " +
-                          std::to_string(config.num_replicas) + ")");
-      }
-    }
+    const std::vector<sim::ReplicaOutages::Outage> outages = parse_faults(config.num_replicas);
 
     // SIGINT and SIGTERM stop the servers; blocked here so that every thread started after
     // inherits the mask and only the watcher receives them.
@@ -185,16 +128,7 @@ class ServeCommand : public Command {
       }
     });
     watcher.detach();
-    out << "servesim serve: "
-        << (options_.served_model.empty() ? config.model : options_.served_model) << " on "
-        << prepared.deployment.gpu.name << " x" << config.num_replicas << " replica(s)"
-        << (port_per_replica_ ? ", one per port" : "") << ", KV cache "
-        << prepared.memory.num_blocks << " blocks, max_model_len " << prepared.engine.max_model_len
-        << ", time scale " << options_.time_scale << ", listening on ";
-    for (int i = 0; i < servers_n; ++i) {
-      out << (i > 0 ? ", " : "") << "http://" << options_.host << ":" << servers[i]->port();
-    }
-    out << std::endl;
+    print_banner(out, config, prepared, servers);
     std::vector<std::thread> others;
     for (int i = 1; i < servers_n; ++i) {
       others.emplace_back([&servers, i] { servers[static_cast<size_t>(i)]->run(); });
@@ -206,6 +140,54 @@ class ServeCommand : public Command {
   }
 
  private:
+  // A --config file gives deployment and engine keys only: serve's load comes from its clients.
+  void check_config_keys() const {
+    if (!opts_.config_file.empty()) {
+      const nlohmann::json file = read_config_file(opts_.config_file);
+      for (const auto& [key, value] : file.items()) {
+        if (!is_servesim_serve_key(key)) {
+          throw ConfigError(opts_.config_file + ": \"" + key +
+                            "\" describes the load or the report; serve takes its load from "
+                            "its HTTP clients (deployment and engine keys only)");
+        }
+      }
+    }
+  }
+
+  // --latency-spike (into the server options) and --replica-outage, checked against the replicas.
+  std::vector<sim::ReplicaOutages::Outage> parse_faults(int num_replicas) {
+    std::vector<sim::ReplicaOutages::Outage> outages;
+    for (const std::string& text : spikes_) {
+      options_.latency_spikes.push_back(serve::parse_latency_spike(text));
+    }
+    for (const std::string& text : outages_) {
+      outages.push_back(serve::parse_replica_outage(text));
+      if (outages.back().replica >= num_replicas) {
+        throw ConfigError("--replica-outage: \"" + text + "\" names replica " +
+                          std::to_string(outages.back().replica) + "; expected 0.." +
+                          std::to_string(num_replicas - 1) + " (--num-replicas " +
+                          std::to_string(num_replicas) + ")");
+      }
+    }
+    return outages;
+  }
+
+  // The line that says what listens where.
+  void print_banner(std::ostream& out, const sim::SimulationConfig& config,
+                    const sim::PreparedDeployment& prepared,
+                    const std::vector<std::unique_ptr<serve::Server>>& servers) const {
+    out << "servesim serve: "
+        << (options_.served_model.empty() ? config.model : options_.served_model) << " on "
+        << prepared.deployment.gpu.name << " x" << config.num_replicas << " replica(s)"
+        << (port_per_replica_ ? ", one per port" : "") << ", KV cache "
+        << prepared.memory.num_blocks << " blocks, max_model_len " << prepared.engine.max_model_len
+        << ", time scale " << options_.time_scale << ", listening on ";
+    for (size_t i = 0; i < servers.size(); ++i) {
+      out << (i > 0 ? ", " : "") << "http://" << options_.host << ":" << servers[i]->port();
+    }
+    out << std::endl;
+  }
+
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
   serve::ServeOptions options_;

@@ -253,37 +253,9 @@ class SimulateCommand : public Command {
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-    metrics::ResultContext ctx;
-    ctx.date = result_date();
-    ctx.model_id = config.model;
-    ctx.tokenizer_id = config.model;
-    ctx.request_rate =
-        std::isinf(config.workload.request_rate) ? json("inf") : json(config.workload.request_rate);
-    ctx.burstiness = config.workload.burstiness;
-    ctx.max_concurrency = config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
-    ctx.save_detailed = save_detailed_;
-    ctx.servesim = sim::servesim_summary(config, prepared, result);
-    // num_prompts is the requests the run sent and measured (completed + failed). vLLM writes
-    // --num-prompts, which is that count whenever it oversamples a dataset to it; a trace,
-    // --no-oversample, --multi-turn (conversations) or warm-ups send another count, and a file
-    // saying 1000 for 160 sent would be replayed (validate) or read as the 1000. The flag's value
-    // is kept beside it when the two differ.
-    ctx.num_prompts = ctx.servesim["sent"]["requests"].get<int64_t>();
-    if (ctx.num_prompts != config.workload.num_prompts) {
-      ctx.servesim["requested_num_prompts"] = config.workload.num_prompts;
-    }
-    // vLLM flags accepted without effect: recorded only when given, so that other files keep
-    // their bytes.
-    if (const std::vector<IgnoredFlag> ignored = ignored_flags(*cmd_); !ignored.empty()) {
-      ctx.servesim["ignored_flags"] = ignored_to_json(ignored);
-    }
-    add_class_slos(ctx.servesim, class_slos, result.metrics);
     const sim::SaturationCheck saturation = sim::check_saturation(config, result);
-    if (saturation.saturated) {
-      // Recorded only when it fires, so that result files of healthy runs keep their schema.
-      ctx.servesim["saturation"] = sim::saturation_to_json(saturation);
-    }
-
+    const metrics::ResultContext ctx =
+        result_context(config, prepared, result, class_slos, saturation);
     metrics::print_summary_table(out, result.metrics, config.metrics, ctx);
     print_extras(out, ctx.servesim);
     if (ctx.servesim.contains("disaggregation")) {
@@ -295,19 +267,7 @@ class SimulateCommand : public Command {
                     config.metrics);
     }
 
-    if (result.metrics.completed == 0) {
-      // A run with no successful request is not a result: say why, write nothing, exit 1.
-      std::string why;
-      for (const auto& r : result.records) {
-        if (!r.warmup && r.failed && !r.error.empty()) {
-          why = ", e.g. " + r.error;
-          break;
-        }
-      }
-      err << "servesim: error: no request completed successfully: " << result.metrics.failed
-          << " failed" << why << " No result file written.\n";
-      return 1;
-    }
+    if (result.metrics.completed == 0) return no_result(err, result);
     if (saturation.saturated) {
       err << "servesim: warning: " << sim::saturation_message(saturation) << "\n";
     }
@@ -335,6 +295,59 @@ class SimulateCommand : public Command {
   }
 
  private:
+  // The result file's context: vLLM's fields and the servesim object (servesim_summary, with the
+  // run's ignored flags, class SLOs and saturation).
+  metrics::ResultContext result_context(const sim::SimulationConfig& config,
+                                        const sim::PreparedDeployment& prepared,
+                                        const sim::SimulationResult& result,
+                                        const std::vector<planning::Slo>& class_slos,
+                                        const sim::SaturationCheck& saturation) const {
+    metrics::ResultContext ctx;
+    ctx.date = result_date();
+    ctx.model_id = config.model;
+    ctx.tokenizer_id = config.model;
+    ctx.request_rate =
+        std::isinf(config.workload.request_rate) ? json("inf") : json(config.workload.request_rate);
+    ctx.burstiness = config.workload.burstiness;
+    ctx.max_concurrency = config.max_concurrency > 0 ? json(config.max_concurrency) : json(nullptr);
+    ctx.save_detailed = save_detailed_;
+    ctx.servesim = sim::servesim_summary(config, prepared, result);
+    // num_prompts is the requests the run sent and measured (completed + failed). vLLM writes
+    // --num-prompts, which is that count whenever it oversamples a dataset to it; a trace,
+    // --no-oversample, --multi-turn (conversations) or warm-ups send another count, and a file
+    // saying 1000 for 160 sent would be replayed (validate) or read as the 1000. The flag's value
+    // is kept beside it when the two differ.
+    ctx.num_prompts = ctx.servesim["sent"]["requests"].get<int64_t>();
+    if (ctx.num_prompts != config.workload.num_prompts) {
+      ctx.servesim["requested_num_prompts"] = config.workload.num_prompts;
+    }
+    // vLLM flags accepted without effect: recorded only when given, so that other files keep
+    // their bytes.
+    if (const std::vector<IgnoredFlag> ignored = ignored_flags(*cmd_); !ignored.empty()) {
+      ctx.servesim["ignored_flags"] = ignored_to_json(ignored);
+    }
+    add_class_slos(ctx.servesim, class_slos, result.metrics);
+    if (saturation.saturated) {
+      // Recorded only when it fires, so that result files of healthy runs keep their schema.
+      ctx.servesim["saturation"] = sim::saturation_to_json(saturation);
+    }
+    return ctx;
+  }
+
+  // A run with no successful request is not a result: say why, write nothing, exit 1.
+  static int no_result(std::ostream& err, const sim::SimulationResult& result) {
+    std::string why;
+    for (const auto& r : result.records) {
+      if (!r.warmup && r.failed && !r.error.empty()) {
+        why = ", e.g. " + r.error;
+        break;
+      }
+    }
+    err << "servesim: error: no request completed successfully: " << result.metrics.failed
+        << " failed" << why << " No result file written.\n";
+    return 1;
+  }
+
   // Where --save-result writes, or "" when nothing is saved.
   std::string result_file_path(const sim::SimulationConfig& config) const {
     if (!save_result_ && !save_detailed_) return "";

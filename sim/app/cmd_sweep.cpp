@@ -21,6 +21,7 @@
 #include "sim/planning/progress.h"
 #include "sim/planning/sweep.h"
 #include "sim/planning/sweep_report.h"
+#include "sim/planning/sweep_setup.h"
 #include "sim/planning/vary.h"
 
 namespace servesim::app {
@@ -68,51 +69,9 @@ class SweepCommand : public Command {
   }
 
   int run(std::ostream& out, std::ostream& err) override {
-    using planning::SweepAxis;
     sim::SimulationConfig base = build_config(*cmd_, opts_);
-    json file = json::object();
-    if (!opts_.config_file.empty()) file = read_config_file(opts_.config_file);
-    if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
-      base.workload.num_prompts = kSweepNumPrompts;
-    }
-    if (cmd_->count("--metric-percentiles") == 0 && !file.contains("metric_percentiles")) {
-      base.metrics.metric_percentiles = kSweepPercentiles;
-    }
-
-    planning::SweepOptions options;
-    std::vector<double> rates, concs;
-    if (!rates_.empty()) rates = planning::parse_axis_values("--request-rate", rates_, false);
-    if (!concurrencies_.empty()) {
-      concs = planning::parse_axis_values("--max-concurrency", concurrencies_, true);
-    }
-    if (rates.empty() && concs.empty()) {
-      throw ConfigError(
-          "sweep: give the swept axis: --request-rate start:stop:step (or a list) or "
-          "--max-concurrency 1,2,4,...");
-    }
-    if (rates.size() > 1 && concs.size() > 1) {
-      throw ConfigError(
-          "sweep: --request-rate and --max-concurrency both list several values; sweep one of "
-          "them (the other may be a single value, kept fixed)");
-    }
-    if (concs.size() > 1 || rates.empty()) {
-      options.axis = SweepAxis::kMaxConcurrency;
-      options.values = concs;
-      if (!rates.empty()) base.workload.request_rate = rates.front();
-    } else {
-      options.axis = SweepAxis::kRequestRate;
-      options.values = rates;
-      if (!concs.empty()) base.max_concurrency = static_cast<int64_t>(concs.front());
-    }
-    options.jobs = jobs_;
-    check_jobs(jobs_);
-    options.knee_metric = knee_metric_;
-    if (!(knee_tolerance_ >= 0)) {
-      throw ConfigError("--knee-tolerance: must be >= 0 (a relative rise such as 0.5)");
-    }
-    options.knee.tolerance = knee_tolerance_;
-    options.stop_at_saturation = !no_early_stop_;
-
+    apply_sweep_defaults(base);
+    planning::SweepOptions options = sweep_options(base);
     std::vector<planning::VaryAxis> axes;
     json vary_echo = json::array();
     for (const std::string& v : vary_) {
@@ -121,15 +80,8 @@ class SweepCommand : public Command {
                            {"key", axes.back().knob.key},
                            {"values", axes.back().values}});
     }
-    std::vector<planning::SweepCurveSpec> curves;
-    for (const planning::VaryPoint& vp : planning::vary_product(axes)) {
-      planning::SweepCurveSpec spec;
-      spec.label = vp.label;
-      spec.vary = vp.settings;
-      spec.config = base;
-      apply_vary_settings(spec.config, vp.settings);
-      curves.push_back(std::move(spec));
-    }
+    const std::vector<planning::SweepCurveSpec> curves =
+        planning::sweep_curves(base, planning::vary_product(axes), apply_vary_settings);
     // Every file any curve reads is an input (a --vary value can name one), then the outputs.
     register_inputs(run_inputs(opts_, base));
     for (const planning::SweepCurveSpec& c : curves) register_inputs(run_inputs(opts_, c.config));
@@ -175,6 +127,39 @@ class SweepCommand : public Command {
   }
 
  private:
+  // Sweep's own defaults (kSweepNumPrompts, kSweepPercentiles) unless a flag or the --config
+  // file sets them.
+  void apply_sweep_defaults(sim::SimulationConfig& base) const {
+    json file = json::object();
+    if (!opts_.config_file.empty()) file = read_config_file(opts_.config_file);
+    if (cmd_->count("--num-prompts") == 0 && !file.contains("num_prompts")) {
+      base.workload.num_prompts = kSweepNumPrompts;
+    }
+    if (cmd_->count("--metric-percentiles") == 0 && !file.contains("metric_percentiles")) {
+      base.metrics.metric_percentiles = kSweepPercentiles;
+    }
+  }
+
+  // The study's options from the flags; the swept axis's fixed other value goes into `base`.
+  planning::SweepOptions sweep_options(sim::SimulationConfig& base) const {
+    planning::SweepOptions options;
+    std::vector<double> rates, concs;
+    if (!rates_.empty()) rates = planning::parse_axis_values("--request-rate", rates_, false);
+    if (!concurrencies_.empty()) {
+      concs = planning::parse_axis_values("--max-concurrency", concurrencies_, true);
+    }
+    planning::choose_sweep_axis(rates, concs, options, base);
+    options.jobs = jobs_;
+    check_jobs(jobs_);
+    options.knee_metric = knee_metric_;
+    if (!(knee_tolerance_ >= 0)) {
+      throw ConfigError("--knee-tolerance: must be >= 0 (a relative rise such as 0.5)");
+    }
+    options.knee.tolerance = knee_tolerance_;
+    options.stop_at_saturation = !no_early_stop_;
+    return options;
+  }
+
   CLI::App* cmd_ = nullptr;
   RunOptions opts_;
   std::string rates_;

@@ -6,8 +6,6 @@
 // --holdout FRACTION scores only the deterministic holdout share (measured::holdout_scored, the
 // split `servesim calibrate --holdout` fits on the complement of); --score-on GLOB scores only the
 // runs whose path matches.
-#include <fnmatch.h>
-
 #include <set>
 #include <sstream>
 
@@ -27,6 +25,7 @@
 #include "sim/measured/measured_run.h"
 #include "sim/measured/replay.h"
 #include "sim/measured/validation.h"
+#include "sim/measured/validation_scope.h"
 #include "sim/metrics/result_writer.h"
 
 namespace servesim::app {
@@ -105,28 +104,8 @@ class ValidateCommand : public Command {
     measured::SidecarOptions sidecars;
     sidecars.sidecar_dirs = sidecar_dirs_;
     sidecars.overrides = overrides();
-    check_seeds(seeds_, 1);
-    check_jobs(jobs_);
-    for (const char* flag : {"--logo-fit", "--logo-groups", "--logo-max-iterations",
-                             "--logo-prior-weight", "--write-line-profiles"}) {
-      if (!logo_ && cmd_->count(flag) > 0) {
-        throw ConfigError(std::string(flag) + " applies only with --leave-one-group-out");
-      }
-    }
-    {
-      std::vector<InputFile> inputs = measured_inputs(measured_, sidecar_dirs_);
-      if (!opts_.config_file.empty()) {
-        inputs.push_back({"--config", opts_.config_file, kMaxSettingsFileBytes});
-      }
-      if (!calibration_file_.empty() && calibration_file_ != "none") {
-        inputs.push_back({"--calibration", calibration_file_, kMaxSettingsFileBytes});
-      }
-      for (InputFile& f : config_inputs(sidecars.overrides)) inputs.push_back(std::move(f));
-      register_inputs(inputs);
-      check_outputs("--output", output_, false);
-      check_output_folder("--write-line-profiles", line_profiles_dir_);
-    }
-
+    check_flags();
+    register_validate_inputs(sidecars.overrides);
     std::vector<measured::MeasuredRun> runs;
     for (const std::string& path : measured_) {
       std::vector<measured::MeasuredRun> some = measured::read_measured(path, sidecars);
@@ -137,66 +116,23 @@ class ValidateCommand : public Command {
     const std::vector<measured::MeasuredRun> refused = measured::take_refused(runs);
     print_refused(out, refused);
     if (runs.empty()) throw ConfigError("no run to score: every run read was refused (above)");
-
-    // Scored subset.
-    std::vector<bool> scored(runs.size(), true);
-    std::string scope;
+    measured::ScoredRuns scored{std::vector<bool>(runs.size(), true), ""};
     if (cmd_->count("--holdout") > 0) {
-      std::vector<std::string> ids;
-      for (const auto& r : runs) ids.push_back(r.id);
-      scored = measured::holdout_scored(ids, holdout_);
-      scope = "holdout " + std::to_string(holdout_) + ": scoring the held-out runs only";
+      scored = measured::scored_by_holdout(runs, holdout_);
     } else if (!score_on_.empty()) {
-      for (size_t i = 0; i < runs.size(); ++i) {
-        const std::string abs = fs::weakly_canonical(fs::absolute(runs[i].path)).string();
-        scored[i] = fnmatch(score_on_.c_str(), abs.c_str(), 0) == 0 ||
-                    fnmatch(score_on_.c_str(), runs[i].id.c_str(), 0) == 0;
-      }
-      scope = "--score-on " + score_on_;
+      scored = measured::scored_by_glob(runs, score_on_);
     }
     if (logo_) return run_logo(runs, out);
     std::vector<measured::MeasuredRun> chosen;
     for (size_t i = 0; i < runs.size(); ++i) {
-      if (scored[i]) chosen.push_back(std::move(runs[i]));
+      if (scored.scored[i]) chosen.push_back(std::move(runs[i]));
     }
-    if (chosen.empty()) throw ConfigError("no run to score (" + scope + " selects none)");
-
-    // --calibration none: datasheet + catalog only; FILE: that profile; neither: the profile
-    // shipped for each run's GPU (hardware/calibration/<gpu>.json) where there is one.
-    measured::Calibration calibration;
+    if (chosen.empty()) throw ConfigError("no run to score (" + scored.scope + " selects none)");
     std::vector<sim::SimulationConfig> configs;
     for (const auto& r : chosen)
       configs.push_back(measured::simulation_config(r, apply_config_json));
-    if (calibration_file_ == "none") {
-      for (auto& c : configs) c.calibration = "none";
-    } else if (!calibration_file_.empty()) {
-      calibration = measured::load_calibration_file(calibration_file_);
-      for (auto& c : configs) c.calibration = "none";  // the profile above replaces the cost model
-    } else {
-      std::set<std::string> shipped;
-      for (const auto& c : configs) {
-        try {
-          if (auto p = calibration::default_calibration_path(hardware::load_gpu(c.gpu).name,
-                                                             sim::host_line(c.engine))) {
-            shipped.insert(*p);
-          }
-        } catch (const ConfigError&) {
-          // reported per run by validate_runs
-        }
-      }
-      for (const std::string& p : shipped) {
-        calibration.source +=
-            (calibration.source.empty() ? "" : ", ") + fs::path(p).filename().string();
-        for (const auto& id : calibration::load_calibration(p).fit_set) {
-          calibration.fitted_on.push_back(id);
-        }
-      }
-      if (!calibration.source.empty()) {
-        calibration.source =
-            "the profiles shipped for the GPUs (hardware/calibration/" + calibration.source + ")";
-        calibration.shipped_per_gpu = true;
-      }
-    }
+    const measured::Calibration calibration =
+        measured::scoring_calibration(calibration_file_, configs);
     measured::ReplayOptions options;
     options.seeds = seeds_;
     options.request_samples = true;  // the per-request distribution tests
@@ -207,28 +143,34 @@ class ValidateCommand : public Command {
           "the calibration does not list the runs it was fitted on; cannot "
           "check that scored runs were not used for fitting");
     }
-    if (!scope.empty()) {
-      out << "Scoring " << chosen.size() << " of " << runs.size() << " run(s) (" << scope << ")\n";
+    if (!scored.scope.empty()) {
+      out << "Scoring " << chosen.size() << " of " << runs.size() << " run(s) (" << scored.scope
+          << ")\n";
     }
     measured::print_table(out, table);
     print_assumptions_and_warnings(err, table);
-    if (!output_.empty()) {
-      nlohmann::ordered_json j = measured::to_json(table);
-      j["scope"] = scope.empty() ? std::string("all runs") : scope;
-      if (!refused.empty()) {
-        nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const auto& r : refused) {
-          list.push_back({{"id", r.id}, {"label", r.label}, {"refused", r.refused}});
-        }
-        j["refused"] = list;
+    if (!output_.empty()) write_table(out, table, scored.scope, refused);
+    return exit_code(table, err);
+  }
+
+ private:
+  void check_flags() const {
+    check_seeds(seeds_, 1);
+    check_jobs(jobs_);
+    for (const char* flag : {"--logo-fit", "--logo-groups", "--logo-max-iterations",
+                             "--logo-prior-weight", "--write-line-profiles"}) {
+      if (!logo_ && cmd_->count(flag) > 0) {
+        throw ConfigError(std::string(flag) + " applies only with --leave-one-group-out");
       }
-      metrics::write_json_atomically(output_, j);
-      out << "Table written to " << output_ << "\n";
     }
+  }
+
+  // 1 when no run could be simulated (nothing was validated: not a success), else 0; the runs
+  // that could not be simulated are counted on `err`.
+  static int exit_code(const measured::ValidationTable& table, std::ostream& err) {
     int failed = 0;
     for (const auto& r : table.runs) failed += !r.error.empty();
     if (failed > 0 && failed == static_cast<int>(table.runs.size())) {
-      // Nothing was validated: that is not a success.
       err << "servesim: error: none of the " << failed
           << " run(s) could be simulated (see the table for each reason)\n";
       return 1;
@@ -237,7 +179,39 @@ class ValidateCommand : public Command {
     return 0;
   }
 
- private:
+  // Every file validate reads is an input (refused as an output); the outputs are checked before
+  // any work.
+  void register_validate_inputs(const json& overrides) {
+    std::vector<InputFile> inputs = measured_inputs(measured_, sidecar_dirs_);
+    if (!opts_.config_file.empty()) {
+      inputs.push_back({"--config", opts_.config_file, kMaxSettingsFileBytes});
+    }
+    if (!calibration_file_.empty() && calibration_file_ != "none") {
+      inputs.push_back({"--calibration", calibration_file_, kMaxSettingsFileBytes});
+    }
+    for (InputFile& f : config_inputs(overrides)) inputs.push_back(std::move(f));
+    register_inputs(inputs);
+    check_outputs("--output", output_, false);
+    check_output_folder("--write-line-profiles", line_profiles_dir_);
+  }
+
+  // --output: the table as JSON, with its scope and the runs refused.
+  void write_table(std::ostream& out, const measured::ValidationTable& table,
+                   const std::string& scope,
+                   const std::vector<measured::MeasuredRun>& refused) const {
+    nlohmann::ordered_json j = measured::to_json(table);
+    j["scope"] = scope.empty() ? std::string("all runs") : scope;
+    if (!refused.empty()) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& r : refused) {
+        list.push_back({{"id", r.id}, {"label", r.label}, {"refused", r.refused}});
+      }
+      j["refused"] = list;
+    }
+    metrics::write_json_atomically(output_, j);
+    out << "Table written to " << output_ << "\n";
+  }
+
   // --leave-one-group-out: host terms fitted per left-out group on the other groups of its release
   // line, each run from the kernel terms of the profile shipped for its GPU (no serving run).
   int run_logo(const std::vector<measured::MeasuredRun>& runs, std::ostream& out) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sim/app/run_config.h"
+#include "sim/app/serve_keys.h"
 #include "sim/app/shell_words.h"
 #include "sim/app/vllm_flags.h"
 #include "sim/base/error.h"
@@ -57,34 +58,8 @@ std::string override_key(const std::string& arg) {
   return k;
 }
 
-// The servesim run fields a pasted line of each kind may set: vLLM's own flags of that command.
-bool serve_field(const std::string& key) {
-  static const std::set<std::string> kKeys = {"tensor_parallel_size",
-                                              "pipeline_parallel_size",
-                                              "data_parallel_size",
-                                              "enable_expert_parallel",
-                                              "quantization",
-                                              "dtype",
-                                              "kv_cache_dtype",
-                                              "enforce_eager",
-                                              "async_scheduling",
-                                              "max_num_seqs",
-                                              "max_num_batched_tokens",
-                                              "block_size",
-                                              "gpu_memory_utilization",
-                                              "enable_prefix_caching",
-                                              "long_prefill_token_threshold",
-                                              "max_model_len",
-                                              "scheduling_policy",
-                                              "num_gpu_blocks_override",
-                                              "disable_hybrid_kv_cache_manager",
-                                              "enable_chunked_prefill",
-                                              "num_scheduler_steps",
-                                              "kv_offloading_size",
-                                              "kv_offloading_backend",
-                                              "speculative_config"};
-  return kKeys.count(key) != 0;
-}
+// The servesim run fields a pasted line of each kind may set: vLLM's own flags of that command
+// (a serve line's: is_vllm_serve_flag_key, serve_keys.h).
 bool bench_field(const std::string& key) {
   static const std::set<std::string> kKeys = {"request_rate",
                                               "burstiness",
@@ -238,10 +213,12 @@ PastedLine translate_line(const std::vector<std::string>& words, LineKind kind,
     for (const ConfigField& f : config_fields()) {
       if (f.key == key) field = &f;
     }
-    const bool allowed = field != nullptr && name.rfind("--", 0) == 0 &&
-                         (kind == LineKind::kServe ? serve_field(key) : bench_field(key));
-    const bool other_line = field != nullptr && name.rfind("--", 0) == 0 &&
-                            (kind == LineKind::kServe ? bench_field(key) : serve_field(key));
+    const bool allowed =
+        field != nullptr && name.rfind("--", 0) == 0 &&
+        (kind == LineKind::kServe ? is_vllm_serve_flag_key(key) : bench_field(key));
+    const bool other_line =
+        field != nullptr && name.rfind("--", 0) == 0 &&
+        (kind == LineKind::kServe ? bench_field(key) : is_vllm_serve_flag_key(key));
     if (other_line) {
       throw ConfigError(where + ": " + name + " is a flag of " +
                         (kind == LineKind::kServe ? "vllm bench serve" : "vllm serve") +

@@ -14,31 +14,13 @@
 
 #include "sim/cluster/live_engine.h"
 #include "sim/cluster/simulation.h"
+#include "tests/fidelity/live_engine_fixture.h"
 #include "workloads/workload.h"
 
 namespace servesim::sim {
 namespace {
 
-SimulationConfig base_config() {
-  SimulationConfig c;
-  c.model = "llama-3.1-8b";
-  c.gpu = "h100-sxm";
-  c.workload.dataset_name = "random";
-  c.workload.num_prompts = 200;
-  c.workload.random_input_len = 512;
-  c.workload.random_output_len = 128;
-  c.workload.random_range_ratio = 0.5;
-  c.workload.request_rate = 20;
-  c.workload.seed = 7;
-  return c;
-}
-
-std::vector<workloads::RequestSpec> arrivals(const SimulationConfig& c) {
-  std::vector<workloads::RequestSpec> out;
-  std::unique_ptr<workloads::Workload> w = workloads::make_workload(resolved_workload(c));
-  while (std::optional<workloads::RequestSpec> spec = w->next()) out.push_back(*spec);
-  return out;
-}
+SimulationConfig base_config() { return live_engine_config(200, 20, 512, 128, 7); }
 
 int64_t tokens_of(const LiveEngine& e, int64_t id) {
   std::vector<SimTime> t;
@@ -76,7 +58,7 @@ TEST_CASE(
     "[live_engine][abort]") {
   const SimulationConfig c = base_config();
   const PreparedDeployment p = prepare_deployment(c);
-  std::vector<workloads::RequestSpec> specs = arrivals(c);
+  std::vector<workloads::RequestSpec> specs = live_engine_arrivals(c);
   constexpr int64_t kVictim = 40;
   // Run 1: the victim is aborted at the first arrival after it has 10 tokens.
   LiveEngine live(c, p);
@@ -130,7 +112,7 @@ TEST_CASE("live engine abort: requests aborted before admission are, for the oth
   c.engine.max_num_seqs = 4;     // a queue forms
   c.workload.request_rate = 40;  // beyond what 4 seats serve
   const PreparedDeployment p = prepare_deployment(c);
-  const std::vector<workloads::RequestSpec> specs = arrivals(c);
+  const std::vector<workloads::RequestSpec> specs = live_engine_arrivals(c);
   // Request 30 is aborted as it is sent (before it arrives); request 60 once it has waited,
   // at the next arrival, if it is still waiting.
   LiveEngine live(c, p);

@@ -19,31 +19,13 @@
 #include "sim/base/error.h"
 #include "sim/cluster/live_engine.h"
 #include "sim/cluster/simulation.h"
+#include "tests/fidelity/live_engine_fixture.h"
 #include "workloads/workload.h"
 
 namespace servesim::sim {
 namespace {
 
-SimulationConfig base_config() {
-  SimulationConfig c;
-  c.model = "llama-3.1-8b";
-  c.gpu = "h100-sxm";
-  c.workload.dataset_name = "random";
-  c.workload.num_prompts = 300;
-  c.workload.random_input_len = 512;
-  c.workload.random_output_len = 128;
-  c.workload.random_range_ratio = 0.5;
-  c.workload.request_rate = 30;
-  c.workload.seed = 11;
-  return c;
-}
-
-std::vector<workloads::RequestSpec> arrivals(const SimulationConfig& c) {
-  std::vector<workloads::RequestSpec> out;
-  std::unique_ptr<workloads::Workload> w = workloads::make_workload(resolved_workload(c));
-  while (std::optional<workloads::RequestSpec> spec = w->next()) out.push_back(*spec);
-  return out;
-}
+SimulationConfig base_config() { return live_engine_config(300, 30, 512, 128, 11); }
 
 std::vector<SimTime> tokens(const LiveEngine& e, int64_t id) {
   std::vector<SimTime> t;
@@ -61,7 +43,7 @@ TEST_CASE(
   c.num_replicas = 3;
   c.router = "round-robin";
   const PreparedDeployment p = prepare_deployment(c);
-  const std::vector<workloads::RequestSpec> specs = arrivals(c);
+  const std::vector<workloads::RequestSpec> specs = live_engine_arrivals(c);
   const SimTime down = seconds(3.0);
   const SimTime up = seconds(6.0);
   REQUIRE(specs.back().arrival > up + seconds(1.0));  // requests come after the window too
@@ -123,7 +105,7 @@ TEST_CASE("live engine outage: with every replica down a request fails at once",
           "[live_engine][faults]") {
   const SimulationConfig c = base_config();
   const PreparedDeployment p = prepare_deployment(c);
-  const std::vector<workloads::RequestSpec> specs = arrivals(c);
+  const std::vector<workloads::RequestSpec> specs = live_engine_arrivals(c);
   const SimTime down = seconds(2.0);
   const SimTime up = seconds(4.0);
   LiveEngine e(c, p);

@@ -22,31 +22,11 @@
 #include "sim/base/append_log.h"
 #include "sim/cluster/live_engine.h"
 #include "sim/cluster/simulation.h"
+#include "tests/fidelity/live_engine_fixture.h"
 #include "workloads/workload.h"
 
 namespace servesim::sim {
 namespace {
-
-SimulationConfig config(int64_t requests, double rate, int input, int output) {
-  SimulationConfig c;
-  c.model = "llama-3.1-8b";
-  c.gpu = "h100-sxm";
-  c.workload.dataset_name = "random";
-  c.workload.num_prompts = requests;
-  c.workload.random_input_len = input;
-  c.workload.random_output_len = output;
-  c.workload.random_range_ratio = 0.5;
-  c.workload.request_rate = rate;
-  c.workload.seed = 11;
-  return c;
-}
-
-std::vector<workloads::RequestSpec> arrivals(const SimulationConfig& c) {
-  std::vector<workloads::RequestSpec> out;
-  std::unique_ptr<workloads::Workload> w = workloads::make_workload(resolved_workload(c));
-  while (std::optional<workloads::RequestSpec> spec = w->next()) out.push_back(*spec);
-  return out;
-}
 
 // What a server does: submit each request at its arrival, and once one has finished read its
 // token times and (when `release`) release it. `at_finish(id, times)` sees each request's times;
@@ -111,10 +91,10 @@ int64_t rss_bytes() {
 
 TEST_CASE("live engine memory: releasing finished requests leaves every token time unchanged",
           "[live_engine][memory]") {
-  SimulationConfig c = config(3000, 40, 512, 128);
+  SimulationConfig c = live_engine_config(3000, 40, 512, 128, 11);
   c.num_replicas = 2;
   const PreparedDeployment p = prepare_deployment(c);
-  const std::vector<workloads::RequestSpec> specs = arrivals(c);
+  const std::vector<workloads::RequestSpec> specs = live_engine_arrivals(c);
   std::vector<std::vector<SimTime>> kept(specs.size()), released(specs.size());
   LiveEngine a(c, p);
   serve(
@@ -140,10 +120,10 @@ TEST_CASE("live engine memory: a long run holds the requests in flight, not the 
   // A few requests in flight at a time, each for a few hundred steps: ~30 M steps (measured:
   // 29.6 M), so that the step log passes its chunks many times.
   constexpr int64_t kRequests = 200'000;
-  SimulationConfig c = config(kRequests, 1.0, 64, 512);
+  SimulationConfig c = live_engine_config(kRequests, 1.0, 64, 512, 11);
   c.offline = true;
   const PreparedDeployment p = prepare_deployment(c);
-  const std::vector<workloads::RequestSpec> specs = arrivals(c);
+  const std::vector<workloads::RequestSpec> specs = live_engine_arrivals(c);
   LiveEngine e(c, p);
   int64_t most_in_flight = 0;
   int64_t most_retained_steps = 0;

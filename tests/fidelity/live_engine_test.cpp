@@ -10,6 +10,7 @@
 
 #include "sim/cluster/live_engine.h"
 #include "sim/cluster/simulation.h"
+#include "tests/fidelity/live_engine_fixture.h"
 #include "workloads/workload.h"
 
 namespace servesim::sim {
@@ -81,19 +82,7 @@ int64_t check_same_tokens(const SimulationConfig& c) {
   return preemptions;
 }
 
-SimulationConfig base_config() {
-  SimulationConfig c;
-  c.model = "llama-3.1-8b";
-  c.gpu = "h100-sxm";
-  c.workload.dataset_name = "random";
-  c.workload.num_prompts = 300;
-  c.workload.random_input_len = 512;
-  c.workload.random_output_len = 128;
-  c.workload.random_range_ratio = 0.5;
-  c.workload.request_rate = 20;
-  c.workload.seed = 7;
-  return c;
-}
+SimulationConfig base_config() { return live_engine_config(300, 20, 512, 128, 7); }
 
 TEST_CASE("live engine: Poisson arrivals give run_simulation's token times", "[live_engine]") {
   check_same_tokens(base_config());
