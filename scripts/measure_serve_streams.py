@@ -5,6 +5,7 @@ streaming completion open (a new one as soon as the last ends), for D wall secon
 Prints one row per N:
   held      the most streams open at once on the client side (headers received, [DONE] not yet),
             sampled every 0.25 s, and the server's running + waiting requests at that moment;
+  completed streams that ended with [DONE], and the clients that got at least one;
   cut       streams that ended without [DONE] before the deadline, connections reset, closed
             before any header, or refused, and non-200 answers (each should be 0);
   tokens    tokens the clients received, and per second;
@@ -102,6 +103,7 @@ async def one_stream(port, request, deadline, counts):
 
 
 async def client(port, request, deadline, counts):
+    served = False
     while time.monotonic() < deadline:
         try:
             done = await one_stream(port, request, deadline, counts)
@@ -120,6 +122,9 @@ async def client(port, request, deadline, counts):
             counts["cut"] += 1
             return
         counts["completed"] += 1
+        if not served:
+            served = True
+            counts["clients_served"] += 1
 
 
 async def run(proc, port, n, seconds, max_tokens):
@@ -127,7 +132,7 @@ async def run(proc, port, n, seconds, max_tokens):
                        "stream": True, "ignore_eos": True}).encode()
     request = (f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
                f"application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
-    counts = {k: 0 for k in ("tokens", "completed", "open", "peak", "cut", "reset", "closed",
+    counts = {k: 0 for k in ("tokens", "completed", "clients_served", "open", "peak", "cut", "reset", "closed",
                              "refused", "non_200")}
     deadline = time.monotonic() + seconds
     tasks = [asyncio.create_task(client(port, request, deadline, counts)) for _ in range(n)]
@@ -196,6 +201,7 @@ def main():
             tokens = counts["tokens"]
             print(f"N={n}: held {peak['open']} at once (at {peak['at']:.1f} s; server running + "
                   f"waiting {peak['server']:.0f}); {counts['completed']} streams completed, "
+                  f"{counts['clients_served']} of {n} clients got a full stream, "
                   f"{counts['cut']} cut, {counts['reset']} reset, {counts['closed']} closed before "
                   f"headers, {counts['refused']} refused, "
                   f"{counts['non_200']} non-200; {tokens} tokens received, "

@@ -527,9 +527,8 @@ def rss_kib(pid):
 def flood_test():
     """A flood: 64 clients sending 5 requests each back to back (320) against 2 seats and 5
     waiting places, refused with 429 (--max-waiting-status): only 200 and 429, never more than 5
-    waiting, memory bounded. A few connections (about 1 in 300 here) are reset before any
-    answer under this burst of connects: counted, bounded, not diagnosed further (cpp-httplib
-    0.11 listens with a backlog of 5, a likely cause)."""
+    waiting, memory bounded, and no connection reset: the server listens with a backlog of
+    max(2048, --threads), so the 64 connects of the burst all queue."""
     s = Server("--max-num-seqs", "2", "--max-waiting-requests", "5", "--max-waiting-status",
                "429")
     try:
@@ -564,10 +563,11 @@ def flood_test():
         scraper.join()
         statuses = [st for st, _ in results]
         ok, limited = statuses.count(200), statuses.count(429)
-        # Connections reset before any answer come from the listen backlog (cpp-httplib's 5)
-        # overflowing when the machine is loaded (1 in 300 alone, 33 with a second run beside
-        # it): a transport limit, not a status; at most a fifth of the flood.
-        check(ok + limited + len(resets) == 320 and len(resets) <= 64,
+        # With cpp-httplib's own backlog of 5 this burst overflowed the accept queue (up to 33
+        # resets with a second run beside it); with the server's backlog (>= 2048 > 64 connects)
+        # none was reset in 15 floods, two at once beside a build. A margin of 3 (1 %) for a
+        # loaded sanitizer run; more is a regression of the backlog.
+        check(ok + limited + len(resets) == 320 and len(resets) <= 3,
               f"flood: only 200 and 429 ({sorted(set(statuses))}), {len(resets)} resets")
         check(ok >= 7 and limited > 150, f"flood: {ok} served, {limited} refused")
         bodies = [json.loads(out) for st, out in results if st == 429]
