@@ -17,6 +17,7 @@ void WorkerPool::enqueue(std::function<void()> fn) {
     try {
       threads_.emplace_back([this] { work(); });
       ++free_;
+      ++started_;
     } catch (const std::system_error&) {
       ++start_failures_;  // out of threads: the job waits for a running one
     }
@@ -58,7 +59,7 @@ void WorkerPool::shutdown() {
 
 size_t WorkerPool::threads_started() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return threads_.size();
+  return started_;
 }
 
 size_t WorkerPool::thread_start_failures() const {

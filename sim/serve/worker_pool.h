@@ -34,6 +34,7 @@ class WorkerPool : public httplib::TaskQueue {
   // Runs the queued connections, then joins every thread.
   void shutdown() override;
 
+  // Threads started so far (each stays until shutdown), and starts the system refused.
   size_t threads_started() const;
   size_t thread_start_failures() const;
 
@@ -46,6 +47,7 @@ class WorkerPool : public httplib::TaskQueue {
   std::deque<std::function<void()>> jobs_;
   std::vector<std::thread> threads_;
   size_t free_ = 0;  // threads started and not running a connection
+  size_t started_ = 0;
   size_t start_failures_ = 0;
   bool shutdown_ = false;
 };
