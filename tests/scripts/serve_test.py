@@ -333,6 +333,7 @@ def main():
     fail_rate_test()
     non_streaming_disconnect_test()
     flood_test()
+    descriptor_limit_test()
     outage_test()
     latency_spike_test()
 
@@ -585,6 +586,26 @@ def flood_test():
               f"{len(resets)} connections reset, RSS +{grown} KiB")
     finally:
         s.stop()
+
+
+def descriptor_limit_test():
+    """Each connection is a descriptor: the server raises its soft limit to --threads + 64, and
+    refuses, naming --threads, a budget the hard limit cannot hold (prlimit, util-linux)."""
+    cmd = [BIN, "serve", "--model", MODEL, "--gpu", "h100-sxm", "--port", "0", "--threads", "1000"]
+    r = subprocess.run(["prlimit", "--nofile=200:200", *cmd], capture_output=True, text=True,
+                       timeout=60)
+    check(r.returncode == 2 and "--threads: 1000 connections need 1064 file descriptors; this "
+          "process may open at most 200" in r.stderr, f"descriptor limit refused: {r.stderr!r}")
+    proc = subprocess.Popen(["prlimit", "--nofile=200:2000", *cmd], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        check("listening on" in proc.stdout.readline(), "descriptor limit raised: starts")
+        with open(f"/proc/{proc.pid}/limits") as f:
+            soft = re.search(r"Max open files\s+(\d+)", f.read()).group(1)
+        check(soft == "1064", f"descriptor limit raised to 1000 + 64 ({soft})")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
 
 
 def outage_test():
