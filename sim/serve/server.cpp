@@ -58,24 +58,39 @@ constexpr int kDeferAcceptSeconds = 5;
 // File descriptors beyond one per connection: the listening socket, stdio, /proc reads.
 constexpr rlim_t kSpareDescriptors = 64;
 
-// Each open connection is a descriptor: raise the soft limit to --threads plus a margin, or
-// refuse a budget the hard limit cannot hold.
-void raise_descriptor_limit(int threads) {
+// Connections the servers of this process may hold together (--port-per-replica: one server
+// per port, each with its --threads).
+std::mutex descriptor_mu;
+rlim_t descriptor_connections = 0;
+
+// Each open connection is a descriptor: raise the soft limit to the connections of every server
+// plus a margin, or refuse a budget the hard limit cannot hold.
+void reserve_descriptors(int threads) {
+  std::lock_guard<std::mutex> lock(descriptor_mu);
+  const rlim_t connections = descriptor_connections + static_cast<rlim_t>(threads);
+  const rlim_t need = connections + kSpareDescriptors;
+  const std::string what = "--threads: " + std::to_string(connections) + " connections" +
+                           (connections == static_cast<rlim_t>(threads)
+                                ? ""
+                                : " (" + std::to_string(threads) + " on each port)") +
+                           " need " + std::to_string(need) + " file descriptors";
   rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
-  const rlim_t need = static_cast<rlim_t>(threads) + kSpareDescriptors;
-  if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= need) return;
-  if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need) {
-    throw ConfigError("--threads: " + std::to_string(threads) + " connections need " +
-                      std::to_string(need) + " file descriptors; this process may open at most " +
-                      std::to_string(lim.rlim_max) +
-                      " (ulimit -Hn): lower --threads or raise the hard limit");
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need) {
+    if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need) {
+      throw ConfigError(what + "; this process may open at most " + std::to_string(lim.rlim_max) +
+                        " (ulimit -Hn): lower --threads or raise the hard limit");
+    }
+    lim.rlim_cur = need;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+      throw ConfigError(what + "; raising ulimit -n failed");
+    }
   }
-  lim.rlim_cur = need;
-  if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
-    throw ConfigError("--threads: " + std::to_string(threads) + " connections need " +
-                      std::to_string(need) + " file descriptors; raising ulimit -n failed");
-  }
+  descriptor_connections = connections;
+}
+
+void release_descriptors(int threads) {
+  std::lock_guard<std::mutex> lock(descriptor_mu);
+  descriptor_connections -= static_cast<rlim_t>(threads);
 }
 
 // How often a non-streaming handler looks whether its client is still connected (wall time).
@@ -610,7 +625,9 @@ struct Server::Impl {
 
   std::thread engine_thread;
   int bound_port = 0;
-  int listen_fd = -1;  // the listening socket (set_socket_options sees it first)
+  int listen_fd = -1;                 // the listening socket (set_socket_options sees it first)
+  std::atomic<int> listen_state{0};   // run(): 0 before its accept loop, 1 in it, 2 after
+  bool descriptors_reserved = false;  // bind() counted its --threads (reserve_descriptors)
 };
 
 Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
@@ -672,11 +689,15 @@ Server::~Server() {
   stop();
   if (impl_->engine_thread.joinable()) impl_->engine_thread.join();
   if (impl_->drain_thread.joinable()) impl_->drain_thread.join();
+  if (impl_->descriptors_reserved) release_descriptors(impl_->options.threads);
 }
 
 void Server::bind() {
   Impl& s = *impl_;
-  raise_descriptor_limit(s.options.threads);
+  if (!s.descriptors_reserved) {
+    reserve_descriptors(s.options.threads);
+    s.descriptors_reserved = true;
+  }
   if (s.options.port == 0) {
     s.bound_port = s.http.bind_to_any_port(s.options.host);
     if (s.bound_port <= 0) throw ConfigError("--host: cannot listen on " + s.options.host);
@@ -701,7 +722,9 @@ void Server::run() {
   Impl& s = *impl_;
   s.start = Clock::now();
   s.engine_thread = std::thread([&s] { s.engine_loop(); });
+  s.listen_state = 1;
   s.http.listen_after_bind();
+  s.listen_state = 2;
   stop();
   s.engine_thread.join();
   if (s.drain_thread.joinable()) s.drain_thread.join();
@@ -732,6 +755,12 @@ void Server::stop() {
   impl_->engine_cv.notify_all();
   impl_->tokens_cv.notify_all();
   impl_->drained_cv.notify_all();
+  // cpp-httplib's stop() does nothing until its accept loop runs (is_running()): a signal
+  // between run()'s start and the loop's (a SIGTERM just after start, --port-per-replica's
+  // second port) was lost, and accept() blocked the exit.
+  while (impl_->listen_state == 1 && !impl_->http.is_running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   impl_->http.stop();
 }
 

@@ -34,8 +34,9 @@
 // (Envoy's bodies); --latency-spike stretches the engine's steps (sim/replica/latency_spikes.h).
 // Threads: one engine thread and up to `threads` HTTP workers, started as connections come
 // (WorkerPool, worker_pool.h); each open connection holds a worker, so `threads` bounds the
-// concurrent streams. bind() raises the descriptor limit (ulimit -n) to `threads` plus a margin
-// and listens with a backlog of max(2048, threads) (uvicorn's 2048, as vLLM's API server).
+// concurrent streams. bind() raises the descriptor limit (ulimit -n) to the `threads` of every
+// server of the process (one per port) plus a margin, and listens with a backlog of
+// max(2048, threads) (uvicorn's 2048, as vLLM's API server).
 #ifndef SERVESIM_SIM_SERVE_SERVER_H_
 #define SERVESIM_SIM_SERVE_SERVER_H_
 

@@ -606,6 +606,17 @@ def descriptor_limit_test():
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+    # One server per port: their connections add up.
+    proc = subprocess.Popen(["prlimit", "--nofile=200:3000", *cmd, "--num-replicas", "2",
+                             "--port-per-replica"], stdout=subprocess.PIPE, text=True)
+    try:
+        check("listening on" in proc.stdout.readline(), "descriptor limit of 2 ports: starts")
+        with open(f"/proc/{proc.pid}/limits") as f:
+            soft = re.search(r"Max open files\s+(\d+)", f.read()).group(1)
+        check(soft == "2064", f"descriptor limit raised to 2 x 1000 + 64 ({soft})")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
 
 
 def outage_test():

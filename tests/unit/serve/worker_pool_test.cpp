@@ -62,8 +62,7 @@ TEST_CASE("worker pool: a thread per job held at once, started only when one is 
   CHECK(pool.thread_start_failures() == 0);
 }
 
-TEST_CASE("worker pool: jobs beyond the budget wait for a thread, and all of them run",
-          "[serve]") {
+TEST_CASE("worker pool: jobs beyond the budget wait for a thread, and all of them run", "[serve]") {
   WorkerPool pool(2);
   Gate gate;
   for (int k = 0; k < 5; ++k) pool.enqueue(gate.job());
