@@ -51,7 +51,8 @@ class ServeCommand : public Command {
     cmd_->add_option("--chars-per-token", options_.chars_per_token,
                      "prompt tokens of text prompts: ceil(characters / this) [4]");
     cmd_->add_option("--threads", options_.threads,
-                     "HTTP worker threads: the most connections open at once [1024]");
+                     "HTTP worker threads, started as connections come: the most connections open "
+                     "at once [4096]");
     cmd_->add_option("--shutdown-mode", options_.shutdown_mode,
                      "on SIGTERM/SIGINT: immediate (cut open streams) or drain (503 to new "
                      "requests, finish those in flight), as vLLM's flag [immediate]");

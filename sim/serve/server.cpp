@@ -9,16 +9,22 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 
 #include "sim/base/error.h"
 #include "sim/cluster/live_engine.h"
 #include "sim/serve/client_socket.h"
 #include "sim/serve/openai_api.h"
 #include "sim/serve/prometheus.h"
+#include "sim/serve/worker_pool.h"
 
 namespace servesim::serve {
 namespace {
@@ -39,6 +45,54 @@ constexpr const char* kNoHealthyUpstream = "no healthy upstream";
 constexpr const char* kUpstreamReset =
     "upstream connect error or disconnect/reset before headers. reset reason: connection "
     "termination";
+// The listen backlog: uvicorn's default (uvicorn/config.py, Config(backlog=2048)), which vLLM's
+// API server runs under, or --threads when larger, so a burst of connects up to the thread budget
+// queues instead of being dropped (cpp-httplib 0.11 listens with 5: a burst of a few hundred
+// connects overflowed it, TcpExtListenOverflows, and waited for SYN retransmissions, 1 s, 3 s,
+// 7 s...). The kernel caps it at net.core.somaxconn.
+constexpr int kListenBacklog = 2048;
+// How long the kernel holds a connection whose request has not come (TCP_DEFER_ACCEPT) before
+// handing it over anyway: cpp-httplib's own wait for a request is 5 s
+// (CPPHTTPLIB_KEEPALIVE_TIMEOUT_SECOND), as uvicorn's timeout_keep_alive under vLLM.
+constexpr int kDeferAcceptSeconds = 5;
+// File descriptors beyond one per connection: the listening socket, stdio, /proc reads.
+constexpr rlim_t kSpareDescriptors = 64;
+
+// Connections the servers of this process may hold together (--port-per-replica: one server
+// per port, each with its --threads).
+std::mutex descriptor_mu;
+rlim_t descriptor_connections = 0;
+
+// Each open connection is a descriptor: raise the soft limit to the connections of every server
+// plus a margin, or refuse a budget the hard limit cannot hold.
+void reserve_descriptors(int threads) {
+  std::lock_guard<std::mutex> lock(descriptor_mu);
+  const rlim_t connections = descriptor_connections + static_cast<rlim_t>(threads);
+  const rlim_t need = connections + kSpareDescriptors;
+  const std::string what = "--threads: " + std::to_string(connections) + " connections" +
+                           (connections == static_cast<rlim_t>(threads)
+                                ? ""
+                                : " (" + std::to_string(threads) + " on each port)") +
+                           " need " + std::to_string(need) + " file descriptors";
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need) {
+    if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need) {
+      throw ConfigError(what + "; this process may open at most " + std::to_string(lim.rlim_max) +
+                        " (ulimit -Hn): lower --threads or raise the hard limit");
+    }
+    lim.rlim_cur = need;
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+      throw ConfigError(what + "; raising ulimit -n failed");
+    }
+  }
+  descriptor_connections = connections;
+}
+
+void release_descriptors(int threads) {
+  std::lock_guard<std::mutex> lock(descriptor_mu);
+  descriptor_connections -= static_cast<rlim_t>(threads);
+}
+
 // How often a non-streaming handler looks whether its client is still connected (wall time).
 constexpr auto kClientCheck = std::chrono::milliseconds(50);
 
@@ -108,12 +162,26 @@ struct Server::Impl {
       engine.advance_to(target);
       account_finished();
       tokens_cv.notify_all();
+      wake_streams();
       const Clock::time_point wake = wall_of(engine.next_event_time());
       submitted = false;
       engine_cv.wait_until(lock, std::min(wake, Clock::now() + std::chrono::seconds(1)),
                            [&] { return stopping || submitted; });
     }
     tokens_cv.notify_all();
+    wake_streams();
+  }
+
+  // Wakes the streams waiting for a token that now have one, finished, or must stop (called
+  // with mu held). Only those: a stream whose request waits in the engine's queue sleeps
+  // through the steps (a notify_all per step woke every held stream, thousands of threads
+  // made runnable per step for the ~max_num_seqs that had a token).
+  void wake_streams() {
+    for (const auto& [id, wait] : stream_waits) {
+      wake_scratch.clear();
+      if (!stopping && !engine.finished(id)) engine.token_times(id, wait->sent, &wake_scratch);
+      if (stopping || engine.finished(id) || !wake_scratch.empty()) wait->cv.notify_one();
+    }
   }
 
   // Histograms and totals of the requests that finished (called with mu held).
@@ -252,6 +320,7 @@ struct Server::Impl {
         // run their arrival (a flood): the engine is brought to the present first.
         engine.advance_to(std::max(sim_now(), engine.now()));
         tokens_cv.notify_all();
+        wake_streams();
         if (engine.num_waiting() >= options.max_waiting_requests) {
           std::lock_guard<std::mutex> s(stats_mu);
           ++rejected;
@@ -421,10 +490,18 @@ struct Server::Impl {
       SimTime cut = SimTime::max();  // its replica's crash (--replica-outage), if it had one
       {
         std::unique_lock<std::mutex> lock(mu);
-        tokens_cv.wait(lock, [&] {
+        auto ready = [&] {
           engine.token_times(id, sent, &times);
           return !times.empty() || stopping || engine.finished(id);
-        });
+        };
+        if (!ready()) {
+          // Woken by the engine thread when a token past `sent` is produced (wake_streams).
+          StreamWait wait;
+          wait.sent = sent;
+          stream_waits.emplace(id, &wait);
+          wait.cv.wait(lock, ready);
+          stream_waits.erase(id);
+        }
         if (engine.finished(id) && engine.record(id).failed) cut = engine.cut_time(id);
       }
       if (times.empty() && cut == SimTime::max()) return false;  // shutting down: cut the stream
@@ -512,7 +589,14 @@ struct Server::Impl {
 
   std::mutex mu;  // the engine and everything below up to stats_mu
   std::condition_variable engine_cv;
-  std::condition_variable tokens_cv;
+  std::condition_variable tokens_cv;  // non-streaming handlers and routing waits
+  // A stream waiting for its token number `sent` (stream(); the waiter owns it).
+  struct StreamWait {
+    std::condition_variable cv;
+    int64_t sent = 0;
+  };
+  std::unordered_map<int64_t, StreamWait*> stream_waits;
+  std::vector<SimTime> wake_scratch;  // wake_streams()'s
   bool stopping = false;
   bool submitted = false;
   bool draining = false;      // a SIGTERM began a drain (ServeOptions::shutdown_mode)
@@ -541,6 +625,9 @@ struct Server::Impl {
 
   std::thread engine_thread;
   int bound_port = 0;
+  int listen_fd = -1;                 // the listening socket (set_socket_options sees it first)
+  std::atomic<int> listen_state{0};   // run(): 0 before its accept loop, 1 in it, 2 after
+  bool descriptors_reserved = false;  // bind() counted its --threads (reserve_descriptors)
 };
 
 Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
@@ -583,9 +670,17 @@ Server::Server(const sim::SimulationConfig& config, const sim::PreparedDeploymen
   }
   impl_ = std::make_unique<Impl>(config, prepared, options);
   const int threads = options.threads;
-  impl_->http.new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
+  impl_->http.new_task_queue = [threads] { return new WorkerPool(static_cast<size_t>(threads)); };
+  Impl* impl = impl_.get();
+  impl_->http.set_socket_options([impl](socket_t sock) {
+    httplib::default_socket_options(sock);
+    // Accept a connection once its request's first bytes came: cpp-httplib 0.11 waits for a
+    // request by polling every 10 ms (its keep_alive()), and thousands of connections whose
+    // requests were still on the way kept both cores busy (~1.4 ms of CPU per second each).
+    const int defer_s = kDeferAcceptSeconds;
+    setsockopt(sock, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_s, sizeof defer_s);
+    impl->listen_fd = sock;
+  });
   impl_->http.set_keep_alive_max_count(100000);
   impl_->routes();
 }
@@ -594,10 +689,15 @@ Server::~Server() {
   stop();
   if (impl_->engine_thread.joinable()) impl_->engine_thread.join();
   if (impl_->drain_thread.joinable()) impl_->drain_thread.join();
+  if (impl_->descriptors_reserved) release_descriptors(impl_->options.threads);
 }
 
 void Server::bind() {
   Impl& s = *impl_;
+  if (!s.descriptors_reserved) {
+    reserve_descriptors(s.options.threads);
+    s.descriptors_reserved = true;
+  }
   if (s.options.port == 0) {
     s.bound_port = s.http.bind_to_any_port(s.options.host);
     if (s.bound_port <= 0) throw ConfigError("--host: cannot listen on " + s.options.host);
@@ -608,6 +708,12 @@ void Server::bind() {
     }
     s.bound_port = s.options.port;
   }
+  // listen() again on a listening socket only sets its backlog (cpp-httplib's is 5).
+  const int backlog = std::max(kListenBacklog, s.options.threads);
+  if (s.listen_fd < 0 || ::listen(s.listen_fd, backlog) != 0) {
+    throw ConfigError("--port: cannot set the listen backlog of " + s.options.host + ":" +
+                      std::to_string(s.bound_port) + " to " + std::to_string(backlog));
+  }
 }
 
 int Server::port() const { return impl_->bound_port; }
@@ -616,7 +722,9 @@ void Server::run() {
   Impl& s = *impl_;
   s.start = Clock::now();
   s.engine_thread = std::thread([&s] { s.engine_loop(); });
+  s.listen_state = 1;
   s.http.listen_after_bind();
+  s.listen_state = 2;
   stop();
   s.engine_thread.join();
   if (s.drain_thread.joinable()) s.drain_thread.join();
@@ -642,10 +750,17 @@ void Server::stop() {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->stopping = true;
+    impl_->wake_streams();
   }
   impl_->engine_cv.notify_all();
   impl_->tokens_cv.notify_all();
   impl_->drained_cv.notify_all();
+  // cpp-httplib's stop() does nothing until its accept loop runs (is_running()): a signal
+  // between run()'s start and the loop's (a SIGTERM just after start, --port-per-replica's
+  // second port) was lost, and accept() blocked the exit.
+  while (impl_->listen_state == 1 && !impl_->http.is_running()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   impl_->http.stop();
 }
 

@@ -32,8 +32,11 @@
 // Faults (docs/serve.md): --replica-outage — a crashed replica's streams are cut at the crash,
 // its non-streaming requests and, while no replica is up, every request get a proxy's 503
 // (Envoy's bodies); --latency-spike stretches the engine's steps (sim/replica/latency_spikes.h).
-// Threads: one engine thread and a pool of `threads` HTTP workers; each open connection holds a
-// worker, so `threads` bounds the concurrent streams.
+// Threads: one engine thread and up to `threads` HTTP workers, started as connections come
+// (WorkerPool, worker_pool.h); each open connection holds a worker, so `threads` bounds the
+// concurrent streams. bind() raises the descriptor limit (ulimit -n) to the `threads` of every
+// server of the process (one per port) plus a margin, and listens with a backlog of
+// max(2048, threads) (uvicorn's 2048, as vLLM's API server).
 #ifndef SERVESIM_SIM_SERVE_SERVER_H_
 #define SERVESIM_SIM_SERVE_SERVER_H_
 
@@ -55,7 +58,7 @@ struct ServeOptions {
   std::string served_model;          // the model name clients send ("" = --model as given)
   int64_t max_waiting_requests = 0;  // 0 = no limit
   double chars_per_token = 4.0;
-  int threads = 1024;
+  int threads = 4096;  // the most connections open at once (WorkerPool)
   // SIGTERM / SIGINT (vLLM's --shutdown-mode, vllm/entrypoints/launcher.py): "immediate" stops
   // at once, cutting open streams; "drain" first answers every new request 503 (vLLM's
   // ServiceUnavailableMiddleware body; /metrics still answers), lets the requests in flight
@@ -87,7 +90,8 @@ class Server {
   Server(const sim::SimulationConfig& config, const sim::PreparedDeployment& prepared,
          const ServeOptions& options);
   ~Server();
-  // Binds the listening socket; throws ConfigError naming --host/--port when it cannot.
+  // Binds the listening socket; throws ConfigError naming --host/--port when it cannot, and
+  // naming --threads when the descriptor limit cannot hold that many connections.
   void bind();
   int port() const;
   // Serves until stop() (from another thread or a signal watcher). REQUIRES: bind().

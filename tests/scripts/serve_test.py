@@ -333,6 +333,7 @@ def main():
     fail_rate_test()
     non_streaming_disconnect_test()
     flood_test()
+    descriptor_limit_test()
     outage_test()
     latency_spike_test()
 
@@ -527,9 +528,8 @@ def rss_kib(pid):
 def flood_test():
     """A flood: 64 clients sending 5 requests each back to back (320) against 2 seats and 5
     waiting places, refused with 429 (--max-waiting-status): only 200 and 429, never more than 5
-    waiting, memory bounded. A few connections (about 1 in 300 here) are reset before any
-    answer under this burst of connects: counted, bounded, not diagnosed further (cpp-httplib
-    0.11 listens with a backlog of 5, a likely cause)."""
+    waiting, memory bounded, and no connection reset: the server listens with a backlog of
+    max(2048, --threads), so the 64 connects of the burst all queue."""
     s = Server("--max-num-seqs", "2", "--max-waiting-requests", "5", "--max-waiting-status",
                "429")
     try:
@@ -564,10 +564,11 @@ def flood_test():
         scraper.join()
         statuses = [st for st, _ in results]
         ok, limited = statuses.count(200), statuses.count(429)
-        # Connections reset before any answer come from the listen backlog (cpp-httplib's 5)
-        # overflowing when the machine is loaded (1 in 300 alone, 33 with a second run beside
-        # it): a transport limit, not a status; at most a fifth of the flood.
-        check(ok + limited + len(resets) == 320 and len(resets) <= 64,
+        # With cpp-httplib's own backlog of 5 this burst overflowed the accept queue (up to 33
+        # resets with a second run beside it); with the server's backlog (>= 2048 > 64 connects)
+        # none was reset in 15 floods, two at once beside a build. A margin of 3 (1 %) for a
+        # loaded sanitizer run; more is a regression of the backlog.
+        check(ok + limited + len(resets) == 320 and len(resets) <= 3,
               f"flood: only 200 and 429 ({sorted(set(statuses))}), {len(resets)} resets")
         check(ok >= 7 and limited > 150, f"flood: {ok} served, {limited} refused")
         bodies = [json.loads(out) for st, out in results if st == 429]
@@ -585,6 +586,37 @@ def flood_test():
               f"{len(resets)} connections reset, RSS +{grown} KiB")
     finally:
         s.stop()
+
+
+def descriptor_limit_test():
+    """Each connection is a descriptor: the server raises its soft limit to --threads + 64, and
+    refuses, naming --threads, a budget the hard limit cannot hold (prlimit, util-linux)."""
+    cmd = [BIN, "serve", "--model", MODEL, "--gpu", "h100-sxm", "--port", "0", "--threads", "1000"]
+    r = subprocess.run(["prlimit", "--nofile=200:200", *cmd], capture_output=True, text=True,
+                       timeout=60)
+    check(r.returncode == 2 and "--threads: 1000 connections need 1064 file descriptors; this "
+          "process may open at most 200" in r.stderr, f"descriptor limit refused: {r.stderr!r}")
+    proc = subprocess.Popen(["prlimit", "--nofile=200:2000", *cmd], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        check("listening on" in proc.stdout.readline(), "descriptor limit raised: starts")
+        with open(f"/proc/{proc.pid}/limits") as f:
+            soft = re.search(r"Max open files\s+(\d+)", f.read()).group(1)
+        check(soft == "1064", f"descriptor limit raised to 1000 + 64 ({soft})")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    # One server per port: their connections add up.
+    proc = subprocess.Popen(["prlimit", "--nofile=200:3000", *cmd, "--num-replicas", "2",
+                             "--port-per-replica"], stdout=subprocess.PIPE, text=True)
+    try:
+        check("listening on" in proc.stdout.readline(), "descriptor limit of 2 ports: starts")
+        with open(f"/proc/{proc.pid}/limits") as f:
+            soft = re.search(r"Max open files\s+(\d+)", f.read()).group(1)
+        check(soft == "2064", f"descriptor limit raised to 2 x 1000 + 64 ({soft})")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
 
 
 def outage_test():
