@@ -285,8 +285,9 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   // The physics floor (docs/cost_model.md, "What a measured table is bound by"): absent when it
   // never binds, so that results stay as they were.
   // The chat template's tokens, included in every prompt sent (workloads/chat_template_workload.h).
-  if (const workloads::WorkloadConfig w = resolved_workload(config); workloads::chat_endpoint(w)) {
-    out["sent"]["chat_template_tokens"] = w.chat_template_tokens;
+  if (const workloads::WorkloadConfig chat = resolved_workload(config);
+      workloads::chat_endpoint(chat)) {
+    out["sent"]["chat_template_tokens"] = chat.chat_template_tokens;
   }
   if (!p.physics_floor.empty())
     out["physics_floor"] = "tables raised to the ideal roofline: " + p.physics_floor;
