@@ -12,6 +12,7 @@
 #include "sim/base/error.h"
 #include "sim/base/resource_limits.h"
 #include "workloads/arrival_process.h"
+#include "workloads/chat_template_workload.h"
 #include "workloads/dataset.h"
 #include "workloads/flag_format.h"
 #include "workloads/length_datasets.h"
@@ -311,10 +312,44 @@ void validate_sessions_and_classes(const WorkloadConfig& c) {
   check_fits_in_memory("--num-prompts x --num-turns", total, "requests", 1024);
 }
 
+// Checks --endpoint: the two endpoints vllm bench serve sends to, and what the chat template
+// cannot be added to.
+void validate_endpoint(const WorkloadConfig& c) {
+  if (c.endpoint != "/v1/completions" && c.endpoint != "/v1/chat/completions") {
+    throw ConfigError("--endpoint: \"" + c.endpoint +
+                      "\" is not modelled; expected /v1/completions or /v1/chat/completions");
+  }
+  if (!chat_endpoint(c)) return;
+  if (c.dataset_name == "trace") {
+    throw ConfigError(
+        "--endpoint: /v1/chat/completions with --dataset-name trace is not modelled (a trace's "
+        "lengths and prefix hashes are what its server prefilled, whatever the endpoint); "
+        "expected --endpoint /v1/completions");
+  }
+  if (c.multi_turn) {
+    throw ConfigError(
+        "--endpoint: /v1/chat/completions with --multi-turn is not modelled (the template wraps "
+        "every message of a conversation's history); expected --endpoint /v1/completions");
+  }
+  if (c.chat_template_tokens < 1 || c.chat_template_leading < 0 ||
+      c.chat_template_leading > c.chat_template_tokens) {
+    throw ConfigError(
+        "--endpoint: /v1/chat/completions needs the model's chat template tokens "
+        "(got " +
+        str(c.chat_template_tokens) + ", " + str(c.chat_template_leading) +
+        " leading); expected >= 1");
+  }
+}
+
 }  // namespace
+
+bool chat_endpoint(const WorkloadConfig& config) {
+  return config.endpoint == "/v1/chat/completions";
+}
 
 void validate(const WorkloadConfig& config) {
   require_at_least("--num-prompts", config.num_prompts, 1);
+  validate_endpoint(config);
   validate_sessions_and_classes(config);
   const std::string& d = config.dataset_name;
   if (d == "random") {
@@ -475,6 +510,10 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& config) {
   validate(config);
   validate_lora_workload(config);
   std::unique_ptr<Workload> w = make_base_workload(config);
+  if (chat_endpoint(config)) {
+    w = std::make_unique<ChatTemplateWorkload>(std::move(w), config.chat_template_tokens,
+                                               config.chat_template_leading);
+  }
   if (config.num_lora_adapters == 0) return w;
   return std::make_unique<LoraWorkload>(std::move(w), config);
 }

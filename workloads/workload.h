@@ -100,7 +100,18 @@ struct WorkloadConfig {
   std::string lora_popularity = "zipf";  // --lora-popularity: zipf | uniform
   double lora_zipf_exponent = 1.0;       // --lora-zipf-exponent: s of the Zipf law
   double lora_request_fraction = 1.0;    // --lora-request-fraction: share naming an adapter
+
+  // --- endpoint (chat_template_workload.h) ---
+  // --endpoint: "/v1/completions" or "/v1/chat/completions". On the chat endpoint every prompt
+  // gains the model's chat template: chat_template_tokens (>= 1), of which chat_template_leading
+  // precede the message. sim::resolved_workload sets both from the model.
+  std::string endpoint = "/v1/completions";
+  int32_t chat_template_tokens = 0;
+  int32_t chat_template_leading = 0;
 };
+
+// True when `config` sends to /v1/chat/completions.
+bool chat_endpoint(const WorkloadConfig& config);
 
 // Checks every field; throws ConfigError naming the flag, the value and what was expected.
 void validate(const WorkloadConfig& config);

@@ -57,6 +57,10 @@ void print_extras(std::ostream& out, const json& s) {
   const json& sent = s["sent"];
   row("Mean input / output tokens sent:", num(sent["mean_input_tokens"].get<double>(), 1) + " / " +
                                               num(sent["mean_output_tokens"].get<double>(), 1));
+  if (sent.contains("chat_template_tokens")) {
+    row("Chat template tokens per prompt:",
+        std::to_string(sent["chat_template_tokens"].get<int64_t>()));
+  }
   // With data parallelism every rank has a cache of its own (docs/semantics.md).
   const bool dp = s.contains("config") && s["config"].contains("data_parallel_size");
   row(dp ? "KV cache blocks (tokens), per DP rank:" : "KV cache blocks (tokens):",

@@ -411,6 +411,11 @@ std::vector<ConfigField> build_fields() {
                              "share of requests that name an adapter, the rest the base model "
                              "[1.0]",
                              &W::lora_request_fraction));
+  f.push_back(workload_field("endpoint", K::kString,
+                             "vllm bench serve's endpoint: /v1/completions | /v1/chat/completions "
+                             "(each prompt plus the model's chat template tokens) "
+                             "[/v1/completions]",
+                             &W::endpoint));
   f.push_back(field("max_concurrency", K::kInt,
                     "client-side cap on outstanding requests (with --multi-turn: on active "
                     "conversations), 0 = none [0]",
@@ -508,6 +513,7 @@ json config_to_json(const SimulationConfig& config) {
       out.erase(k);
     }
   }
+  if (!workloads::chat_endpoint(config.workload)) out.erase("endpoint");
   if (config.workload.num_lora_adapters == 0) {
     for (const char* k :
          {"num_lora_adapters", "lora_popularity", "lora_zipf_exponent", "lora_request_fraction"}) {

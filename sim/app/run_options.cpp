@@ -255,8 +255,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   // vLLM's flags that servesim accepts without modelling, or refuses by name (vllm_flags.h).
   add_vllm_flags(cmd);
   cmd.footer(
-      "vLLM's flags that change nothing simulated (--host, --port, --backend vllm, --endpoint\n"
-      "/v1/completions, --tokenizer, --trust-remote-code, --served-model-name, --dtype auto|\n"
+      "vLLM's flags that change nothing simulated (--host, --port, --backend vllm, --tokenizer,\n"
+      "--trust-remote-code, --served-model-name, --dtype auto|\n"
       "bfloat16|float16, --ignore-eos, ...) are accepted and listed as ignored; those that change\n"
       "serving in ways not modelled (--speculative-model, --lora-modules, --cpu-offload-gb,\n"
       "--kv-transfer-config, ...) are refused by name. docs/cli.md lists both.");
@@ -305,6 +305,7 @@ bool is_load_key(const std::string& key) {
                                 "num_prompts",
                                 "seed",
                                 "dataset_name",
+                                "endpoint",
                                 "max_concurrency",
                                 "warmup_requests",
                                 "percentile_metrics",

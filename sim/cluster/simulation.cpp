@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "models/chat_template_tokens.h"
 #include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
 #include "sim/base/huge_pages.h"
@@ -40,6 +41,19 @@ workloads::WorkloadConfig resolved_workload(const SimulationConfig& config) {
   if (w.random_range_rule.empty())
     w.random_range_rule = v.legacy_random_lengths ? "legacy" : "symmetric";
   if (w.arrival_rescale.empty()) w.arrival_rescale = v.rescale_arrivals ? "on" : "off";
+  // The chat endpoint: the server prefills the model's chat template around every prompt.
+  if (workloads::chat_endpoint(w)) {
+    const auto t = models::chat_template_tokens_for_model(config.model);
+    if (!t) {
+      throw ConfigError(
+          "--endpoint: /v1/chat/completions with --model " + config.model +
+          ": the prompt tokens of its chat template are not known (counted for Qwen3 and "
+          "GLM-4.5, models/chat_template_tokens.h); expected --endpoint /v1/completions or a "
+          "model of a counted family");
+    }
+    w.chat_template_tokens = t->tokens;
+    w.chat_template_leading = t->leading;
+  }
   return w;
 }
 

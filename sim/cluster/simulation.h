@@ -167,7 +167,10 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
 std::string host_line(const EngineConfig& engine);
 
 // config.workload with the benchmark-client rules of config.engine.vllm_version filled where the
-// user left them unset (random_range_rule "", arrival_rescale ""; vllm_version.h).
+// user left them unset (random_range_rule "", arrival_rescale ""; vllm_version.h), and on
+// --endpoint /v1/chat/completions the model's chat template tokens
+// (models/chat_template_tokens.h). Throws ConfigError for the chat endpoint with a model whose
+// template count is not known.
 workloads::WorkloadConfig resolved_workload(const SimulationConfig& config);
 
 // The calibration's client TTFT overhead, which an offline run (no client) does not have.

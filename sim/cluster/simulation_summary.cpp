@@ -197,6 +197,9 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     cfg["gsp_output_len"] = config.workload.gsp_output_len;
   }
 
+  // The chat endpoint, echoed only when used (completions result files stay as they were).
+  if (workloads::chat_endpoint(config.workload)) cfg["endpoint"] = config.workload.endpoint;
+
   // The dataset's own settings, echoed for the datasets that have them (random and
   // generated-shared-prefix files stay as they were).
   const workloads::WorkloadConfig& w = config.workload;
@@ -281,6 +284,11 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   };
   // The physics floor (docs/cost_model.md, "What a measured table is bound by"): absent when it
   // never binds, so that results stay as they were.
+  // The chat template's tokens, included in every prompt sent (workloads/chat_template_workload.h).
+  if (const workloads::WorkloadConfig chat = resolved_workload(config);
+      workloads::chat_endpoint(chat)) {
+    out["sent"]["chat_template_tokens"] = chat.chat_template_tokens;
+  }
   if (!p.physics_floor.empty())
     out["physics_floor"] = "tables raised to the ideal roofline: " + p.physics_floor;
   if (total.steps_below_ideal > 0) out["steps_below_ideal"] = total.steps_below_ideal;

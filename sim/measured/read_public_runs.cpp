@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/chat_template_tokens.h"
 #include "sim/base/error.h"
-#include "sim/measured/chat_template_tokens.h"
 #include "sim/measured/reader_helpers.h"
 #include "sim/measured/readers.h"
 #include "sim/replica/vllm_version.h"
@@ -393,9 +393,9 @@ std::vector<MeasuredRun> read_public_runs_csv(const std::string& path) {
     }
 
     // The chat endpoint: the server prefills the rendered template, the row's lengths are the
-    // client's (measured/chat_template_tokens.h).
+    // client's (models/chat_template_tokens.h).
     if (chat) {
-      if (const auto t = chat_template_tokens(model_id)) {
+      if (const auto t = models::chat_template_tokens(model_id)) {
         for (MeasuredRequest& r : run.requests) r.input_tokens += t->tokens;
         run.notes.push_back("/v1/chat/completions: + " + std::to_string(t->tokens) +
                             " prompt tokens per request, the " + t->family +

@@ -173,6 +173,56 @@ TEST_CASE("simulate prints and records the mean lengths it sent, and sharegpt is
   fs::remove_all(dir);
 }
 
+TEST_CASE("simulate on the chat endpoint sends every prompt plus the chat template's tokens",
+          "[cli][datasets][chat]") {
+  // Random 100/16 with range ratio 0: every prompt is 100 tokens as the client counts it; on
+  // /v1/chat/completions Qwen3's template adds 8 (models/chat_template_tokens.h), so the server
+  // prefills exactly 108 per request. The completions endpoint, given or not, is the same run.
+  const fs::path dir = temp_dir();
+  auto go = [&](const std::vector<std::string>& extra, const char* name) {
+    std::vector<std::string> a = {"simulate",
+                                  "--model",
+                                  "qwen3-14b",
+                                  "--gpu",
+                                  "h100-sxm",
+                                  "--num-prompts",
+                                  "200",
+                                  "--request-rate",
+                                  "10",
+                                  "--random-input-len",
+                                  "100",
+                                  "--random-output-len",
+                                  "16",
+                                  "--save-result",
+                                  "--result-dir",
+                                  dir.string(),
+                                  "--result-filename",
+                                  name};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run(a);
+  };
+  const Outcome c = go({"--endpoint", "/v1/chat/completions"}, "chat.json");
+  INFO(c.err);
+  REQUIRE(c.code == 0);
+  const json j = read(dir / "chat.json");
+  CHECK(j["servesim"]["sent"]["mean_input_tokens"].get<double>() == 108.0);
+  CHECK(j["servesim"]["sent"]["chat_template_tokens"] == 8);
+  CHECK(j["servesim"]["config"]["endpoint"] == "/v1/chat/completions");
+  CHECK(c.out.find("Chat template tokens per prompt:") != std::string::npos);
+  CHECK(c.out.find("108.0 / 16.0") != std::string::npos);
+
+  REQUIRE(go({}, "plain.json").code == 0);
+  REQUIRE(go({"--endpoint", "/v1/completions"}, "completions.json").code == 0);
+  const json p = read(dir / "plain.json");
+  CHECK(p["servesim"]["sent"]["mean_input_tokens"].get<double>() == 100.0);
+  CHECK_FALSE(p["servesim"]["sent"].contains("chat_template_tokens"));
+  CHECK_FALSE(p["servesim"]["config"].contains("endpoint"));
+  CHECK(p == read(dir / "completions.json"));
+  // Longer prompts cost prefill time: the chat run's mean TTFT is not below the plain one's.
+  CHECK(j["mean_ttft_ms"].get<double>() >= p["mean_ttft_ms"].get<double>());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("matrix prints one row per standard workload", "[cli][matrix]") {
   const Outcome o =
       run({"matrix", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--num-prompts", "40"});

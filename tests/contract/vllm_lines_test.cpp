@@ -73,6 +73,7 @@ TEST_CASE("vLLM flags that change nothing simulated are accepted, named once, an
   const std::vector<std::string> base = {"simulate", "--num-prompts",       "100", "--request-rate",
                                          "8",        "--random-output-len", "32"};
   std::vector<std::string> with = base;
+  // --endpoint is simulate's own run field; /v1/completions, its default, changes nothing.
   with.insert(with.end(), {"--backend", "vllm", "--endpoint", "/v1/completions", "--port", "8000",
                            "--trust-remote-code", "--served-model-name", "m1", "m2", "--ignore-eos",
                            "--tokenizer", "meta-llama/Llama-3.1-8B"});
@@ -81,9 +82,9 @@ TEST_CASE("vLLM flags that change nothing simulated are accepted, named once, an
   REQUIRE(a.code == 0);
   REQUIRE(b.code == 0);
   CHECK(a.err.find("ignored") == std::string::npos);
-  CHECK(b.err.rfind("servesim: ignored (no effect on the simulation): --backend vllm, --endpoint "
-                    "/v1/completions, --port 8000, --trust-remote-code, --served-model-name m1 "
-                    "m2, --ignore-eos, --tokenizer meta-llama/Llama-3.1-8B\n",
+  CHECK(b.err.rfind("servesim: ignored (no effect on the simulation): --backend vllm, --port "
+                    "8000, --trust-remote-code, --served-model-name m1 m2, --ignore-eos, "
+                    "--tokenizer meta-llama/Llama-3.1-8B\n",
                     0) == 0);
   CHECK(table(a) == table(b));
   // The same result file, plus servesim.ignored_flags (absent when none is given).
@@ -91,10 +92,10 @@ TEST_CASE("vLLM flags that change nothing simulated are accepted, named once, an
   json jb = json::parse(slurp(dir / "ignored.json"));
   CHECK_FALSE(ja["servesim"].contains("ignored_flags"));
   const json ignored = jb["servesim"]["ignored_flags"];
-  REQUIRE(ignored.size() == 7);
+  REQUIRE(ignored.size() == 6);
   CHECK(ignored[0] == json{{"flag", "--backend"}, {"values", {"vllm"}}});
-  CHECK(ignored[3] == json{{"flag", "--trust-remote-code"}, {"values", json::array()}});
-  CHECK(ignored[4] == json{{"flag", "--served-model-name"}, {"values", {"m1", "m2"}}});
+  CHECK(ignored[2] == json{{"flag", "--trust-remote-code"}, {"values", json::array()}});
+  CHECK(ignored[3] == json{{"flag", "--served-model-name"}, {"values", {"m1", "m2"}}});
   jb["servesim"].erase("ignored_flags");
   CHECK(ja == jb);
   // --dtype is servesim's own (modelled) flag: the 16-bit values give the same run.
@@ -119,9 +120,15 @@ TEST_CASE("vLLM flags that change serving but are not modelled are refused by na
       {{"--kv-offloading-size", "8", "--kv-offloading-backend", "lmcache"},
        "--kv-offloading-backend: lmcache is not modelled yet"},
       {{"--dtype", "int8"}, "--dtype: 'int8' is not supported"},
-      {{"--endpoint", "/v1/chat/completions"}, "--endpoint /v1/chat/completions: chat completions"},
-      {{"--backend", "openai-chat"}, "--backend openai-chat: chat completions"},
-      {{"--backend", "tgi"}, "--backend tgi: only vLLM's completions API"},
+      // The default model, Llama 3.1 8B: its chat template's tokens are not counted.
+      {{"--endpoint", "/v1/chat/completions"},
+       "--endpoint: /v1/chat/completions with --model llama-3.1-8b: the prompt tokens of its chat "
+       "template are not known"},
+      {{"--endpoint", "/v1/embeddings"}, "--endpoint: \"/v1/embeddings\" is not modelled"},
+      {{"--backend", "openai-chat"},
+       "--backend openai-chat: posts to /v1/chat/completions only (vllm bench serve refuses "
+       "--endpoint /v1/completions with it)"},
+      {{"--backend", "tgi"}, "--backend tgi: only vLLM's completions and chat completions APIs"},
       {{"--ramp-up-strategy", "linear"}, "--ramp-up-strategy: ramp-up request rates"},
       {{"--load-format", "bitsandbytes"}, "--load-format bitsandbytes:"},
   };

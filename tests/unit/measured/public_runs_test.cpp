@@ -16,9 +16,9 @@
 #include <map>
 #include <string>
 
+#include "models/chat_template_tokens.h"
 #include "sim/app/run_config.h"
 #include "sim/base/error.h"
-#include "sim/measured/chat_template_tokens.h"
 #include "sim/measured/measured_run.h"
 #include "sim/measured/readers.h"
 #include "sim/measured/replay.h"
@@ -141,12 +141,12 @@ TEST_CASE("public runs: GPUStack's serve flags and ShareGPT bursts", "[measured]
 TEST_CASE("public runs: the chat endpoint adds the chat template's prompt tokens",
           "[measured][realdata]") {
   // Qwen3's ChatML around one user message is 8 tokens, GLM-4.5's 5
-  // (sim/measured/chat_template_tokens.h); gpt-oss's harmony system message is not counted.
-  CHECK(chat_template_tokens("Qwen/Qwen3-14B-FP8")->tokens == 8);
-  CHECK(chat_template_tokens("Qwen/Qwen3-235B-A22B-Instruct-2507")->tokens == 8);
-  CHECK(chat_template_tokens("zai-org/GLM-4.5-Air")->tokens == 5);
-  CHECK_FALSE(chat_template_tokens("openai/gpt-oss-120b").has_value());
-  CHECK_FALSE(chat_template_tokens("Qwen/Qwen2-7B-Instruct").has_value());
+  // (models/chat_template_tokens.h); gpt-oss's harmony system message is not counted.
+  CHECK(models::chat_template_tokens("Qwen/Qwen3-14B-FP8")->tokens == 8);
+  CHECK(models::chat_template_tokens("Qwen/Qwen3-235B-A22B-Instruct-2507")->tokens == 8);
+  CHECK(models::chat_template_tokens("zai-org/GLM-4.5-Air")->tokens == 5);
+  CHECK_FALSE(models::chat_template_tokens("openai/gpt-oss-120b").has_value());
+  CHECK_FALSE(models::chat_template_tokens("Qwen/Qwen2-7B-Instruct").has_value());
   const auto all = by_row(read_measured(kFile, {}));
   // Random 128/4 on Qwen3-14B (row 90, chat endpoint): every prompt the row's even split + 8.
   const MeasuredRun& qwen = all.at("90");

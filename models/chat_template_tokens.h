@@ -13,16 +13,24 @@
 // gpt-oss renders a harmony system message (identity, knowledge cutoff, today's date, reasoning
 // effort, channels) whose length needs the o200k_harmony tokenizer: not counted (nullopt), and
 // so is every family not listed.
-#ifndef SERVESIM_SIM_MEASURED_CHAT_TEMPLATE_TOKENS_H_
-#define SERVESIM_SIM_MEASURED_CHAT_TEMPLATE_TOKENS_H_
+//
+// Used twice: the public-runs reader adds the count to a chat run's recorded lengths, and a run
+// with --endpoint /v1/chat/completions adds it to every prompt the workload sends
+// (workloads/chat_template_workload.h).
+#ifndef SERVESIM_MODELS_CHAT_TEMPLATE_TOKENS_H_
+#define SERVESIM_MODELS_CHAT_TEMPLATE_TOKENS_H_
 
 #include <optional>
 #include <string>
 
-namespace servesim::measured {
+namespace servesim::models {
 
 struct ChatTemplateTokens {
   int tokens = 0;
+  // Of `tokens`, those before the user's message ("<|im_start|>user\n": 3 for Qwen3,
+  // "[gMASK]<sop><|user|>\n": 4 for GLM-4.5): every request's prompt starts with them, so they
+  // lengthen a shared prefix.
+  int leading = 0;
   std::string family;  // "Qwen3 ChatML", for the run's note
 };
 
@@ -30,6 +38,11 @@ struct ChatTemplateTokens {
 // family's count is not known.
 std::optional<ChatTemplateTokens> chat_template_tokens(const std::string& hf_model_id);
 
-}  // namespace servesim::measured
+// The same for a --model value (model_name.h): the value itself as an id, else the Hugging Face
+// ids its catalog entry records. nullopt when none has a known count (a config.json path, a
+// family not listed). Throws ConfigError when the value names no model (resolve_model).
+std::optional<ChatTemplateTokens> chat_template_tokens_for_model(const std::string& model);
 
-#endif  // SERVESIM_SIM_MEASURED_CHAT_TEMPLATE_TOKENS_H_
+}  // namespace servesim::models
+
+#endif  // SERVESIM_MODELS_CHAT_TEMPLATE_TOKENS_H_
