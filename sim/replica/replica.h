@@ -73,8 +73,7 @@
 //
 // Speculative decoding (EngineConfig::spec, sim/replica/spec_decode.h; V1 rows, async scheduling
 // off). Decoders advance by a drawn number of tokens per step, so their progress is explicit: every
-// step takes the exact walk (schedule_running_slow; when only decoders run, schedule_verify_rows
-// does the walk and the verify rows' sums in one pass), a decoder is scheduled 1 + K tokens (capped
+// step takes the exact walk (schedule_running_slow), a decoder is scheduled 1 + K tokens (capped
 // by the budget and max_model_len), its KV allocation reserves K lookahead slots (0 for n-gram),
 // it runs as a verify row of 1 + K query tokens (a chunk row of the BatchShape: q tokens after c
 // computed, all q sampled), and at the step's end it is settled (replica_spec.cpp): accepted

@@ -1,5 +1,6 @@
 // Replica's speculative decoding (replica.h's file comment, sim/replica/spec_decode.h): the verify
-// rows a step's decoders become, and their settlement at the step's end.
+// rows a step's decoders become, and their settlement at the step's end. In a step where only
+// decoders run, schedule_verify_rows does the scheduler's walk and the rows' sums in one pass.
 #include <algorithm>
 #include <limits>
 
