@@ -71,9 +71,10 @@ bool Replica::schedule_verify_rows(bool& preempted, VerifySums& sums) {
   for (size_t i = 0; i < running_.size(); ++i) {
     const int32_t s = running_[i];
     Req& r = slots_[s];
-    // The walk's make_ready (idempotent: the walk repeats it where it takes over).
+    // The walk's make_ready (idempotent: the walk repeats it where it takes over). A row settled
+    // at the last step's end has base_step == k: settling it changes nothing.
     r.scheduled = 0;
-    settle_decoder(r, k);
+    if (r.base_step != k) settle_decoder(r, k);
     const int64_t q = std::min<int64_t>(spec_tokens_for(r), threshold);
     const int64_t need = q <= step_.budget ? new_blocks_for(r, static_cast<int32_t>(q)) : 0;
     if (q > step_.budget || need > kv_.num_free_blocks()) {
