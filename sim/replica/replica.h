@@ -311,7 +311,10 @@ class Replica : public engine::EventHandler {
                           int64_t tokens, int64_t running, double ideal_s);
   inline void close_step(SimTime end);
   bool schedule_running_fast();
-  void schedule_running_slow(bool& preempted);
+  // vLLM's ordered walk over the running list. A caller that has done the walk's operations for
+  // running_[0, start) itself (schedule_verify_rows) hands it on at `start` with its counts.
+  void schedule_running_slow(bool& preempted, size_t start = 0, int64_t decoders = 0,
+                             int64_t decoder_ctx = 0, int64_t lora_decoders = 0);
   void schedule_waiting();
   // V0's prefill-first step (vllm/core/scheduler.py _schedule_default; see the file comment).
   void schedule_v0_step(bool& preempted);
@@ -384,6 +387,28 @@ class Replica : public engine::EventHandler {
   // listed in step_.verify; `rows` and `rows_ctx` get the requests that sample and their context
   // sum after the step's tokens (the drafter's later passes).
   void add_verify_rows(models::BatchShape& shape, int64_t& rows, int64_t& rows_ctx);
+  // What add_verify_rows adds to a step's BatchShape, summed by schedule_verify_rows: the chunk
+  // rows (q > 1) and their sums, the sampled drafts, and the drafter's rows and their context.
+  struct VerifySums {
+    int64_t chunk_rows = 0;
+    int64_t chunk_tokens = 0;
+    int64_t chunk_ctx = 0;  // Σ computed tokens of the chunk rows
+    int64_t drafts = 0;     // Σ (q − 1): the draft positions sampled
+    double attn_work = 0.0;
+    double window_attn_work = 0.0;
+    int64_t window_ctx = 0;
+    int64_t rows = 0;
+    int64_t rows_ctx = 0;
+  };
+  // The walk over running_ and add_verify_rows' pass in one (replica_spec.cpp) where the step
+  // runs only decoders: each gets its 1 + K tokens and blocks in running order, becomes a verify
+  // row and is summed into `sums` — the walk's operations and add_verify_rows' sums in their
+  // order. True when every decoder fit; at the first that does not (budget or blocks short), the
+  // walk goes on from it (schedule_running_slow) and it returns false: `sums` are then not used.
+  bool schedule_verify_rows(bool& preempted, VerifySums& sums);
+  // `sums` added to `shape` as add_verify_rows would add its rows to a shape without prefills.
+  void add_verify_sums(const VerifySums& sums, models::BatchShape& shape, int64_t& rows,
+                       int64_t& rows_ctx) const;
   // The end of step k for the verify rows: acceptance drawn, chunk emitted, rollback, finish.
   void end_verify_rows(engine::Simulator& sim, int64_t k);
   // A finished request's streamed chunks: the steps of its token segments.
@@ -487,6 +512,7 @@ class Replica : public engine::EventHandler {
   bool spec_ = false;
   int lookahead_ = 0;
   AcceptanceSampler acceptance_;  // config_.spec's acceptance draws
+  VerifySums verify_sums_;        // the step being scheduled's (schedule_verify_rows)
   // Multi-step scheduling (num_scheduler_steps > 1): the first step of the decode block in
   // progress (-1: none), and the rows of requests that finished inside the block.
   int64_t block_start_ = -1;

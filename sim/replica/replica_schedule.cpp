@@ -131,7 +131,8 @@ void Replica::settle_decoder(Req& r, int64_t step) {
   r.base_step = step;
 }
 
-void Replica::schedule_running_slow(bool& preempted) {
+void Replica::schedule_running_slow(bool& preempted, size_t start, int64_t decoders,
+                                    int64_t decoder_ctx, int64_t lora_decoders) {
   const int64_t k = step_.index;
   const int32_t threshold = config_.long_prefill_token_threshold > 0
                                 ? config_.long_prefill_token_threshold
@@ -145,11 +146,8 @@ void Replica::schedule_running_slow(bool& preempted) {
     r.scheduled = 0;
     if (r.phase == Phase::kDecode) settle_decoder(r, k);
   };
-  int64_t decoders = 0;
-  int64_t decoder_ctx = 0;
-  int64_t lora_decoders = 0;
   // vLLM's ordered walk over self.running (scheduler.py, "First, schedule the RUNNING requests").
-  size_t i = 0;
+  size_t i = start;
   while (i < running_.size() && step_.budget > 0) {
     const int32_t s = running_[i];
     Req& r = slots_[s];

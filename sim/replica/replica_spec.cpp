@@ -1,6 +1,8 @@
 // Replica's speculative decoding (replica.h's file comment, sim/replica/spec_decode.h): the verify
-// rows a step's decoders become, and their settlement at the step's end.
+// rows a step's decoders become, and their settlement at the step's end. In a step where only
+// decoders run, schedule_verify_rows does the scheduler's walk and the rows' sums in one pass.
 #include <algorithm>
+#include <limits>
 
 #include "sim/replica/replica.h"
 
@@ -47,6 +49,86 @@ void Replica::add_verify_rows(models::BatchShape& shape, int64_t& rows, int64_t&
       ++rows;
       rows_ctx += int64_t{r.num_computed} + r.scheduled;
     }
+  }
+}
+
+bool Replica::schedule_verify_rows(bool& preempted, VerifySums& sums) {
+  sums = VerifySums{};
+  // Prompts in the running list or sliding groups: the walk as it is.
+  if (!prefilling_.empty() || decoders_.count() != static_cast<int64_t>(running_.size()) ||
+      sliding_groups() != 0) {
+    schedule_running_slow(preempted);
+    return false;
+  }
+  const int64_t k = step_.index;
+  const int32_t threshold = config_.long_prefill_token_threshold > 0
+                                ? config_.long_prefill_token_threshold
+                                : std::numeric_limits<int32_t>::max();
+  const int64_t window = config_.attention_window;
+  int64_t decoders = 0;
+  int64_t decoder_ctx = 0;
+  int64_t lora_decoders = 0;
+  for (size_t i = 0; i < running_.size(); ++i) {
+    const int32_t s = running_[i];
+    Req& r = slots_[s];
+    // The walk's make_ready (idempotent: the walk repeats it where it takes over). A row settled
+    // at the last step's end has base_step == k: settling it changes nothing.
+    r.scheduled = 0;
+    if (r.base_step != k) settle_decoder(r, k);
+    const int64_t q = std::min<int64_t>(spec_tokens_for(r), threshold);
+    const int64_t need = q <= step_.budget ? new_blocks_for(r, static_cast<int32_t>(q)) : 0;
+    if (q > step_.budget || need > kv_.num_free_blocks()) {
+      // The walk caps this request's tokens, preempts or stops here: it goes on from i.
+      step_.verify.clear();
+      schedule_running_slow(preempted, i, decoders, decoder_ctx, lora_decoders);
+      return false;
+    }
+    kv_.allocate(need, r.kv);
+    r.scheduled = static_cast<int32_t>(q);
+    step_.budget -= q;
+    ++decoders;
+    decoder_ctx += r.num_computed;
+    if (r.lora >= 0) ++lora_decoders;
+    // add_verify_rows' operations on this row.
+    step_.verify.push_back(s);
+    ++sums.rows;
+    sums.rows_ctx += int64_t{r.num_computed} + q;
+    if (q == 1) continue;
+    const double qd = static_cast<double>(q);
+    const double c = r.num_computed;
+    ++sums.chunk_rows;
+    sums.chunk_tokens += q;
+    sums.chunk_ctx += r.num_computed;
+    sums.drafts += q - 1;
+    sums.attn_work += qd * (c + qd / 2.0);
+    if (window > 0) {
+      sums.window_attn_work += models::windowed_attn_work(c, qd, static_cast<double>(window));
+      sums.window_ctx += std::min<int64_t>(r.num_computed, window);
+    }
+  }
+  step_.decoders = decoders;
+  step_.decoder_ctx = decoder_ctx;
+  step_.lora_decoders = lora_decoders;
+  decoders_.live_bucket(static_cast<size_t>(k % config_.block_size), slots_);  // as the walk
+  return true;
+}
+
+void Replica::add_verify_sums(const VerifySums& sums, models::BatchShape& shape, int64_t& rows,
+                              int64_t& rows_ctx) const {
+  // Without prefills every double field add_verify_rows adds to is 0.0 before its first row, and
+  // 0.0 + x is x: the same sums bit for bit.
+  rows += sums.rows;
+  rows_ctx += sums.rows_ctx;
+  shape.decode_seqs -= sums.chunk_rows;
+  shape.decode_context_tokens -= sums.chunk_ctx;
+  shape.sampled_seqs += sums.drafts;
+  shape.prefill_seqs += sums.chunk_rows;
+  shape.prefill_tokens += sums.chunk_tokens;
+  shape.prefill_attn_work += sums.attn_work;
+  shape.prefill_context_tokens += sums.chunk_ctx;
+  if (config_.attention_window > 0) {
+    shape.prefill_window_attn_work += sums.window_attn_work;
+    shape.prefill_window_context_tokens += sums.window_ctx;
   }
 }
 

@@ -171,12 +171,17 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     step_.lora_decoders = 0;
     step_.now_ns = sim.now().ns();
     bool preempted = false;
+    bool verify_summed = false;  // speculative decoding: verify_sums_ hold the step's rows
     if (prefill_first()) {
       schedule_v0_step(preempted);
     } else {
       if (!running_.empty() && (spec_ || !schedule_running_fast())) {
         ++stats_.slow_path_steps;
-        schedule_running_slow(preempted);
+        if (spec_) {
+          verify_summed = schedule_verify_rows(preempted, verify_sums_);
+        } else {
+          schedule_running_slow(preempted);
+        }
       }
       if (!preempted) schedule_waiting();
     }
@@ -206,7 +211,14 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     }
     int64_t draft_rows = 0;  // speculative decoding: the rows the drafter's later passes run
     int64_t draft_ctx = 0;
-    if (spec_) add_verify_rows(shape, draft_rows, draft_ctx);
+    if (spec_) {
+      if (verify_summed && step_.prefills.empty()) {
+        add_verify_sums(verify_sums_, shape, draft_rows, draft_ctx);
+      } else {
+        step_.verify.clear();  // the rows again, after the prefills' sums
+        add_verify_rows(shape, draft_rows, draft_ctx);
+      }
+    }
 
     if (offload_ != nullptr) arm_load_wake(sim);
     if (shape.empty()) {
