@@ -33,6 +33,7 @@ bool is_serve_key(const std::string& key) {
                                 "pipeline_parallel_size",
                                 "data_parallel_size",
                                 "enable_expert_parallel",
+                                "moe_routing_skew",
                                 "gpus_per_node",
                                 "inter_node_link",
                                 "quantization",

@@ -102,6 +102,10 @@ std::vector<ConfigField> build_fields() {
                     "MoE: hold E / (TP x DP) whole experts per GPU instead of slicing every "
                     "expert [false]",
                     &SimulationConfig::enable_expert_parallel));
+  f.push_back(field("moe_routing_skew", K::kDouble,
+                    "what-if, no measured default: Zipf exponent s of expert popularity under "
+                    "expert parallelism, the hot experts on one rank (docs/cost_model.md) [0]",
+                    &SimulationConfig::moe_routing_skew));
   f.push_back(field("gpus_per_node", K::kInt,
                     "GPUs per node: a replica of TP x PP GPUs spans ceil(TP*PP / N) nodes [8]",
                     &SimulationConfig::gpus_per_node));
