@@ -495,6 +495,7 @@ json config_to_json(const SimulationConfig& config) {
   for (const ConfigField& f : config_fields()) out[f.key] = f.get(config);
   // Echoed when set, so that the files of runs that do not set it stay as they were.
   if (config.dtype == "auto") out.erase("dtype");
+  if (config.moe_routing_skew == 0) out.erase("moe_routing_skew");
   if (config.engine.kv_offloading_size == 0) out.erase("kv_offloading_size");
   if (config.engine.kv_offloading_backend.empty()) out.erase("kv_offloading_backend");
   // The P/D pools' keys likewise, only for runs that use them (sim/cluster/pd_simulation.h).
