@@ -29,6 +29,9 @@ struct Deployment {
   // independent engines behind one API server.
   int data_parallel_size = 1;
   bool enable_expert_parallel = false;  // --enable-expert-parallel
+  // --moe-routing-skew: the Zipf exponent of expert popularity under expert parallelism, a
+  // what-if with no measured default (models/moe_routing.h); 0 = uniform routing.
+  double moe_routing_skew = 0;
   // --quantization: "" (the checkpoint's own format: model dtype, or ModelSpec::
   // checkpoint_quantization), "fp8" (every linear weight in 1 byte) or "mxfp4" (MoE experts in
   // MXFP4, the rest in the model dtype; what vLLM auto-detects for gpt-oss).

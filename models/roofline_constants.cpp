@@ -10,6 +10,7 @@
 
 #include "hardware/topology.h"
 #include "models/kernel_timer.h"
+#include "models/moe_routing.h"
 #include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
 
@@ -162,6 +163,10 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     expert_parallel_ = d.enable_expert_parallel && moe_group_ > 1;
     dp_coupled_ = d.dp_coupled();
     experts_per_gpu_ = expert_parallel_ ? num_experts_ / moe_group_ : num_experts_;
+    if (expert_parallel_ && d.moe_routing_skew > 0) {
+      group_shares_ = skewed_group_shares(static_cast<int>(top_k_), static_cast<int>(m.num_experts),
+                                          moe_group_, d.moe_routing_skew);
+    }
     if (dp_coupled_) {
       // The DP group's GPUs (TP·DP of them, node by node): NVLink inside a node, else the ring
       // over the topology, as for a TP group (§3.5).

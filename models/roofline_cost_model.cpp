@@ -110,9 +110,12 @@ double RooflineCostModel::routed_experts_s(double tokens) const {
   if (!moe_ || tokens <= 0) return 0;
   // Expert parallelism: the busiest GPU's rows (models/moe_routing.h) over its E/g experts; the
   // grouped-GEMM curves map tokens to rows as tokens·k, so that GPU runs as `equivalent` tokens.
-  const double equivalent =
-      expert_parallel_ ? expected_max_group_rows(tokens, top_k_, num_experts_, moe_group_) / top_k_
-                       : tokens;
+  // A routing skew takes the hot rank's share (group_shares_) instead of equal groups.
+  const double busiest = !expert_parallel_ ? tokens * top_k_
+                         : group_shares_.empty()
+                             ? expected_max_group_rows(tokens, top_k_, num_experts_, moe_group_)
+                             : expected_max_group_rows(tokens, top_k_, num_experts_, group_shares_);
+  const double equivalent = busiest / top_k_;
   // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
   // over the experts hit, weights of the expected distinct experts.
   return table_moe_on_

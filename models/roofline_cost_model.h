@@ -236,6 +236,8 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   double experts_per_gpu_ = 0;  // E, or E / (TP·DP) under expert parallelism
   int moe_group_ = 1;           // GPUs the experts are spread over (TP·DP)
   bool expert_parallel_ = false;
+  // Each EP rank's share of the routed rows under --moe-routing-skew; empty = uniform routing.
+  std::vector<double> group_shares_;
   bool dp_coupled_ = false;
   int dp_ = 1;
   hardware::LinkSpec dp_link_;  // the links among the DP group's GPUs

@@ -102,6 +102,10 @@ std::vector<ConfigField> build_fields() {
                     "MoE: hold E / (TP x DP) whole experts per GPU instead of slicing every "
                     "expert [false]",
                     &SimulationConfig::enable_expert_parallel));
+  f.push_back(field("moe_routing_skew", K::kDouble,
+                    "what-if, no measured default: Zipf exponent s of expert popularity under "
+                    "expert parallelism, the hot experts on one rank (docs/cost_model.md) [0]",
+                    &SimulationConfig::moe_routing_skew));
   f.push_back(field("gpus_per_node", K::kInt,
                     "GPUs per node: a replica of TP x PP GPUs spans ceil(TP*PP / N) nodes [8]",
                     &SimulationConfig::gpus_per_node));
@@ -496,6 +500,7 @@ json config_to_json(const SimulationConfig& config) {
   for (const ConfigField& f : config_fields()) out[f.key] = f.get(config);
   // Echoed when set, so that the files of runs that do not set it stay as they were.
   if (config.dtype == "auto") out.erase("dtype");
+  if (config.moe_routing_skew == 0) out.erase("moe_routing_skew");
   if (config.engine.kv_offloading_size == 0) out.erase("kv_offloading_size");
   if (config.engine.kv_offloading_backend.empty()) out.erase("kv_offloading_backend");
   // The P/D pools' keys likewise, only for runs that use them (sim/cluster/pd_simulation.h).

@@ -11,6 +11,7 @@ const std::vector<ServeKey>& serve_keys() {
       {"pipeline_parallel_size", true, true},
       {"data_parallel_size", true, true},
       {"enable_expert_parallel", true, true},
+      {"moe_routing_skew", false, true},
       {"gpus_per_node", false, true},
       {"inter_node_link", false, true},
       {"quantization", true, true},

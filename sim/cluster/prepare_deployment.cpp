@@ -135,6 +135,22 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   d.pipeline_parallel_size = config.pipeline_parallel_size;
   d.data_parallel_size = config.data_parallel_size;
   d.enable_expert_parallel = config.enable_expert_parallel;
+  // A routing skew loads one EP rank more than the others; without EP every GPU holds a slice of
+  // every expert and no rank is hotter, so the knob would do nothing.
+  if (config.moe_routing_skew != 0) {
+    if (!(config.moe_routing_skew > 0 && config.moe_routing_skew <= 4)) {
+      std::ostringstream v;
+      v << config.moe_routing_skew;
+      throw ConfigError("--moe-routing-skew: " + v.str() +
+                        " is invalid; expected a Zipf exponent in (0, 4]");
+    }
+    if (!config.enable_expert_parallel) {
+      throw ConfigError(
+          "--moe-routing-skew: needs --enable-expert-parallel (without it every GPU holds a slice "
+          "of every expert, and a skew loads no rank more than another)");
+    }
+    d.moe_routing_skew = config.moe_routing_skew;
+  }
   if (d.enable_expert_parallel && d.model.num_experts % d.moe_group_size() != 0) {
     throw ConfigError("--enable-expert-parallel: the " + std::to_string(d.model.num_experts) +
                       " experts of " + d.model.name + " do not split evenly over TP x DP = " +

@@ -41,6 +41,7 @@ struct SimulationConfig {
   int pipeline_parallel_size = 1;       // --pipeline-parallel-size / -pp
   int data_parallel_size = 1;           // --data-parallel-size / -dp (models/deployment.h)
   bool enable_expert_parallel = false;  // --enable-expert-parallel
+  double moe_routing_skew = 0;          // --moe-routing-skew (models/deployment.h)
   int gpus_per_node = 8;                // --gpus-per-node: GPUs per node for the placement
   std::string inter_node_link;          // --inter-node-link: network catalog name or JSON path
                                         //   ("" = the GPU's usual network, hardware/topology.h)

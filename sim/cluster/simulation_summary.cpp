@@ -174,6 +174,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
   if (config.engine.disable_hybrid_kv_cache_manager) cfg["disable_hybrid_kv_cache_manager"] = true;
   if (d.data_parallel_size > 1) cfg["data_parallel_size"] = d.data_parallel_size;
   if (d.enable_expert_parallel) cfg["enable_expert_parallel"] = true;
+  if (d.moe_routing_skew > 0) cfg["moe_routing_skew"] = d.moe_routing_skew;
   if (config.dtype != "auto" || d.model.checkpoint_dtype == "float32") {
     cfg["dtype"] = config.dtype;  // with the checkpoint's, when vLLM's "auto" rule decided
     cfg["checkpoint_dtype"] = d.model.checkpoint_dtype;

@@ -137,6 +137,17 @@ std::vector<BadInput> latest_rows() {
        {},
        2,
        "--max-waiting-status: 500 is invalid; expected 429"},
+      {"moe routing skew without expert parallelism",
+       S({"--model", "qwen3-30b-a3b", "-tp", "2", "--moe-routing-skew", "1"}),
+       {},
+       2,
+       "--moe-routing-skew: needs --enable-expert-parallel"},
+      {"moe routing skew negative",
+       S({"--model", "qwen3-30b-a3b", "-tp", "2", "--enable-expert-parallel", "--moe-routing-skew",
+          "-1"}),
+       {},
+       2,
+       "--moe-routing-skew: -1 is invalid; expected a Zipf exponent in (0, 4]"},
   };
 }
 

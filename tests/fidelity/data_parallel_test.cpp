@@ -115,6 +115,32 @@ TEST_CASE("the DP group's MoE part: experts on the busiest GPU plus two all-gath
   CHECK(m.dp_group_moe_s(0) == 0);
 }
 
+TEST_CASE("a routing skew slows the busiest EP rank, and skew 0 is the uniform router",
+          "[fidelity][dp]") {
+  // DeepSeek-R1, DP 8 + EP: --moe-routing-skew puts the popular experts on rank 0
+  // (models/moe_routing.h), so its routed experts take longer than under uniform routing, more so
+  // for a larger skew; without the flag (skew 0) the step is the uniform router's.
+  SimulationConfig c;
+  c.model = "deepseek-r1";
+  c.gpu = "h200";
+  c.data_parallel_size = 8;
+  c.enable_expert_parallel = true;
+  const PreparedDeployment uniform = prepare_deployment(c);
+  c.moe_routing_skew = 0.5;
+  const PreparedDeployment mild = prepare_deployment(c);
+  c.moe_routing_skew = 1.5;
+  const PreparedDeployment strong = prepare_deployment(c);
+  const auto& u = dynamic_cast<const models::RooflineCostModel&>(*uniform.cost);
+  const auto& a = dynamic_cast<const models::RooflineCostModel&>(*mild.cost);
+  const auto& b = dynamic_cast<const models::RooflineCostModel&>(*strong.cost);
+  for (double g : {512.0, 8192.0}) {
+    INFO(g << " group tokens");
+    CHECK(a.routed_experts_s(g) > u.routed_experts_s(g));
+    CHECK(b.routed_experts_s(g) > a.routed_experts_s(g));
+  }
+  CHECK(uniform.deployment.moe_routing_skew == 0);
+}
+
 TEST_CASE("memory plan: experts spread over TP x DP, the rest per DP rank", "[fidelity][dp]") {
   // DeepSeek-R1 (FP8) on H200: TP 8 vs DP 8 + EP hold the same routed-expert bytes per GPU; DP 8
   // keeps attention, the dense and shared MLPs and both embeddings whole on every rank:
