@@ -722,8 +722,16 @@ void Server::run() {
   Impl& s = *impl_;
   s.start = Clock::now();
   s.engine_thread = std::thread([&s] { s.engine_loop(); });
+  // 1 before looking at `stopping`, as stop() sets `stopping` before looking at listen_state:
+  // a stop() that comes before this point is seen here (no accept loop is started), one after it
+  // waits for the loop and ends it (--port-per-replica's second server can start after a SIGTERM).
   s.listen_state = 1;
-  s.http.listen_after_bind();
+  bool stopped;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    stopped = s.stopping;
+  }
+  if (!stopped) s.http.listen_after_bind();
   s.listen_state = 2;
   stop();
   s.engine_thread.join();
@@ -757,7 +765,8 @@ void Server::stop() {
   impl_->drained_cv.notify_all();
   // cpp-httplib's stop() does nothing until its accept loop runs (is_running()): a signal
   // between run()'s start and the loop's (a SIGTERM just after start, --port-per-replica's
-  // second port) was lost, and accept() blocked the exit.
+  // second port) was lost, and accept() blocked the exit. run() sets listen_state to 1 before it
+  // reads `stopping` (set above): either it sees the stop, or this waits for its loop.
   while (impl_->listen_state == 1 && !impl_->http.is_running()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -8,6 +8,7 @@ replica outage and a latency spike.
 
 Usage: serve_test.py SERVESIM_BINARY
 """
+import atexit
 import http.client
 import json
 import os
@@ -33,6 +34,32 @@ def check(cond, what):
         print("FAIL:", what, flush=True)
 
 
+# Every process this test starts is killed when it exits, however it exits: a server left behind
+# keeps ctest's output pipe open, and ctest then waits for the test's timeout instead of failing.
+_STARTED = []
+
+
+class _Tracked(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _STARTED.append(self)
+
+
+subprocess.Popen = _Tracked
+atexit.register(lambda: [p.kill() for p in _STARTED if p.poll() is None])
+
+
+def terminate(proc, what):
+    """SIGTERM, then the exit within 20 s (a failure, and SIGKILL, if it does not come)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        check(False, f"{what}: SIGTERM did not stop the server within 20 s")
+
+
 class Server:
     """A `servesim serve` process on a free port; stopped with SIGTERM."""
 
@@ -49,8 +76,7 @@ class Server:
 
     def stop(self):
         self.proc.terminate()
-        out = self.proc.stdout.read()
-        code = self.proc.wait(timeout=20)
+        code, out = stopped(self)
         check(code == 0 and "stopped" in out, f"SIGTERM stops the server (exit {code}: {out!r})")
 
     def url(self, path):
@@ -371,9 +397,14 @@ def read_rest(resp, events):
 
 
 def stopped(s, timeout=20):
-    out = s.proc.stdout.read()
-    code = s.proc.wait(timeout=timeout)
-    return code, out
+    """(exit code, the rest of its output); SIGKILL and (None, output) if it does not exit."""
+    try:
+        out, _ = s.proc.communicate(timeout=timeout)
+        return s.proc.returncode, out
+    except subprocess.TimeoutExpired:
+        s.proc.kill()
+        out, _ = s.proc.communicate()
+        return None, out
 
 
 def shutdown_tests():
@@ -604,8 +635,7 @@ def descriptor_limit_test():
             soft = re.search(r"Max open files\s+(\d+)", f.read()).group(1)
         check(soft == "1064", f"descriptor limit raised to 1000 + 64 ({soft})")
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        terminate(proc, "descriptor limit raised")
     # One server per port: their connections add up.
     proc = subprocess.Popen(["prlimit", "--nofile=200:3000", *cmd, "--num-replicas", "2",
                              "--port-per-replica"], stdout=subprocess.PIPE, text=True)
@@ -615,8 +645,7 @@ def descriptor_limit_test():
             soft = re.search(r"Max open files\s+(\d+)", f.read()).group(1)
         check(soft == "2064", f"descriptor limit raised to 2 x 1000 + 64 ({soft})")
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        terminate(proc, "descriptor limit of 2 ports")
 
 
 def outage_test():
