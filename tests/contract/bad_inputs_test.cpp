@@ -242,6 +242,13 @@ TEST_CASE(
       "byte-order marks (its corpus gained `trace/csv_bom_cr`): no crash. Both were built with\n"
       "clang 14, ASan + UBSan and libFuzzer from workloads/ and the target alone (the shared\n"
       "machine had no time for a whole build-asan), on the 2-core machine under four other builds.\n\n"
+      "Later on 2026-11-27 (`scripts/sanitize.sh`, the 2-core machine under other builds), 665\n"
+      "tests took 2,067 s of wall time, and one failed: serve.same_latency_as_simulate, a timing\n"
+      "comparison. The checks that regenerate outputs took most of the CPU:\n"
+      "docs.outputs_up_to_date 1,295 s, docs.accuracy_table 586 s, and the shipped-profiles\n"
+      "check 222 s. Those four tests are now reported as skipped under the sanitizers (see\n"
+      "above). The next run took 200 s: 676 tests, none failed. The 10 fuzz targets then ran\n"
+      "20 s each with no crash; study_results ran only 26 executions, as each is a whole merge.\n\n"
       "| # | Input class | Command and files | Exit | Message |\n"
       "|---|---|---|---|---|\n" +
       table.str();
