@@ -372,16 +372,7 @@ def main():
 
 def open_stream(s, max_tokens, first_events):
     """A streaming completion on its own connection, read up to its first events."""
-    conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
-    conn.request("POST", "/v1/completions", body=json.dumps(
-        {"model": MODEL, "prompt": [1] * 10, "max_tokens": max_tokens, "stream": True}))
-    resp = conn.getresponse()
-    events = []
-    while len(events) < first_events:
-        line = resp.readline().decode().strip()
-        if line.startswith("data: "):
-            events.append(line[6:])
-    return conn, resp, events
+    return open_stream_on(s.port, max_tokens, first_events)
 
 
 def read_rest(resp, events):
