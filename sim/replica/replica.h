@@ -387,8 +387,10 @@ class Replica : public engine::EventHandler {
   // listed in step_.verify; `rows` and `rows_ctx` get the requests that sample and their context
   // sum after the step's tokens (the drafter's later passes).
   void add_verify_rows(models::BatchShape& shape, int64_t& rows, int64_t& rows_ctx);
-  // What add_verify_rows adds to a step's BatchShape, summed by schedule_verify_rows: the chunk
-  // rows (q > 1) and their sums, the sampled drafts, and the drafter's rows and their context.
+  // What the verify rows add to a step's BatchShape: the chunk rows (q > 1) and their sums, the
+  // sampled drafts, and the drafter's rows and their context. The two attention works are
+  // running sums that start at the shape's own (its prefills'; 0.0 without prefills), so a row
+  // adds to the same double whichever pass sums it: the same bits.
   struct VerifySums {
     int64_t chunk_rows = 0;
     int64_t chunk_tokens = 0;
@@ -400,13 +402,17 @@ class Replica : public engine::EventHandler {
     int64_t rows = 0;
     int64_t rows_ctx = 0;
   };
+  // One verify row: decoder `r` scheduled q = 1 + drafts tokens, summed into `sums`. Both passes
+  // (add_verify_rows, schedule_verify_rows) sum their rows with it.
+  void add_verify_row(const Req& r, int64_t q, VerifySums& sums) const;
   // The walk over running_ and add_verify_rows' pass in one (replica_spec.cpp) where the step
   // runs only decoders: each gets its 1 + K tokens and blocks in running order, becomes a verify
   // row and is summed into `sums` — the walk's operations and add_verify_rows' sums in their
   // order. True when every decoder fit; at the first that does not (budget or blocks short), the
   // walk goes on from it (schedule_running_slow) and it returns false: `sums` are then not used.
   bool schedule_verify_rows(bool& preempted, VerifySums& sums);
-  // `sums` added to `shape` as add_verify_rows would add its rows to a shape without prefills.
+  // `sums` added to `shape`, their attention works stored (running sums from the shape's).
+  // REQUIRES: sums' attention works started at shape's (0.0 in a step without prefills).
   void add_verify_sums(const VerifySums& sums, models::BatchShape& shape, int64_t& rows,
                        int64_t& rows_ctx) const;
   // The end of step k for the verify rows: acceptance drawn, chunk emitted, rollback, finish.

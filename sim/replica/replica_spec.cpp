@@ -1,6 +1,7 @@
 // Replica's speculative decoding (replica.h's file comment, sim/replica/spec_decode.h): the verify
 // rows a step's decoders become, and their settlement at the step's end. In a step where only
-// decoders run, schedule_verify_rows does the scheduler's walk and the rows' sums in one pass.
+// decoders run, schedule_verify_rows does the scheduler's walk and the rows' sums in one pass;
+// both passes sum a row with add_verify_row.
 #include <algorithm>
 #include <limits>
 
@@ -16,40 +17,46 @@ int32_t Replica::spec_tokens_for(const Req& r) const {
   return static_cast<int32_t>(std::max<int64_t>(1, std::min(want, room)));
 }
 
-void Replica::add_verify_rows(models::BatchShape& shape, int64_t& rows, int64_t& rows_ctx) {
+void Replica::add_verify_row(const Req& r, int64_t q, VerifySums& sums) const {
+  ++sums.rows;
+  sums.rows_ctx += int64_t{r.num_computed} + q;
+  if (q == 1) return;  // no draft scheduled: a plain decode row
+  // A row of q = 1 + k query tokens after c computed ones, all q sampled (the target's logits
+  // at every draft position feed the rejection sampler): as a prefill chunk of q tokens.
+  const double qd = static_cast<double>(q);
+  const double c = r.num_computed;
+  ++sums.chunk_rows;
+  sums.chunk_tokens += q;
+  sums.chunk_ctx += r.num_computed;
+  sums.drafts += q - 1;
+  sums.attn_work += qd * (c + qd / 2.0);
   const int64_t window = config_.attention_window;
+  if (window > 0) {
+    sums.window_attn_work += models::windowed_attn_work(c, qd, static_cast<double>(window));
+    sums.window_ctx += std::min<int64_t>(r.num_computed, window);
+  }
+}
+
+void Replica::add_verify_rows(models::BatchShape& shape, int64_t& rows, int64_t& rows_ctx) {
+  // The rows' attention work goes on from the prefills' sums in the shape, row by row.
+  VerifySums sums;
+  sums.attn_work = shape.prefill_attn_work;
+  sums.window_attn_work = shape.prefill_window_attn_work;
   for (int32_t s : running_) {
     const Req& r = slots_[s];
     if (r.phase != Phase::kDecode || r.scheduled == 0) continue;
     step_.verify.push_back(s);
-    ++rows;
-    rows_ctx += int64_t{r.num_computed} + r.scheduled;
-    if (r.scheduled == 1) continue;  // no draft scheduled: a plain decode row
-    // A row of q = 1 + k query tokens after c computed ones, all q sampled (the target's logits
-    // at every draft position feed the rejection sampler): as a prefill chunk of q tokens.
-    const double q = r.scheduled;
-    const double c = r.num_computed;
-    --shape.decode_seqs;
-    shape.decode_context_tokens -= r.num_computed;
-    shape.sampled_seqs += r.scheduled - 1;
-    ++shape.prefill_seqs;
-    shape.prefill_tokens += r.scheduled;
-    shape.prefill_attn_work += q * (c + q / 2.0);
-    shape.prefill_context_tokens += r.num_computed;
-    if (window > 0) {
-      shape.prefill_window_attn_work +=
-          models::windowed_attn_work(c, q, static_cast<double>(window));
-      shape.prefill_window_context_tokens += std::min<int64_t>(r.num_computed, window);
-    }
+    add_verify_row(r, r.scheduled, sums);
   }
   // Prefills that complete their prompt sample too: the drafter proposes for them.
   for (int32_t s : step_.prefills) {
     const Req& r = slots_[s];
     if (r.num_computed + r.scheduled == num_tokens(r)) {
-      ++rows;
-      rows_ctx += int64_t{r.num_computed} + r.scheduled;
+      ++sums.rows;
+      sums.rows_ctx += int64_t{r.num_computed} + r.scheduled;
     }
   }
+  add_verify_sums(sums, shape, rows, rows_ctx);
 }
 
 bool Replica::schedule_verify_rows(bool& preempted, VerifySums& sums) {
@@ -64,7 +71,6 @@ bool Replica::schedule_verify_rows(bool& preempted, VerifySums& sums) {
   const int32_t threshold = config_.long_prefill_token_threshold > 0
                                 ? config_.long_prefill_token_threshold
                                 : std::numeric_limits<int32_t>::max();
-  const int64_t window = config_.attention_window;
   int64_t decoders = 0;
   int64_t decoder_ctx = 0;
   int64_t lora_decoders = 0;
@@ -89,22 +95,8 @@ bool Replica::schedule_verify_rows(bool& preempted, VerifySums& sums) {
     ++decoders;
     decoder_ctx += r.num_computed;
     if (r.lora >= 0) ++lora_decoders;
-    // add_verify_rows' operations on this row.
     step_.verify.push_back(s);
-    ++sums.rows;
-    sums.rows_ctx += int64_t{r.num_computed} + q;
-    if (q == 1) continue;
-    const double qd = static_cast<double>(q);
-    const double c = r.num_computed;
-    ++sums.chunk_rows;
-    sums.chunk_tokens += q;
-    sums.chunk_ctx += r.num_computed;
-    sums.drafts += q - 1;
-    sums.attn_work += qd * (c + qd / 2.0);
-    if (window > 0) {
-      sums.window_attn_work += models::windowed_attn_work(c, qd, static_cast<double>(window));
-      sums.window_ctx += std::min<int64_t>(r.num_computed, window);
-    }
+    add_verify_row(r, q, sums);
   }
   step_.decoders = decoders;
   step_.decoder_ctx = decoder_ctx;
@@ -115,8 +107,6 @@ bool Replica::schedule_verify_rows(bool& preempted, VerifySums& sums) {
 
 void Replica::add_verify_sums(const VerifySums& sums, models::BatchShape& shape, int64_t& rows,
                               int64_t& rows_ctx) const {
-  // Without prefills every double field add_verify_rows adds to is 0.0 before its first row, and
-  // 0.0 + x is x: the same sums bit for bit.
   rows += sums.rows;
   rows_ctx += sums.rows_ctx;
   shape.decode_seqs -= sums.chunk_rows;
@@ -124,10 +114,10 @@ void Replica::add_verify_sums(const VerifySums& sums, models::BatchShape& shape,
   shape.sampled_seqs += sums.drafts;
   shape.prefill_seqs += sums.chunk_rows;
   shape.prefill_tokens += sums.chunk_tokens;
-  shape.prefill_attn_work += sums.attn_work;
+  shape.prefill_attn_work = sums.attn_work;
   shape.prefill_context_tokens += sums.chunk_ctx;
   if (config_.attention_window > 0) {
-    shape.prefill_window_attn_work += sums.window_attn_work;
+    shape.prefill_window_attn_work = sums.window_attn_work;
     shape.prefill_window_context_tokens += sums.window_ctx;
   }
 }

@@ -46,6 +46,16 @@ SimulationConfig dp_config(const std::string& model, bool ep) {
   return c;
 }
 
+// DeepSeek-R1 (FP8) on 8 x H200 as DP 8 + EP.
+SimulationConfig deepseek_r1_dp8_ep() {
+  SimulationConfig c;
+  c.model = "deepseek-r1";
+  c.gpu = "h200";
+  c.data_parallel_size = 8;
+  c.enable_expert_parallel = true;
+  return c;
+}
+
 TEST_CASE("MoE data parallelism: both ranks' first step ends at the slowest rank's time",
           "[fidelity][dp]") {
   // vLLM's DP load balancer sends A to rank 0 (both empty: the lowest rank) and B to rank 1
@@ -95,11 +105,7 @@ TEST_CASE("the DP group's MoE part: experts on the busiest GPU plus two all-gath
   // tokens on the busiest GPU plus an all-gather and a reduce-scatter of the group's hidden states
   // (G x 7168 x 2 bytes) over the 8 ranks on NVLink (α–β ring: 7 steps, 7/8 of the bytes at the
   // link bandwidth), at least their bandwidth bound.
-  SimulationConfig c;
-  c.model = "deepseek-r1";
-  c.gpu = "h200";
-  c.data_parallel_size = 8;
-  c.enable_expert_parallel = true;
+  const SimulationConfig c = deepseek_r1_dp8_ep();
   const PreparedDeployment p = prepare_deployment(c);
   const auto& m = dynamic_cast<const models::RooflineCostModel&>(*p.cost);
   const hardware::LinkSpec& nvlink = p.deployment.gpu.scale_up;
@@ -120,11 +126,7 @@ TEST_CASE("a routing skew slows the busiest EP rank, and skew 0 is the uniform r
   // DeepSeek-R1, DP 8 + EP: --moe-routing-skew puts the popular experts on rank 0
   // (models/moe_routing.h), so its routed experts take longer than under uniform routing, more so
   // for a larger skew; without the flag (skew 0) the step is the uniform router's.
-  SimulationConfig c;
-  c.model = "deepseek-r1";
-  c.gpu = "h200";
-  c.data_parallel_size = 8;
-  c.enable_expert_parallel = true;
+  SimulationConfig c = deepseek_r1_dp8_ep();
   const PreparedDeployment uniform = prepare_deployment(c);
   c.moe_routing_skew = 0.5;
   const PreparedDeployment mild = prepare_deployment(c);
@@ -146,14 +148,11 @@ TEST_CASE("memory plan: experts spread over TP x DP, the rest per DP rank", "[fi
   // keeps attention, the dense and shared MLPs and both embeddings whole on every rank:
   //   Δweights = 61·(attn(1) − attn(8))·1 B + (3·dense + 58·shared)·(7/8)·1 B
   //            + 2·V·h·2 B·(7/8).
-  SimulationConfig tp8;
-  tp8.model = "deepseek-r1";
-  tp8.gpu = "h200";
+  const SimulationConfig dp8 = deepseek_r1_dp8_ep();
+  SimulationConfig tp8 = dp8;
+  tp8.data_parallel_size = 1;
+  tp8.enable_expert_parallel = false;
   tp8.tensor_parallel_size = 8;
-  SimulationConfig dp8 = tp8;
-  dp8.tensor_parallel_size = 1;
-  dp8.data_parallel_size = 8;
-  dp8.enable_expert_parallel = true;
   const PreparedDeployment a = prepare_deployment(tp8);
   const PreparedDeployment b = prepare_deployment(dp8);
   const models::ModelSpec& m = a.deployment.model;
