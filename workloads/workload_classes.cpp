@@ -11,6 +11,7 @@
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 #include "workloads/trace_reader.h"
+#include "workloads/request_spec.h"
 
 namespace servesim::workloads {
 namespace {
@@ -91,7 +92,6 @@ std::string text(const json& obj, const std::string& key, const Where& at,
   return v->get<std::string>();
 }
 
-constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
 
 LengthDistribution parse_length(const json& j, const Where& at) {
   if (!j.is_object()) at.fail(j, "an object with \"dist\": \"fixed\" or \"lognormal\"");
