@@ -41,7 +41,8 @@ double read_number(const json& j, const std::string& key, const std::string& whe
   if (!ok) {
     std::string range = (lo_inclusive ? ">= " : "> ") + short_number(lo);
     if (std::isfinite(hi))
-      range = "in " + std::string(lo_inclusive ? "[" : "(") + short_number(lo) + ", " + short_number(hi) + "]";
+      range = "in " + std::string(lo_inclusive ? "[" : "(") + short_number(lo) + ", " +
+              short_number(hi) + "]";
     throw ConfigError(where + ": field '" + key + "' must be a finite number " + range +
                       " (value " + short_number(v) + ")");
   }
