@@ -14,6 +14,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/number_format.h"
 
 namespace servesim::hardware {
 namespace {
@@ -22,12 +23,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path catalog_dir() { return data_dir() / "hardware" / "catalog"; }
-
-std::string number(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 
 void reject_unknown_keys(const json& j, const std::set<std::string>& known,
                          const std::string& where) {
@@ -44,11 +39,12 @@ double read_number(const json& j, const std::string& key, const std::string& whe
                             : optional_field<double>(j, key, where, fallback);
   const bool ok = std::isfinite(v) && (lo_inclusive ? v >= lo : v > lo) && v <= hi;
   if (!ok) {
-    std::string range = (lo_inclusive ? ">= " : "> ") + number(lo);
+    std::string range = (lo_inclusive ? ">= " : "> ") + short_number(lo);
     if (std::isfinite(hi))
-      range = "in " + std::string(lo_inclusive ? "[" : "(") + number(lo) + ", " + number(hi) + "]";
+      range = "in " + std::string(lo_inclusive ? "[" : "(") + short_number(lo) + ", " +
+              short_number(hi) + "]";
     throw ConfigError(where + ": field '" + key + "' must be a finite number " + range +
-                      " (value " + number(v) + ")");
+                      " (value " + short_number(v) + ")");
   }
   return v;
 }
@@ -95,7 +91,7 @@ GpuSpec parse_gpu(const json& j, const std::string& default_name, const std::str
   g.fp8_flops = read_number(j, "fp8_flops", where, false, 0, 0, true, kMaxRate);
   if (g.fp8_flops > 0 && g.fp8_flops < kMinRate) {
     throw ConfigError(where + ": field 'fp8_flops' must be 0 (none) or in [1e+09, 1e+18] (value " +
-                      number(g.fp8_flops) + ")");
+                      short_number(g.fp8_flops) + ")");
   }
 
   g.scale_up = parse_link(require_field<json>(j, "scale_up", where), where + ": scale_up");

@@ -16,6 +16,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/number_format.h"
 
 namespace servesim::hardware {
 namespace {
@@ -32,17 +33,11 @@ bool looks_like_path(const std::string& s) {
          (s.size() >= 5 && s.compare(s.size() - 5, 5, ".json") == 0);
 }
 
-std::string number(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
 double positive(const json& j, const std::string& key, const std::string& where, bool allow_zero) {
   const double v = require_field<double>(j, key, where);
   if (!std::isfinite(v) || v < 0 || (!allow_zero && v == 0)) {
     throw ConfigError(where + ": field '" + key + "' must be a finite number " +
-                      (allow_zero ? ">= 0" : "> 0") + " (value " + number(v) + ")");
+                      (allow_zero ? ">= 0" : "> 0") + " (value " + short_number(v) + ")");
   }
   return v;
 }

@@ -18,7 +18,7 @@ namespace servesim::models {
 
 namespace {
 
-double ceil_div(int64_t a, int64_t b) { return static_cast<double>((a + b - 1) / b); }
+double ceil_div_as_double(int64_t a, int64_t b) { return static_cast<double>((a + b - 1) / b); }
 
 void require(bool ok, const std::string& what) {
   if (!ok) {
@@ -115,7 +115,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
   const double d_head = static_cast<double>(m.head_dim);
   const double heads_rank = static_cast<double>(m.num_heads) / t;
   // KV heads are split over TP, and replicated once TP exceeds them (each rank keeps >= 1).
-  const double kv_heads_rank = ceil_div(m.num_kv_heads, tp_);
+  const double kv_heads_rank = ceil_div_as_double(m.num_kv_heads, tp_);
   const double wb = d.weight_bytes_per_param();
   const double ab = m.dtype_bytes;  // activations stay in the model dtype under fp8 weights
 

@@ -20,8 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
-
 int64_t utf8_code_points(const std::string& s) {
   int64_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;

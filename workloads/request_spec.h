@@ -3,12 +3,16 @@
 #define SERVESIM_WORKLOADS_REQUEST_SPEC_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "sim/base/time.h"
 
 namespace servesim::workloads {
+
+// The most tokens a prompt or an output can have: RequestSpec holds them in int32_t.
+inline constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
 
 struct RequestSpec {
   int64_t id = 0;   // 0, 1, 2, ... in arrival order

@@ -1,4 +1,5 @@
 #include "workloads/trace_reader.h"
+#include "workloads/request_spec.h"
 
 #include <algorithm>
 #include <charconv>
@@ -17,8 +18,6 @@ namespace servesim::workloads {
 namespace {
 
 using nlohmann::json;
-
-constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
 
 int32_t tokens(const LineReader& r, std::string_view column, int64_t v, int64_t min) {
   if (v < min || v > kMaxTokens) {

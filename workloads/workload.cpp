@@ -29,7 +29,6 @@ namespace {
 
 using detail::format_flag_value;
 
-constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
 // Arrival times become int64 nanoseconds; 1e9 s (about 31.7 years) stays far inside that range.
 constexpr double kMaxSpanS = 1e9;
 

@@ -10,6 +10,7 @@
 
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "workloads/request_spec.h"
 #include "workloads/trace_reader.h"
 
 namespace servesim::workloads {
@@ -90,8 +91,6 @@ std::string text(const json& obj, const std::string& key, const Where& at,
   if (!v->is_string()) (at / key).fail(*v, expected);
   return v->get<std::string>();
 }
-
-constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
 
 LengthDistribution parse_length(const json& j, const Where& at) {
   if (!j.is_object()) at.fail(j, "an object with \"dist\": \"fixed\" or \"lognormal\"");

@@ -12,7 +12,6 @@
 namespace servesim::planning {
 namespace {
 
-const char* kLatencyMetrics[] = {"ttft", "tpot", "itl", "e2el"};
 const char* kScalarKeys[] = {"request_throughput",
                              "request_goodput",
                              "output_throughput",

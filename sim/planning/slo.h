@@ -35,6 +35,9 @@
 
 namespace servesim::planning {
 
+// The latency metrics of a result file, in vLLM's order (ttft, tpot, itl, e2el).
+inline constexpr const char* kLatencyMetrics[] = {"ttft", "tpot", "itl", "e2el"};
+
 enum class SloOp { kLe, kLt, kGe, kGt };
 
 struct Slo {

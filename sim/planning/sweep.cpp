@@ -19,14 +19,13 @@
 #include "sim/cluster/pd_simulation.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/planning/csv_cell.h"
+#include "sim/planning/slo.h"
 
 namespace servesim::planning {
 namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
-
-const char* const kLatencyMetrics[] = {"ttft", "tpot", "itl", "e2el"};
 
 // a + b + c without GCC 12's false -Wrestrict on chained std::string operator+.
 std::string join3(const std::string& a, const std::string& b, const std::string& c) {
