@@ -89,7 +89,8 @@ bool Replica::schedule_verify_rows(bool& preempted, VerifySums& sums) {
       schedule_running_slow(preempted, i, decoders, decoder_ctx, lora_decoders);
       return false;
     }
-    kv_.allocate(need, r.kv);
+    // Most steps need no new block (1 + K tokens, 16-token blocks): allocate(0) changes nothing.
+    if (need > 0) kv_.allocate(need, r.kv);
     r.scheduled = static_cast<int32_t>(q);
     step_.budget -= q;
     ++decoders;
