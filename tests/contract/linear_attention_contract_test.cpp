@@ -66,6 +66,7 @@ TEST_CASE("Qwen3-Next admission: N sequences' blocks hold N, one block less N - 
     c.workload.random_output_len = 1;
     c.engine.max_num_batched_tokens = 65536;
     c.engine.num_gpu_blocks_override = blocks;
+    c.engine.max_model_len = 4096;  // ⌈4096 / 272⌉ + 3 = 19 blocks: vLLM's start-up check passes
     const PreparedDeployment p = prepare_deployment(c);
     const SimulationResult r = run_simulation(c, p);
     REQUIRE(r.replica_stats.size() == 1);
