@@ -20,11 +20,10 @@ void require_split(const ModelSpec& m, int tp) {
   if (a.num_layers <= 0) {
     throw ConfigError(m.name + ": the model has no linear-attention layers");
   }
-  if (tp < 1 || a.num_key_heads % tp != 0 || a.num_value_heads % tp != 0 ||
-      conv_dim(a) % tp != 0) {
-    throw ConfigError("tensor-parallel-size " + std::to_string(tp) + " does not divide " +
-                      m.name + "'s " + std::to_string(a.num_key_heads) +
-                      " linear-attention key heads and " + std::to_string(a.num_value_heads) +
+  if (tp < 1 || a.num_key_heads % tp != 0 || a.num_value_heads % tp != 0 || conv_dim(a) % tp != 0) {
+    throw ConfigError("tensor-parallel-size " + std::to_string(tp) + " does not divide " + m.name +
+                      "'s " + std::to_string(a.num_key_heads) + " linear-attention key heads and " +
+                      std::to_string(a.num_value_heads) +
                       " value heads; expected a divisor of both (vLLM shards them evenly)");
   }
 }
@@ -90,7 +89,8 @@ LinearAttentionWork delta_rule_work(const ModelSpec& m, int tp, int state_dtype_
   const double layers = static_cast<double>(a.num_layers);
   // Per token: the recurrence (7·dk·dv per value head) and the depthwise causal conv1d
   // (2 FLOPs per tap per channel).
-  const double flops_per_token = 7.0 * dk * dv * nv + 2.0 * static_cast<double>(a.conv_kernel) * conv;
+  const double flops_per_token =
+      7.0 * dk * dv * nv + 2.0 * static_cast<double>(a.conv_kernel) * conv;
   // Per token: q, k, v in (conv_dim), g and β (one per value head) in, o (nv·dv) out.
   const double io_per_token = (conv + 2.0 * nv + nv * dv) * act_bytes;
   LinearAttentionWork w;

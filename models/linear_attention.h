@@ -12,8 +12,8 @@
 //   page sizes     MambaSpec.page_size_bytes (vllm/v1/kv_cache_interface.py) sums the states;
 //                  HybridAttentionMambaModelConfig.verify_and_update_config
 //                  (vllm/model_executor/models/config.py) raises the attention block size to
-//                  16·⌈mamba page / (16 · attention page of one token)⌉ tokens (unless the user's is
-//                  larger) and pads the mamba page to the attention page.
+//                  16·⌈mamba page / (16 · attention page of one token)⌉ tokens (unless the user's
+//                  is larger) and pads the mamba page to the attention page.
 //   groups         the hybrid KV-cache manager (vllm/v1/core/kv_cache_utils.py) groups the layers
 //                  by the smaller layer count of a type; every block of the shared pool holds one
 //                  page for each layer of a group; a request holds ⌈tokens / block_size⌉ blocks per
@@ -53,10 +53,10 @@ double delta_net_params_per_rank(const ModelSpec& m, int tp);
 struct HybridStateLayout {
   int64_t attention_layers = 0;
   int64_t linear_layers = 0;
-  int64_t layers_per_group = 0;  // min(attention_layers, linear_layers)
-  int attention_groups = 0;      // ⌈attention_layers / layers_per_group⌉
-  int mamba_groups = 0;          // ⌈linear_layers / layers_per_group⌉
-  int block_size = 0;            // attention tokens per block
+  int64_t layers_per_group = 0;       // min(attention_layers, linear_layers)
+  int attention_groups = 0;           // ⌈attention_layers / layers_per_group⌉
+  int mamba_groups = 0;               // ⌈linear_layers / layers_per_group⌉
+  int block_size = 0;                 // attention tokens per block
   int64_t attention_token_bytes = 0;  // one token of one attention layer on one rank
   int64_t mamba_page_bytes = 0;       // one layer's state, unpadded (DeltaNetState::bytes)
   int64_t page_bytes = 0;             // block_size × attention_token_bytes; mamba padded to it

@@ -33,7 +33,8 @@ void RooflineCostModel::add_linear_attention(const Deployment& d) {
   // as wide: [h, (2·H + 2·KV)·head_dim / TP].
   const double d_head = static_cast<double>(m.head_dim);
   const double heads_rank = static_cast<double>(m.num_heads) / t;
-  const double kv_heads_rank = static_cast<double>(std::max<int64_t>(1, (m.num_kv_heads + tp_ - 1) / tp_));
+  const double kv_heads_rank =
+      static_cast<double>(std::max<int64_t>(1, (m.num_kv_heads + tp_ - 1) / tp_));
   const double q_width = m.attention_output_gate ? 2 * heads_rank : heads_rank;
   dense_ops_[0] = gemm(h, (q_width + 2 * kv_heads_rank) * d_head, full_share);
   dense_ops_[1].layer_share = full_share;

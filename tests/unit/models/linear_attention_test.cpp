@@ -51,14 +51,13 @@ TEST_CASE("Gated DeltaNet state per sequence from the config", "[models][linear_
                         Contains("16 linear-attention key heads"));
 }
 
-TEST_CASE("KV bytes per token count the full-attention layers only",
-          "[models][linear_attention]") {
+TEST_CASE("KV bytes per token count the full-attention layers only", "[models][linear_attention]") {
   const ModelSpec m = qwen3_next();
   // vLLM FullAttentionSpec on 12 layers: 2 · max(1, 2 / TP) heads · 256 · 2 bytes each.
   CHECK(m.kv_bytes_per_token(2) == 12 * 2 * 2 * 256 * 2);
   CHECK(m.kv_bytes_per_token_per_rank(2, 2) == 12 * 2 * 1 * 256 * 2);
   CHECK(m.kv_bytes_per_token_per_rank(2, 4) == 12 * 2 * 1 * 256 * 2);  // replicated above 2
-  CHECK(m.kv_bytes_per_token(1) == 12 * 2 * 2 * 256);                   // fp8 KV cache
+  CHECK(m.kv_bytes_per_token(1) == 12 * 2 * 2 * 256);                  // fp8 KV cache
 }
 
 TEST_CASE("hybrid layout: vLLM's attention block size, padded mamba page and groups",
@@ -143,8 +142,7 @@ TEST_CASE("gated delta rule roofline work per step", "[models][linear_attention]
   // o (32·128) out at 2 bytes, plus the 1,097,728-byte state read and written.
   const LinearAttentionWork one = delta_rule_work(m, 1, 2, 2, 1, 1);
   CHECK(one.flops == Approx(36.0 * (7.0 * 128 * 128 * 32 + 2.0 * 4 * 8192)).epsilon(1e-12));
-  CHECK(one.bytes ==
-        Approx(36.0 * ((8192 + 64 + 4096) * 2.0 + 2.0 * 1097728)).epsilon(1e-12));
+  CHECK(one.bytes == Approx(36.0 * ((8192 + 64 + 4096) * 2.0 + 2.0 * 1097728)).epsilon(1e-12));
   // Linear in tokens; the state traffic follows the sequences, not the tokens (a 512-token
   // prefill chunk moves its state once).
   const LinearAttentionWork chunk = delta_rule_work(m, 1, 2, 2, 512, 1);
