@@ -44,6 +44,7 @@
 #include <cstdio>
 #include <string>
 
+#include "models/linear_attention.h"
 #include "models/lora_shapes.h"
 #include "sim/base/error.h"
 
@@ -80,7 +81,12 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
 
   // Parameters of one decoder layer on one rank; an MoE model's dense and MoE layers averaged
   // (exact for the whole model; a pipeline stage gets the average layer).
-  const double attn = m.attention_params_per_rank(tp);
+  double attn = m.attention_params_per_rank(tp);
+  if (m.linear.num_layers > 0) {  // Qwen3-Next: Gated DeltaNet on linear.num_layers layers
+    const double linear = static_cast<double>(m.linear.num_layers);
+    const double layers = static_cast<double>(m.num_layers);
+    attn = ((layers - linear) * attn + linear * delta_net_params_per_rank(m, tp)) / layers;
+  }
   double mlp = 0;
   double expert_params = 0;  // the routed experts' share of mlp (MXFP4 stores them in 4.25 bits)
   double i_eff = 0;          // MLP width per token for the activation peak
@@ -141,8 +147,9 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   }
   s.other = d.gpu.non_torch_memory_bytes + (tp * pp > 1 ? kNcclBytesPerRank : 0.0);
   s.budget = d.gpu.memory_bytes * opts.gpu_memory_utilization;
+  const int64_t kv_layers = m.num_layers - m.linear.num_layers;  // layers with a per-token KV
   s.kv_bytes_per_token =
-      m.kv_bytes_per_token_per_rank(d.kv_dtype_bytes(), tp) / m.num_layers * layers_stage;
+      m.kv_bytes_per_token_per_rank(d.kv_dtype_bytes(), tp) / kv_layers * ceil_div(kv_layers, pp);
   return s;
 }
 
@@ -194,10 +201,12 @@ MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts) {
       static_cast<double>(opts.block_size) * static_cast<double>(s.kv_bytes_per_token);
   const int64_t layers_stage = ceil_div(m.num_layers, d.pipeline_parallel_size);
   if (opts.kv_layers_per_block > 0 && opts.kv_layers_per_block < layers_stage) {
-    // A hybrid block holds kv_layers_per_block layers (kv_bytes_per_token covers every layer).
-    block_bytes =
-        static_cast<double>(opts.block_size) *
-        static_cast<double>(s.kv_bytes_per_token / layers_stage * opts.kv_layers_per_block);
+    // A hybrid block holds kv_layers_per_block layers (kv_bytes_per_token covers every attention
+    // layer; a linear-attention layer's padded state page is an attention page:
+    // models/linear_attention.h).
+    block_bytes = static_cast<double>(opts.block_size) *
+                  static_cast<double>(s.kv_bytes_per_token / (layers_stage - m.linear.num_layers) *
+                                      opts.kv_layers_per_block);
   }
   if (plan.kv_bytes < block_bytes) {
     // vLLM: "No available memory for the cache blocks". We also refuse a cache that cannot hold

@@ -20,10 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// Why a config is read: to simulate it (load_model) or only to count its parameters
-// (load_architecture, which also reads the families servesim does not simulate).
-enum class Purpose { kSimulate, kCount };
-
 // The architectures servesim models (config.json "architectures"[0]); docs/models.md.
 const std::vector<std::string>& modelled_architectures() {
   static const std::vector<std::string> names = {"LlamaForCausalLM",
@@ -40,7 +36,8 @@ const std::vector<std::string>& modelled_architectures() {
                                                  "Gemma3ForCausalLM",
                                                  "Gemma3ForConditionalGeneration",
                                                  "Llama4ForCausalLM",
-                                                 "Llama4ForConditionalGeneration"};
+                                                 "Llama4ForConditionalGeneration",
+                                                 "Qwen3NextForCausalLM"};
   return names;
 }
 
@@ -77,22 +74,12 @@ std::string architecture_of(const json& j, const std::string& where) {
   return a[0].get<std::string>();
 }
 
-// Refuses an architecture or a field that servesim does not model (docs/models.md). Qwen3-Next
-// is read for counting but not simulated.
-void refuse_unmodelled(const json& j, const std::string& where, ModelSpec& m, Purpose purpose) {
+// Refuses an architecture or a field that servesim does not model (docs/models.md).
+void refuse_unmodelled(const json& j, const std::string& where, ModelSpec& m) {
   m.architecture = architecture_of(j, where);
   const auto& known = modelled_architectures();
-  if (is_qwen3_next(m.architecture)) {
-    if (purpose == Purpose::kSimulate) {
-      throw ConfigError(
-          where + ": architecture '" + m.architecture +
-          "' is not modelled: its Gated DeltaNet linear-attention layers keep a constant-size "
-          "recurrent state per sequence (vLLM's mamba-style cache), which servesim's KV plan "
-          "and step cost do not hold; servesim models " +
-          join_names(known) + " (docs/models.md)");
-    }
-  } else if (!m.architecture.empty() &&
-             std::find(known.begin(), known.end(), m.architecture) == known.end()) {
+  if (!m.architecture.empty() &&
+      std::find(known.begin(), known.end(), m.architecture) == known.end()) {
     throw ConfigError(where + ": architecture '" + m.architecture +
                       "' is not modelled; servesim models " + join_names(known) +
                       " (docs/models.md), and does not approximate another family by one of them");
@@ -107,12 +94,11 @@ void refuse_unmodelled(const json& j, const std::string& where, ModelSpec& m, Pu
   }
 }
 
-ModelSpec parse_text_model(const json& config, const std::string& name, const std::string& where,
-                           Purpose purpose) {
+ModelSpec parse_text_model(const json& config, const std::string& name, const std::string& where) {
   json j = config;
   ModelSpec m;
   m.name = name;
-  refuse_unmodelled(j, where, m, purpose);
+  refuse_unmodelled(j, where, m);
   if (is_gemma3(m.architecture)) fill_gemma3_defaults(j);
   m.hidden_size = require_positive(j, "hidden_size", where);
   m.intermediate_size = require_positive(j, "intermediate_size", where);
@@ -195,12 +181,11 @@ ModelSpec parse_text_model(const json& config, const std::string& name, const st
 // A config.json: a language model, or a multimodal one (Gemma-3, Llama-4) whose language model
 // sits under text_config, read with the checkpoint-wide torch_dtype and quantization_config and
 // the vision encoder's weights.
-ModelSpec parse_model(const json& j, const std::string& name, const std::string& where,
-                      Purpose purpose) {
+ModelSpec parse_model(const json& j, const std::string& name, const std::string& where) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object (an HF config.json)");
   const std::string arch = architecture_of(j, where);
   if (arch != "Gemma3ForConditionalGeneration" && arch != "Llama4ForConditionalGeneration") {
-    return parse_text_model(j, name, where, purpose);
+    return parse_text_model(j, name, where);
   }
   if (!j.contains("text_config") || !j["text_config"].is_object()) {
     throw ConfigError(where + ": field 'text_config' must be an object (the language model of " +
@@ -211,7 +196,7 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
     if ((!text.contains(key) || text[key].is_null()) && j.contains(key)) text[key] = j[key];
   }
   text["architectures"] = json::array({arch});
-  ModelSpec m = parse_text_model(text, name, where + " (text_config)", purpose);
+  ModelSpec m = parse_text_model(text, name, where + " (text_config)");
   m.encoder_params = encoder_params(j, arch, m.hidden_size, where);
   return m;
 }
@@ -219,12 +204,11 @@ ModelSpec parse_model(const json& j, const std::string& name, const std::string&
 }  // namespace
 
 ModelSpec load_model(const ModelSource& source) {
-  return parse_model(read_json_file(source.config_path), source.name(), source.config_path,
-                     Purpose::kSimulate);
+  return parse_model(read_json_file(source.config_path), source.name(), source.config_path);
 }
 
 ModelSpec load_architecture(const std::string& config_path) {
-  return parse_model(read_json_file(config_path), config_path, config_path, Purpose::kCount);
+  return parse_model(read_json_file(config_path), config_path, config_path);
 }
 
 ModelSpec load_model(const std::string& name_or_path) {

@@ -108,7 +108,8 @@ int64_t ModelSpec::kv_bytes_per_token_per_rank(int kv_dtype_bytes, int tp) const
   if (is_mla()) return num_layers * mla.latent_width() * kv_dtype_bytes;
   // ceil(n_kv / tp), at least 1: with tp > n_kv each KV head is replicated on tp / n_kv ranks.
   const int64_t heads_per_rank = std::max<int64_t>(1, (num_kv_heads + tp - 1) / tp);
-  return 2 * num_layers * heads_per_rank * head_dim * kv_dtype_bytes;
+  // Linear-attention layers (Qwen3-Next) keep a per-sequence state, not a per-token KV.
+  return 2 * (num_layers - linear.num_layers) * heads_per_rank * head_dim * kv_dtype_bytes;
 }
 
 void apply_dtype(ModelSpec& m, const std::string& dtype) {

@@ -1,11 +1,12 @@
 // ModelSpec: a decoder-only transformer's architecture, read from HuggingFace config.json fields.
 //
 // Dense Llama-style (SwiGLU) models, MoE models (Mixtral, Qwen2/3-MoE, gpt-oss, DeepSeek-V2/V3,
-// Kimi-K2, GLM-4.5, Llama-4), multi-head latent attention (DeepSeek, Kimi), Gemma-3's
-// interleaved sliding-window layers, and the language model of multimodal configs (Gemma-3,
-// Llama-4: text_config) with their vision encoder's weights. Architectures and fields
-// that change the model and are not modelled are refused by name (docs/models.md). Parameter
-// counts and KV bytes per token follow REFERENCE.md §4 and vLLM's model files.
+// Kimi-K2, GLM-4.5, Llama-4, Qwen3-Next), multi-head latent attention (DeepSeek, Kimi), Gemma-3's
+// interleaved sliding-window layers, Qwen3-Next's Gated DeltaNet layers, and the language model
+// of multimodal configs (Gemma-3, Llama-4: text_config) with their vision encoder's weights.
+// Architectures and fields that change the model and are not modelled are refused by name
+// (docs/models.md). Parameter counts and KV bytes per token follow REFERENCE.md §4 and vLLM's
+// model files.
 #ifndef SERVESIM_MODELS_MODEL_SPEC_H_
 #define SERVESIM_MODELS_MODEL_SPEC_H_
 
@@ -127,7 +128,7 @@ struct ModelSpec {
 
   // Qwen3-Next's Gated DeltaNet linear-attention layers (layer_types "linear_attention", or all
   // but every full_attention_interval-th layer): a constant-size recurrent state per sequence
-  // instead of a KV cache. Read for parameter counting only: load_model refuses the family.
+  // instead of a KV cache (models/linear_attention.h: state, hybrid KV layout, step work).
   struct LinearAttention {
     int64_t num_layers = 0;
     int64_t num_key_heads = 0;
@@ -155,7 +156,8 @@ struct ModelSpec {
   double active_param_count() const;
   // Parameters of the embedding + LM head (kept in 16-bit under fp8 weight quantization).
   double embedding_param_count() const;
-  // KV cache bytes per token for the whole model (all layers, all KV heads).
+  // KV cache bytes per token for the whole model (all attention layers, all KV heads; linear-
+  // attention layers hold a per-sequence state instead: models/linear_attention.h).
   int64_t kv_bytes_per_token(int kv_dtype_bytes) const;
   // KV bytes per token held by one tensor-parallel rank (KV heads split over TP, replicated when
   // TP > num_kv_heads).
@@ -170,9 +172,8 @@ ModelSpec load_model(const std::string& name_or_path);
 // The same for an already resolved value. ModelSpec::name is source.name().
 ModelSpec load_model(const ModelSource& source);
 
-// Reads a config.json's architecture for parameter arithmetic only, including the families that
-// load_model refuses to simulate (Qwen3-Next's hybrid linear attention). Malformed input throws
-// ConfigError as in load_model.
+// Reads a config.json by its path, as load_model does, named by that path (parameter
+// arithmetic in tests and tools). Malformed input throws ConfigError as in load_model.
 ModelSpec load_architecture(const std::string& config_path);
 
 // vLLM's --dtype: sets m.dtype_bytes to the width vLLM serves the model in (vllm/config/model.py

@@ -251,6 +251,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     sliding_window_ = m.sliding_window;
   }
   full_attention_layers_ = static_cast<double>(m.num_full_attention_layers());
+  if (m.linear.num_layers > 0) add_linear_attention(d);
 
   // LM head: [rows, h] × [h, V/t], weights in the model dtype (not quantized).
   const double v_rank = static_cast<double>(m.vocab_size) / t;

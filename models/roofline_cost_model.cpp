@@ -242,6 +242,9 @@ double RooflineCostModel::attention_s(const BatchShape& shape, double tokens) co
       shape.prefill_attn_work,
       shape.prefill_context_tokens + shape.prefill_tokens + shape.decode_context_tokens,
       shape.decode_context_tokens, tokens);
+  if (linear_attention_layers_ > 0) {
+    return full_attention_layers_ * full + linear_attention_s(shape, tokens);
+  }
   if (sliding_window_ == 0) return num_layers_ * full;
   // Sliding-window layers: the windowed prefill sums, and at most W context tokens per decoding
   // sequence (min(C, n·W): exact when each has >= W, an upper bound of Σ min(c_i, W) otherwise).
@@ -348,8 +351,9 @@ DecodeSeries RooflineCostModel::decode_series(int64_t rows, CostMemo* memo) cons
   // Everything but attention depends on the row count alone: taken from the estimate itself.
   const StepCost c = estimate_memo(shape, memo);
   DecodeSeries d;
-  d.valid = true;
   d.rows = static_cast<double>(rows);
+  d.valid = linear_attention_layers_ == 0;  // the DeltaNet term is not in DecodeSeries' form
+  if (!d.valid) return d;
   // attention_s() with prefill_attn_work = prefill tokens = prefill context = 0: the FLOPs are
   // attn_flops_per_work_ · (0 + C) = attn_flops_per_work_ · C, the prefill table's time at 0 work
   // is 0 (0 + x = x), the KV read is C; the same products and quotients follow. The sliding

@@ -37,6 +37,7 @@
 #include "models/cost_fast_path.h"
 #include "models/cost_model.h"
 #include "models/deployment.h"
+#include "models/linear_attention.h"
 #include "models/pipeline_timing.h"
 
 namespace servesim::models {
@@ -254,6 +255,16 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   double sliding_layers_ = 0;
   double full_attention_layers_ = 0;
   int64_t sliding_window_ = 0;
+  // Gated DeltaNet layers (Qwen3-Next; models/linear_attention.h): their count and the gated
+  // delta rule's work on one rank per new token and per scheduled sequence (its state in and
+  // out). 0: none.
+  double linear_attention_layers_ = 0;
+  LinearAttentionWork delta_per_token_;
+  LinearAttentionWork delta_per_seq_;
+  double linear_attention_s(const BatchShape& shape, double tokens) const;
+  // Sets the above and the layer shares of the attention and DeltaNet projections
+  // (roofline_linear_attention.cpp).
+  void add_linear_attention(const Deployment& d);
 
   // LM head (last stage), per rank.
   LinearOp lm_head_op_;

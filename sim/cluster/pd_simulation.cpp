@@ -75,6 +75,10 @@ void check_pool(const PreparedDeployment& p, const char* pool) {
     throw ConfigError("--" + name + "-replicas: " + p.deployment.model.name +
                       " has sliding-window KV groups, which servesim's P/D does not model");
   }
+  if (p.engine.kv_mamba_groups > 0) {
+    throw ConfigError("--" + name + "-replicas: " + p.deployment.model.name +
+                      " has Gated DeltaNet state pages, which servesim's P/D does not model");
+  }
   if (p.engine.enable_chunked_prefill == 0) {
     throw ConfigError("--" + name + "-replicas with --vllm-version " + p.engine.vllm_version +
                       ": a V0 engine has no KV connector for P/D; expected a V1 release");

@@ -18,6 +18,7 @@
 #include "sim/cluster/pd_simulation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/replica/kv_offload.h"
+#include "sim/replica/linear_state_config.h"
 #include "sim/replica/lora_config.h"
 #include "sim/replica/vllm_version.h"
 
@@ -67,7 +68,8 @@ int64_t blocks_for_longest_request(const EngineConfig& e) {
   const int64_t len = e.max_model_len;
   const int64_t window_tokens =
       std::min<int64_t>(e.kv_sliding_window - 1 + e.max_num_batched_tokens, len);
-  return (len + bs - 1) / bs + e.kv_sliding_groups * ((window_tokens + bs - 1) / bs + 1);
+  return (len + bs - 1) / bs + e.kv_sliding_groups * ((window_tokens + bs - 1) / bs + 1) +
+         e.kv_mamba_groups;  // one state page per Gated DeltaNet group
 }
 
 PreparedDeployment prepare_deployment(const SimulationConfig& config) {
@@ -212,6 +214,7 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
     p.engine.kv_sliding_groups = 0;
     p.engine.kv_sliding_window = 0;
   }
+  resolve_linear_state_layout(p.engine, d);  // Qwen3-Next's state pages; no-op otherwise
   d.cuda_graph_sizes =
       models::default_cuda_graph_sizes(p.engine.max_num_seqs, p.engine.max_num_batched_tokens,
                                        vllm_version(p.engine.vllm_version).cuda_graphs);
@@ -223,7 +226,7 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   mo.max_num_seqs = p.engine.max_num_seqs;
   mo.num_gpu_blocks_override = p.engine.num_gpu_blocks_override;
   mo.kv_layers_per_block = p.engine.kv_layers_per_block;
-  mo.kv_cache_groups = 1 + p.engine.kv_sliding_groups;
+  mo.kv_cache_groups = 1 + p.engine.kv_sliding_groups + p.engine.kv_mamba_groups;
   if (p.engine.lora.enable_lora) {
     mo.lora_slots = p.engine.lora.max_loras;
     mo.lora_rank = p.engine.lora.max_lora_rank;
@@ -247,7 +250,7 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
 
   // vLLM V1 refuses to start when one request of max_model_len tokens cannot fit in the KV cache
   // (kv_cache_utils.check_enough_kv_cache_memory), suggesting a smaller --max-model-len.
-  const bool too_long = p.engine.kv_sliding_groups > 0
+  const bool too_long = p.engine.kv_sliding_groups > 0 || p.engine.kv_mamba_groups > 0
                             ? p.memory.num_blocks < blocks_for_longest_request(p.engine)
                             : p.memory.kv_tokens < p.engine.max_model_len;
   if (too_long) {

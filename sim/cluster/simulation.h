@@ -179,7 +179,8 @@ double client_overhead_s(const SimulationConfig& config, const PreparedDeploymen
 
 // Blocks one request of max_model_len tokens needs with sliding-window groups: its full-attention
 // blocks plus, per sliding group, cdiv(min(W − 1 + max_num_batched_tokens, max_model_len),
-// block_size) + 1 (SlidingWindowSpec.max_memory_usage_bytes).
+// block_size) + 1 (SlidingWindowSpec.max_memory_usage_bytes), plus one state block per Gated
+// DeltaNet group (MambaSpec.max_memory_usage_bytes).
 int64_t blocks_for_longest_request(const EngineConfig& e);
 
 // The "servesim" object of the result file: resolved config echo, KV capacity, preemptions,

@@ -257,7 +257,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
         {"activation_gib_per_gpu", p.memory.activation_bytes / double(1ull << 30)},
         {"non_torch_gib_per_gpu", p.memory.non_torch_bytes / double(1ull << 30)},
         {"max_concurrency_at_max_model_len",
-         p.engine.kv_sliding_groups > 0
+         p.engine.kv_sliding_groups > 0 || p.engine.kv_mamba_groups > 0
              ? double(p.memory.num_blocks) / double(blocks_for_longest_request(p.engine))
              : double(p.memory.kv_tokens) / double(p.engine.max_model_len)},
         {"peak_used_blocks", total.peak_used_blocks}}},
@@ -298,6 +298,13 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     out["kv_cache"]["kv_cache_groups"] = 1 + p.engine.kv_sliding_groups;
     out["kv_cache"]["layers_per_block"] = p.engine.kv_layers_per_block;
     out["kv_cache"]["sliding_window"] = p.engine.kv_sliding_window;
+  }
+  if (p.engine.kv_mamba_groups > 0) {
+    // Gated DeltaNet state groups (docs/models.md, "Qwen3-Next"); absent otherwise.
+    out["kv_cache"]["kv_cache_groups"] = 1 + p.engine.kv_mamba_groups;
+    out["kv_cache"]["layers_per_block"] = p.engine.kv_layers_per_block;
+    out["kv_cache"]["state_groups"] = p.engine.kv_mamba_groups;
+    out["kv_cache"]["block_size"] = p.engine.block_size;
   }
   if ((w.dataset_name != "random" && w.dataset_name != "generated-shared-prefix") || w.multi_turn ||
       !w.workload_file.empty()) {

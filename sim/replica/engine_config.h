@@ -85,6 +85,11 @@ struct EngineConfig {
   // (ModelSpec::attention_window(); 0: none), whatever the KV layout. The replica fills each
   // step's windowed BatchShape sums with it.
   int64_t attention_window = 0;
+  // Resolved, not a flag (sim/replica/linear_state_config.h): the groups of Gated DeltaNet layers
+  // of vLLM's hybrid KV-cache manager. Every running request holds one block of the pool per
+  // group (its state page, padded to the attention page) from its admission until it finishes
+  // or is preempted. 0: no linear-attention layers.
+  int kv_mamba_groups = 0;
   // Resolved by resolve_kv_offload (sim/replica/kv_offload.h): the CPU tier's blocks (0 = no
   // offloading), the bytes of one block on one GPU, and the GPU's host link.
   int64_t kv_offload_blocks = 0;

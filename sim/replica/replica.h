@@ -372,13 +372,15 @@ class Replica : public engine::EventHandler {
   // step k), and its sliding groups' (trims first). REQUIRES: the free blocks cover the growth.
   void allocate_boundary_blocks(const std::vector<DecoderIndex::Entry>& bucket, int64_t k);
   // A request admitted with c tokens computed (cached) and a table of r.kv.count blocks: its
-  // sliding groups hold the blocks from c − W + 1 on.
+  // sliding groups hold the blocks from c − W + 1 on; with linear-attention layers it also
+  // takes its kv_mamba_groups state blocks.
   void admit_sliding(Req& r, int64_t c);
   // A decoder's computed tokens at step k (its progress is implicit between settlements).
   static int64_t decoder_context(const Req& r, int64_t k) {
     return int64_t{r.num_computed} + (k - r.base_step);
   }
-  // Returns the sliding groups' blocks of a request whose table is about to be freed.
+  // Returns the sliding groups' blocks (and the state blocks) of a request whose table is about
+  // to be freed.
   void release_sliding(Req& r);
   // Speculative decoding (replica_spec.cpp). The tokens a decoder is scheduled: 1 + K, capped
   // by max_model_len − 1 − computed (vLLM's cap; the budget caps it afterwards).

@@ -14,7 +14,8 @@ namespace servesim::sim {
 
 void Replica::add_remote_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
   SERVESIM_CHECK(remote_.source != nullptr && links_.virtual_engines.empty() &&
-                     links_.dp == nullptr && !prefill_first() && sliding_groups() == 0,
+                     links_.dp == nullptr && !prefill_first() && sliding_groups() == 0 &&
+                     config_.kv_mamba_groups == 0,
                  "remote KV needs a source, one V1 engine and no sliding-window groups");
   remote_.arriving.push_back(spec.id);  // take_slot() marks its slot remote
   add_local_request(sim, spec);

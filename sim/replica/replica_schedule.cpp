@@ -39,12 +39,15 @@ void Replica::allocate_with_sliding(Req& r, int64_t new_full, int64_t c) {
 }
 
 void Replica::admit_sliding(Req& r, int64_t c) {
+  // Linear-attention layers: one state page per group for the request's lifetime.
+  if (config_.kv_mamba_groups > 0) kv_.take_detached(config_.kv_mamba_groups);
   if (sliding_groups() == 0) return;
   r.sw_lo = static_cast<int32_t>(sliding_lo(r.kv.count, c));
   kv_.take_detached(sliding_groups() * (r.kv.count - r.sw_lo));
 }
 
 void Replica::release_sliding(Req& r) {
+  if (config_.kv_mamba_groups > 0) kv_.release_detached(config_.kv_mamba_groups, false);
   if (sliding_groups() == 0) return;
   kv_.release_detached(sliding_groups() * (r.kv.count - r.sw_lo), /*full=*/false);
   r.sw_lo = 0;
@@ -303,7 +306,8 @@ void Replica::schedule_waiting() {
     // Sliding groups: blocks for the window of the cached part and the new tokens (a waiting
     // request holds no table: after take_hits it holds `hits` blocks).
     const int64_t sliding = sliding_delta(r, hits + fresh, cached);
-    if (kv_.blocks_needed(fresh, hits, hits_scratch_) + sliding + watermark_blocks_ >
+    if (kv_.blocks_needed(fresh, hits, hits_scratch_) + sliding + config_.kv_mamba_groups +
+            watermark_blocks_ >
         kv_.num_free_blocks()) {
       break;
     }
