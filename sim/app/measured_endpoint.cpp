@@ -1,5 +1,6 @@
 #include "sim/app/measured_endpoint.h"
 
+#include "sim/app/vllm_flags.h"
 #include "sim/base/error.h"
 
 namespace servesim::app {
@@ -22,6 +23,7 @@ DeclaredEndpoint take_declared_endpoint(const CLI::App& cmd, const std::string& 
     throw ConfigError(d.from + ": \"" + d.value +
                       "\" is not modelled; expected /v1/completions or /v1/chat/completions");
   }
+  check_chat_backend(cmd, d.value);  // vllm bench serve's rule, with the file's endpoint
   return d;
 }
 

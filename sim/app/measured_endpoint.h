@@ -7,6 +7,7 @@
 //  - take_declared_endpoint() returns the endpoint the command line declares: --endpoint when
 //    given, else a --config file's "endpoint" key (which it removes from `overrides`, the keys
 //    applied to every run: a run's endpoint is not a deployment setting); empty `value` = none.
+//    It also applies vllm bench serve's --backend openai-chat rule to it (check_chat_backend).
 //  - check_declared_endpoint() throws ConfigError naming the flag (or the --config file), the
 //    first run that contradicts it and what that run's file records. A run whose file records
 //    no endpoint is simulated as /v1/completions: --endpoint /v1/completions agrees with it, and

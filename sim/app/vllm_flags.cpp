@@ -206,13 +206,13 @@ void check_vllm_flags(const CLI::App& cmd) {
       if (!why.empty()) throw ConfigError(std::string(f->name) + " " + value + ": " + why);
     }
   }
-  // Where --endpoint is this table's flag (validate, calibrate), the command line says the
-  // endpoint; where it is a run field (simulate, ...), a --config file may, so build_config checks.
+  // The endpoint typed wins; without one, a --config file may give it: then the command checks
+  // once it has read the file (build_config; validate and calibrate: take_declared_endpoint).
   const CLI::Option* endpoint = cmd.get_option_no_throw("--endpoint");
-  if (endpoint == nullptr || flag_of(*endpoint) != nullptr) {
-    check_chat_backend(cmd, endpoint == nullptr || endpoint->results().empty()
-                                ? std::string("/v1/completions")
-                                : last_value(*endpoint));
+  const CLI::Option* config = cmd.get_option_no_throw("--config");
+  const bool typed = endpoint != nullptr && !endpoint->results().empty();
+  if (typed || config == nullptr || config->results().empty()) {
+    check_chat_backend(cmd, typed ? last_value(*endpoint) : std::string("/v1/completions"));
   }
 }
 
