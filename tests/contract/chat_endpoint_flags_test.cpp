@@ -22,7 +22,7 @@ using testing::TempDir;
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
-TEST_CASE("--backend openai-chat takes the chat endpoint from a --config file",
+TEST_CASE("the openai-chat backend takes the chat endpoint from a --config file",
           "[cli][vllm][chat]") {
   TempDir dir("chat_backend_config");
   write(dir.path / "chat.json", R"({"endpoint": "/v1/chat/completions"})");
