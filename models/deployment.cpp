@@ -34,8 +34,10 @@ double Deployment::expert_weight_bytes_per_param() const {
   return model.dtype_bytes;
 }
 
+bool Deployment::weight_only_fp8() const { return weight_format() == "fp8" && gpu.fp8_flops <= 0; }
+
 std::string Deployment::linear_compute_dtype() const {
-  return weight_format() == "fp8" ? "fp8" : "bf16";
+  return weight_format() == "fp8" && !weight_only_fp8() ? "fp8" : "bf16";
 }
 
 int Deployment::kv_dtype_bytes() const {

@@ -67,9 +67,14 @@ struct Deployment {
   // Whether the checkpoint's linear weights are integers dequantized in the GEMM (w4a16, w8a16:
   // ModelSpec::checkpoint_weight_bits per weight, bf16 compute).
   bool integer_weights() const;
-  // The dtype whose GEMM peak and kernel tables time the linear layers: "fp8" under fp8 (w8a8),
-  // else "bf16" (MXFP4 experts and integer weights run as w4a16 / w8a16 on Hopper: dequantized to
-  // bf16 in the kernel).
+  // Whether fp8 weights run weight-only: on a GPU without FP8 tensor cores (gpu.fp8_flops 0,
+  // Ampere) vLLM runs an fp8 checkpoint's linear layers as W8A16 in its Marlin GEMM, the weights
+  // dequantised to bf16 (models/marlin_gemm.h).
+  bool weight_only_fp8() const;
+  // The dtype whose GEMM peak and kernel tables time the linear layers: "fp8" under fp8 (w8a8) on
+  // a GPU with FP8 tensor cores, else "bf16" (MXFP4 experts and integer weights run as w4a16 /
+  // w8a16 on Hopper, fp8 weights as w8a16 without FP8 tensor cores: dequantized to bf16 in the
+  // kernel).
   std::string linear_compute_dtype() const;
   int kv_dtype_bytes() const;  // 1 for fp8, else model dtype bytes
   int num_gpus() const { return tensor_parallel_size * pipeline_parallel_size; }  // one DP rank

@@ -127,6 +127,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     op.act_bytes_per_token = (k_in + n_out) * ab;
     op.k_in = k_in;
     op.n_out = n_out;
+    op.marlin = d.weight_only_fp8();
     return op;
   };
   if (m.is_mla()) {
@@ -194,6 +195,7 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     // Router (replicated, tiny) and the shared expert (always active).
     LinearOp router = gemm(h, num_experts_);
     router.weight_bytes = h * num_experts_ * m.dtype_bytes;  // routers stay unquantized
+    router.marlin = false;
     router.layer_share = moe_layer_share_;
     dense_ops_.push_back(router);
     // The routed experts' SwiGLU is a kernel of its own in vLLM's fused MoE (silu_and_mul on the
@@ -278,8 +280,10 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
   const KernelTimer timer(d.gpu, d.kernels);
   const hardware::KernelProfile& prof = *d.kernels.profile;
   const std::string dtype = d.linear_compute_dtype();
-  // Integer weights (w4a16, w8a16): the bf16 curves carried to their bytes per weight.
-  const double int_weight_bytes = d.integer_weights() ? d.weight_bytes_per_param() : 0.0;
+  // Integer weights (w4a16, w8a16) and weight-only fp8 (w8a16): the bf16 curves carried to their
+  // bytes per weight.
+  const double int_weight_bytes =
+      d.integer_weights() || d.weight_only_fp8() ? d.weight_bytes_per_param() : 0.0;
   // The token grid: every token count measured for a GEMM of this dtype.
   std::vector<double> grid;
   for (const auto& [shape, curve] : prof.linear()) {
@@ -296,9 +300,13 @@ void RooflineCostModel::use_kernel_tables(const Deployment& d, double heads_rank
     for (double x : grid) {
       double sum = 0;
       for (const LinearOp& op : dense_ops_) {
-        if (op.tabled) {
-          sum += op.layer_share * *timer.linear_s(dtype, op.n_out, op.k_in, x, int_weight_bytes);
+        if (!op.tabled) continue;
+        double t = *timer.linear_s(dtype, op.n_out, op.k_in, x, int_weight_bytes);
+        // Marlin: past 64 rows each slice streams the weights again (models/marlin_gemm.h).
+        if (op.marlin) {
+          t = std::max(t, op_weight_bytes(op, x) / (bandwidth_ * opts_.memory_efficiency));
         }
+        sum += op.layer_share * t;
       }
       samples.emplace_back(x, sum);
     }

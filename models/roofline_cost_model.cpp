@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "models/marlin_gemm.h"
 #include "models/moe_routing.h"
 
 namespace servesim::models {
@@ -75,11 +76,15 @@ double RooflineCostModel::ideal_op_s(const LinearOp& op, double rows, double wei
                        peak_flops, bandwidth_);
 }
 
+double RooflineCostModel::op_weight_bytes(const LinearOp& op, double rows) {
+  return op.marlin ? op.weight_bytes * marlin_weight_reads(rows) : op.weight_bytes;
+}
+
 double RooflineCostModel::ideal_tabled_linear_s(double tokens) const {
   double s = 0;
   for (const LinearOp& op : dense_ops_) {
     if (op.tabled)
-      s += op.layer_share * ideal_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
+      s += op.layer_share * ideal_op_s(op, tokens, op_weight_bytes(op, tokens), linear_peak_flops_);
   }
   return s;
 }
@@ -100,7 +105,8 @@ double RooflineCostModel::layer_linear_s(double tokens) const {
   }
   for (const LinearOp& op : dense_ops_) {
     if (!op.tabled)
-      s += op.layer_share * linear_op_s(op, tokens, op.weight_bytes, linear_peak_flops_);
+      s +=
+          op.layer_share * linear_op_s(op, tokens, op_weight_bytes(op, tokens), linear_peak_flops_);
   }
   if (moe_ && tokens > 0 && !dp_coupled_) s += moe_layer_share_ * routed_experts_s(tokens);
   return s;

@@ -186,7 +186,11 @@ class RooflineCostModel : public CostModel, public CostFastPath {
     double k_in = 0, n_out = 0;      // GEMM shape on one rank (0 for the routed experts)
     bool tabled = false;             // timed from the kernel table (table_layer_linear_)
     double layer_share = 1.0;        // the fraction of layers that run it (MoE vs dense layers)
+    bool marlin = false;             // weight-only fp8 in vLLM's Marlin GEMM (models/marlin_gemm.h)
   };
+  // The weight bytes `op` reads at `rows` rows: once, or marlin_weight_reads(rows) times for a
+  // Marlin GEMM.
+  static double op_weight_bytes(const LinearOp& op, double rows);
 
   double linear_op_s(const LinearOp& op, double rows, double weight_bytes, double peak_flops) const;
   // The physics floor of measured times (docs/cost_model.md, "What a measured table is bound

@@ -30,6 +30,7 @@
 #include "hardware/profiles.h"
 #include "models/model_spec.h"
 #include "sim/app/command.h"
+#include "sim/app/measured_endpoint.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
@@ -209,10 +210,13 @@ class CalibrateCommand : public Command {
     sidecars.sidecar_dirs = sidecar_dirs_;
     sidecars.overrides = deployment_overrides(*cmd_, opts_);
     sidecars.overrides["gpu"] = gpu_;
+    const DeclaredEndpoint endpoint =
+        take_declared_endpoint(*cmd_, opts_.config_file, sidecars.overrides);
     std::vector<measured::MeasuredRun> runs;
     for (const std::string& path : measured_) {
       for (auto& r : measured::read_measured(path, sidecars)) runs.push_back(std::move(r));
     }
+    check_declared_endpoint(endpoint, runs);
     // Runs their reader refused (a model or flag servesim does not model) are not fitted on.
     for (const auto& r : measured::take_refused(runs)) {
       out << "Not fitted on " << r.id << ": " << r.refused << "\n";

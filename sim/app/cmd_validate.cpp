@@ -15,6 +15,7 @@
 #include "hardware/gpu_spec.h"
 #include "models/kernel_timer.h"
 #include "sim/app/command.h"
+#include "sim/app/measured_endpoint.h"
 #include "sim/app/run_config.h"
 #include "sim/app/run_options.h"
 #include "sim/app/study.h"
@@ -104,6 +105,8 @@ class ValidateCommand : public Command {
     measured::SidecarOptions sidecars;
     sidecars.sidecar_dirs = sidecar_dirs_;
     sidecars.overrides = overrides();
+    const DeclaredEndpoint endpoint =
+        take_declared_endpoint(*cmd_, opts_.config_file, sidecars.overrides);
     check_flags();
     register_validate_inputs(sidecars.overrides);
     std::vector<measured::MeasuredRun> runs;
@@ -111,6 +114,7 @@ class ValidateCommand : public Command {
       std::vector<measured::MeasuredRun> some = measured::read_measured(path, sidecars);
       for (auto& r : some) runs.push_back(std::move(r));
     }
+    check_declared_endpoint(endpoint, runs);
     // Runs their reader refused (a model, checkpoint or flag servesim does not model) are listed
     // with the reason and neither scored nor fitted.
     const std::vector<measured::MeasuredRun> refused = measured::take_refused(runs);

@@ -293,6 +293,8 @@ sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
   if (o.no_async_scheduling) from_flags["async_scheduling"] = false;
   if (o.no_chunked_prefill) from_flags["enable_chunked_prefill"] = false;
   apply_config_json(config, from_flags, "command line");
+  // --backend openai-chat against the endpoint in effect, the --config file's included.
+  check_chat_backend(cmd, config.workload.endpoint);
   return config;
 }
 

@@ -15,24 +15,18 @@ constexpr const char* kLoraNotServed =
     "LoRA adapters are not modelled by servesim serve (simulate, sweep, plan and compare model "
     "them)";
 
-// simulate, sweep, plan and compare take --endpoint as a run field of their own (run_config.cpp),
-// which wins over this table's entry; validate and calibrate read the endpoint from the measured
-// files and keep the entry.
-const char kChat[] =
-    "the chat template of a measured run is added only where its file records the chat endpoint "
-    "(simulate, sweep and plan take --endpoint /v1/chat/completions); expected --endpoint "
-    "/v1/completions";
-
 std::string check_backend(const std::string& v) {
-  // openai-chat: checked against --endpoint in check_vllm_flags.
+  // openai-chat: checked against the endpoint in check_chat_backend.
   if (v == "vllm" || v == "openai" || v == "openai-chat") return "";
   return "only vLLM's completions and chat completions APIs (--backend vllm, openai or "
          "openai-chat) are modelled";
 }
 
+// The vLLM flag is on validate and calibrate only (the other run commands take --endpoint as a
+// run field of their own, run_config.cpp): they read the endpoint from the measured files and
+// check the flag against them (measured_endpoint.h).
 std::string check_endpoint(const std::string& v) {
-  if (v == "/v1/completions") return "";
-  if (v == "/v1/chat/completions") return kChat;
+  if (v == "/v1/completions" || v == "/v1/chat/completions") return "";
   return "only /v1/completions and /v1/chat/completions are modelled";
 }
 
@@ -212,22 +206,29 @@ void check_vllm_flags(const CLI::App& cmd) {
       if (!why.empty()) throw ConfigError(std::string(f->name) + " " + value + ": " + why);
     }
   }
+  // The endpoint typed wins; without one, a --config file may give it: then the command checks
+  // once it has read the file (build_config; validate and calibrate: take_declared_endpoint).
+  const CLI::Option* endpoint = cmd.get_option_no_throw("--endpoint");
+  const CLI::Option* config = cmd.get_option_no_throw("--config");
+  const bool typed = endpoint != nullptr && !endpoint->results().empty();
+  if (typed || config == nullptr || config->results().empty()) {
+    check_chat_backend(cmd, typed ? last_value(*endpoint) : std::string("/v1/completions"));
+  }
+}
+
+void check_chat_backend(const CLI::App& cmd, const std::string& endpoint) {
   // vllm bench serve's openai-chat client posts to chat/completions only: it refuses another
   // --endpoint (vllm/benchmarks/lib/endpoint_request_func.py, _validate_api_url).
   const CLI::Option* backend = cmd.get_option_no_throw("--backend");
-  if (backend != nullptr && last_value(*backend) == "openai-chat") {
-    const CLI::Option* endpoint = cmd.get_option_no_throw("--endpoint");
-    const std::string e = endpoint == nullptr || endpoint->results().empty()
-                              ? std::string("/v1/completions")
-                              : last_value(*endpoint);
-    if (e != "/v1/chat/completions") {
-      throw ConfigError(
-          "--backend openai-chat: posts to /v1/chat/completions only (vllm bench "
-          "serve refuses --endpoint " +
-          e +
-          " with it); expected --endpoint /v1/chat/completions, or --backend "
-          "vllm or openai");
-    }
+  if (backend == nullptr || last_value(*backend) != "openai-chat") return;
+  const std::string e = endpoint.empty() ? std::string("/v1/completions") : endpoint;
+  if (e != "/v1/chat/completions") {
+    throw ConfigError(
+        "--backend openai-chat: posts to /v1/chat/completions only (vllm bench "
+        "serve refuses --endpoint " +
+        e +
+        " with it); expected --endpoint /v1/chat/completions, or --backend "
+        "vllm or openai");
   }
 }
 

@@ -65,8 +65,15 @@ struct IgnoredFlag {
 void add_vllm_flags(CLI::App& cmd);
 
 // Throws ConfigError for the first refused flag given (or an ignored flag with a value that
-// changes the simulation, such as --speculative-config or --endpoint /v1/chat/completions).
+// changes the simulation, such as --speculative-config or --backend tgi).
 void check_vllm_flags(const CLI::App& cmd);
+
+// Throws ConfigError when `cmd` has --backend openai-chat and `endpoint` (the run's, "" = the
+// default /v1/completions) is not /v1/chat/completions, as vllm bench serve refuses it.
+// check_vllm_flags calls it with the --endpoint typed (or the default when no --config file is
+// given); build_config (run_options.h) and take_declared_endpoint (measured_endpoint.h) with the
+// endpoint in effect once the --config file is read.
+void check_chat_backend(const CLI::App& cmd, const std::string& endpoint);
 
 std::vector<IgnoredFlag> ignored_flags(const CLI::App& cmd);
 

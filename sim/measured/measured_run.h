@@ -89,7 +89,8 @@ struct MeasuredRun {
   // with this reason instead of scoring them (take_refused).
   std::string refused;
   // What the file records about the client, "" = not recorded: the endpoint ("completions" or
-  // "chat"; vllm bench serve's "endpoint_type" or "backend") and the date it was written.
+  // "chat"; vllm bench serve's "endpoint_type" or "backend", a public-runs row's endpoint column)
+  // and the date it was written.
   std::string endpoint;
   std::string date;
   std::vector<MeasuredRequest> requests;  // in send order; empty when the file has none

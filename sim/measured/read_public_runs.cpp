@@ -336,6 +336,9 @@ std::vector<MeasuredRun> read_public_runs_csv(const std::string& path) {
              " requests completed (the failed requests' load is not known)");
     }
     const bool chat = cell("endpoint").find("chat/completions") != std::string::npos;
+    if (chat || cell("endpoint").find("/v1/completions") != std::string::npos) {
+      run.endpoint = chat ? "chat" : "completions";
+    }
     const std::string dataset = cell("dataset");
     const double total_in = number("total_input_tokens"), total_out = number("total_output_tokens");
     const int64_t n = run.num_prompts;
