@@ -43,6 +43,20 @@ RooflineOptions RooflineOptions::from_gpu(const hardware::GpuSpec& gpu) {
 
 RooflineOptions RooflineOptions::ideal() { return RooflineOptions{}; }
 
+RooflineCostModel::LinearOp RooflineCostModel::gemm_op(const Deployment& d, double k_in,
+                                                       double n_out, double layer_share) {
+  LinearOp op;
+  op.flops_per_token = 2.0 * k_in * n_out;
+  op.weight_bytes = k_in * n_out * d.weight_bytes_per_param();
+  // Activations stay in the model dtype under fp8 weights.
+  op.act_bytes_per_token = (k_in + n_out) * d.model.dtype_bytes;
+  op.k_in = k_in;
+  op.n_out = n_out;
+  op.layer_share = layer_share;
+  op.marlin = d.weight_only_fp8();
+  return op;
+}
+
 RooflineCostModel::RooflineCostModel(const Deployment& d)
     : RooflineCostModel(d, RooflineOptions::from_gpu(d.gpu)) {}
 
@@ -116,20 +130,9 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
   const double heads_rank = static_cast<double>(m.num_heads) / t;
   // KV heads are split over TP, and replicated once TP exceeds them (each rank keeps >= 1).
   const double kv_heads_rank = ceil_div_as_double(m.num_kv_heads, tp_);
-  const double wb = d.weight_bytes_per_param();
   const double ab = m.dtype_bytes;  // activations stay in the model dtype under fp8 weights
 
-  auto gemm = [&](double k_in, double n_out) {
-    // A [T, k_in] × [k_in, n_out] GEMM on one rank.
-    LinearOp op;
-    op.flops_per_token = 2.0 * k_in * n_out;
-    op.weight_bytes = k_in * n_out * wb;
-    op.act_bytes_per_token = (k_in + n_out) * ab;
-    op.k_in = k_in;
-    op.n_out = n_out;
-    op.marlin = d.weight_only_fp8();
-    return op;
-  };
+  auto gemm = [&](double k_in, double n_out) { return gemm_op(d, k_in, n_out); };
   if (m.is_mla()) {
     // MLA (vLLM DeepseekV2MLAAttention; ModelSpec::Mla): the down projections q_a (or q) and
     // kv_a replicated on every rank, q_b, kv_b and o split. kv_b runs once per new token in both

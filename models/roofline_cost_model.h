@@ -191,6 +191,10 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   // The weight bytes `op` reads at `rows` rows: once, or marlin_weight_reads(rows) times for a
   // Marlin GEMM.
   static double op_weight_bytes(const LinearOp& op, double rows);
+  // A [T, k_in] × [k_in, n_out] GEMM on one rank: weights at the deployment's bytes per
+  // parameter (Marlin when fp8 weights run without fp8 tensor cores), activations in the model
+  // dtype, run on `layer_share` of the layers.
+  static LinearOp gemm_op(const Deployment& d, double k_in, double n_out, double layer_share = 1.0);
 
   double linear_op_s(const LinearOp& op, double rows, double weight_bytes, double peak_flops) const;
   // The physics floor of measured times (docs/cost_model.md, "What a measured table is bound

@@ -11,17 +11,8 @@ void RooflineCostModel::add_linear_attention(const Deployment& d) {
   const ModelSpec& m = d.model;
   const double t = tp_;
   const double h = static_cast<double>(m.hidden_size);
-  const double wb = d.weight_bytes_per_param();
-  const double ab = m.dtype_bytes;
   auto gemm = [&](double k_in, double n_out, double share) {
-    LinearOp op;
-    op.flops_per_token = 2.0 * k_in * n_out;
-    op.weight_bytes = k_in * n_out * wb;
-    op.act_bytes_per_token = (k_in + n_out) * ab;
-    op.k_in = k_in;
-    op.n_out = n_out;
-    op.layer_share = share;
-    return op;
+    return gemm_op(d, k_in, n_out, share);
   };
   const double layers = static_cast<double>(m.num_layers);
   const double linear = static_cast<double>(m.linear.num_layers);
