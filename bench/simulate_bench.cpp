@@ -29,10 +29,10 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "bench/result_check.h"
 #include "sim/cluster/simulation.h"
 
@@ -172,36 +172,30 @@ int main(int argc, char** argv) {
   std::vector<std::string> scenarios = {"5rps", "20rps", "100rps", "70b-tp4", "gsp"};
   int64_t requests = 1000000;
   int repeats = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--scenarios") {
-      scenarios.clear();
-      std::stringstream ss(value);
-      std::string item;
-      while (std::getline(ss, item, ',')) scenarios.push_back(item);
-    } else if (flag == "--requests") {
-      requests = std::stoll(value);
-    } else if (flag == "--repeats") {
-      repeats = std::stoi(value);
-    } else {
-      std::fprintf(stderr, "servesim_bench: unknown flag %s\n", flag.c_str());
-      return 2;
-    }
-  }
-  for (const std::string& s : scenarios) {
-    SimulationConfig probe;
-    if (!make_scenario(s, 1, probe)) {
-      std::fprintf(stderr,
-                   "servesim_bench: --scenarios: unknown scenario '%s' (expected 5rps, 20rps, "
-                   "100rps, 70b-tp4, gsp or capacity)\n",
-                   s.c_str());
-      return 2;
-    }
-  }
-  if (requests < 1 || repeats < 1) {
-    std::fprintf(stderr, "servesim_bench: --requests and --repeats must be >= 1\n");
-    return 2;
-  }
+  CLI::App app{
+      "servesim_bench: how fast one core simulates serving, one forked process per "
+      "scenario (bench/simulate_bench.cpp)",
+      "servesim_bench"};
+  const CLI::Validator known_scenario(
+      [](std::string& s) -> std::string {
+        SimulationConfig probe;
+        if (make_scenario(s, 1, probe)) return "";
+        return "unknown scenario '" + s + "' (expected 5rps, 20rps, 100rps, 70b-tp4, gsp or " +
+               "capacity)";
+      },
+      "SCENARIO");
+  app.add_option("--scenarios", scenarios,
+                 "comma-separated scenarios: 5rps, 20rps, 100rps, 70b-tp4, gsp, capacity")
+      ->delimiter(',')
+      ->check(known_scenario)
+      ->capture_default_str();
+  app.add_option("--requests", requests, "requests per scenario")
+      ->check(servesim::bench::at_least(1, true))
+      ->capture_default_str();
+  app.add_option("--repeats", repeats, "runs per scenario (the median is reported)")
+      ->check(servesim::bench::at_least(1, true))
+      ->capture_default_str();
+  if (const int rc = servesim::bench::parse_command_line(app, argc, argv); rc >= 0) return rc;
   std::printf("%-9s %9s %8s %9s %10s %10s %8s %10s %9s %10s  %s\n", "scenario", "requests", "rate",
               "wall_s", "req_per_s", "steps_per_s", "cpu_s", "req_per_cpu", "steps", "bytes/req",
               "check");

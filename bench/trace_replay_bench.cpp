@@ -15,10 +15,10 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "bench/result_check.h"
 #include "sim/base/json_file.h"
 #include "sim/cluster/simulation.h"
@@ -52,29 +52,31 @@ int main(int argc, char** argv) {
   base.workload.trace_format = "azure";
   std::vector<double> rates = {0, 15};
   int repeats = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--trace") {
-      base.workload.trace = value;
-    } else if (flag == "--format") {
-      base.workload.trace_format = value;
-    } else if (flag == "--rates") {
-      rates.clear();
-      std::stringstream ss(value);
-      std::string item;
-      while (std::getline(ss, item, ',')) rates.push_back(std::stod(item));
-    } else if (flag == "--repeats") {
-      repeats = std::stoi(value);
-    } else if (flag == "--model") {
-      base.model = value;
-    } else if (flag == "--gpu") {
-      base.gpu = value;
-    } else if (flag == "-tp") {
-      base.tensor_parallel_size = std::stoi(value);
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
-      return 2;
-    }
+  CLI::App app{
+      "servesim_trace_bench: how fast one core replays a recorded trace "
+      "(bench/trace_replay_bench.cpp)",
+      "servesim_trace_bench"};
+  app.add_option("--trace", base.workload.trace, "the trace file")->capture_default_str();
+  app.add_option("--format", base.workload.trace_format, "its format (--trace-format)")
+      ->capture_default_str();
+  app.add_option("--rates", rates,
+                 "comma-separated request rates in req/s the arrivals are rescaled to; 0 = as "
+                 "recorded")
+      ->delimiter(',')
+      ->check(servesim::bench::at_least(0))
+      ->capture_default_str();
+  app.add_option("--repeats", repeats, "runs per rate (the median is reported)")
+      ->check(servesim::bench::at_least(1, true))
+      ->capture_default_str();
+  app.add_option("--model", base.model, "the model")->capture_default_str();
+  app.add_option("--gpu", base.gpu, "the GPU")->capture_default_str();
+  app.add_option("--tensor-parallel-size", base.tensor_parallel_size, "tensor-parallel GPUs [-tp]")
+      ->check(servesim::bench::at_least(1, true))
+      ->capture_default_str();
+  if (const int rc =
+          servesim::bench::parse_command_line(app, argc, argv, {{"-tp", "--tensor-parallel-size"}});
+      rc >= 0) {
+    return rc;
   }
   const servesim::sim::PreparedDeployment prepared = servesim::sim::prepare_deployment(base);
   std::printf("trace %s (%s), model %s, gpu %s TP%d; median of %d runs\n\n",
