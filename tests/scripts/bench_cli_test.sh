@@ -34,7 +34,7 @@ expect 0 '--trace.*--format.*--rates.*--repeats.*--model.*--gpu.*--tensor-parall
   bash -c "$t --help | tr '\n' ' '"
 
 # Errors: exit 2, one line naming the program, the option and the value.
-expect 2 "^servesim_bench: error: the following argument was not expected: --request$" -- \
+expect 2 "^servesim_bench: error: the following arguments were not expected: --request 10$" -- \
   "$b" --request 10
 expect 2 "^servesim_bench: error: the following arguments were not expected: --foo 1 extra$" -- \
   "$b" --foo 1 extra
@@ -49,7 +49,7 @@ expect 2 "^servesim_bench: error: --scenarios: unknown scenario '5rp' \(expected
   "$b" --scenarios 20rps,5rp
 expect 2 "^Run servesim_bench --help for the options.$" -- "$b" --scenarios nope
 
-expect 2 "^servesim_trace_bench: error: the following argument was not expected: --rate$" -- \
+expect 2 "^servesim_trace_bench: error: the following arguments were not expected: --rate 15$" -- \
   "$t" --rate 15
 expect 2 "^servesim_trace_bench: error: --rates: 'x'; expected a number >= 0$" -- \
   "$t" --rates 0,x
