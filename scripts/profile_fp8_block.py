@@ -14,7 +14,7 @@ expects is determined, not assumed: before timing, each candidate layout (activa
 column-major) is run on the first shape with block-varying scales and compared against a float32
 product of the dequantized operands; the first layout within 2 % (relative Frobenius error) is
 used, and the script refuses, naming every layout's error, when none matches. Without that
-support the script refuses too (exit 2, nothing written) unless --no-block asks for the bf16 and
+support the script refuses too (exit 1, nothing written) unless --no-block asks for the bf16 and
 per-tensor rows alone.
 
 Shapes (one TP rank, from models/catalog): DeepSeek-V3 at TP 8 and 4 (fused q_a + kv_a down
