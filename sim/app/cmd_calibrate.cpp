@@ -37,6 +37,7 @@
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
+#include "sim/base/printable.h"
 #include "sim/calibration/profile.h"
 #include "sim/calibration/profile_sources.h"
 #include "sim/calibration/serving_fit.h"
@@ -62,6 +63,8 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
 
 class CalibrateCommand : public Command {
  public:
+  // --endpoint is checked against every run's file and noted when it agrees.
+  std::vector<std::string> vllm_flags_read() const override { return {"--endpoint"}; }
   CLI::App* add_to(CLI::App& app) override {
     cmd_ = app.add_subcommand("calibrate",
                               "fit the cost model to GEMM profiles and/or measured serving runs");
@@ -217,6 +220,9 @@ class CalibrateCommand : public Command {
       for (auto& r : measured::read_measured(path, sidecars)) runs.push_back(std::move(r));
     }
     check_declared_endpoint(endpoint, runs);
+    if (const std::string note = declared_endpoint_note(endpoint, runs); !note.empty()) {
+      err << "servesim: " << printable(note) << "\n";
+    }
     // Runs their reader refused (a model or flag servesim does not model) are not fitted on.
     for (const auto& r : measured::take_refused(runs)) {
       out << "Not fitted on " << r.id << ": " << r.refused << "\n";
