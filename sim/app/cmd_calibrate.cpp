@@ -155,7 +155,7 @@ class CalibrateCommand : public Command {
       out << calibration::fit_allreduce_profile(vidur_allreduce_, cal, origin);
     }
     std::vector<std::string> degenerate;  // the serving fit's problems, if any
-    if (!measured_.empty()) degenerate = fit_measured_runs(executor, cal, origin, out);
+    if (!measured_.empty()) degenerate = fit_measured_runs(executor, cal, origin, out, err);
     print_terms(cal, origin, out);
     // A source listed twice (e.g. in --base and again here) is recorded once.
     std::vector<std::string> unique;
@@ -205,10 +205,10 @@ class CalibrateCommand : public Command {
   }
 
   // --measured: the serving runs (those --holdout leaves in) fitted on top of `cal`'s terms;
-  // returns the fit's problems (empty when it can be trusted).
+  // returns the fit's problems (empty when it can be trusted). Notes go to `err`.
   std::vector<std::string> fit_measured_runs(JobExecutor* executor, calibration::Calibration& cal,
                                              std::map<std::string, std::string>& origin,
-                                             std::ostream& out) const {
+                                             std::ostream& out, std::ostream& err) const {
     measured::SidecarOptions sidecars;
     sidecars.sidecar_dirs = sidecar_dirs_;
     sidecars.overrides = deployment_overrides(*cmd_, opts_);
