@@ -195,6 +195,8 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     expert_op_.flops_per_token = 2.0 * 3.0 * h * moe_i;
     expert_op_.weight_bytes = 3.0 * h * moe_i * d.expert_weight_bytes_per_param();
     expert_op_.act_bytes_per_token = (h + 2 * moe_i + moe_i + h) * ab;
+    // fp8 experts without FP8 tensor cores: Fp8MoEMethod's use_marlin (models/marlin_moe.h).
+    expert_marlin_ = d.weight_only_fp8();
     // Router (replicated, tiny) and the shared expert (always active).
     LinearOp router = gemm(h, num_experts_);
     router.weight_bytes = h * num_experts_ * m.dtype_bytes;  // routers stay unquantized

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/marlin_gemm.h"
+#include "models/marlin_moe.h"
 #include "models/moe_routing.h"
 
 namespace servesim::models {
@@ -122,14 +123,33 @@ double RooflineCostModel::routed_experts_s(double tokens) const {
                              ? expected_max_group_rows(tokens, top_k_, num_experts_, moe_group_)
                              : expected_max_group_rows(tokens, top_k_, num_experts_, group_shares_);
   const double equivalent = busiest / top_k_;
-  // Measured grouped GEMMs where the table has them; else the roofline: routed tokens·k rows
-  // over the experts hit, weights of the expected distinct experts.
-  return table_moe_on_
-             ? std::max(table_moe_.at(equivalent), ideal_experts_s(equivalent))
-             : linear_op_s(expert_op_, equivalent * top_k_,
-                           expected_experts_touched(experts_per_gpu_, top_k_, equivalent) *
-                               expert_op_.weight_bytes,
-                           linear_peak_flops_);
+  // Measured grouped GEMMs where the table has them (never faster than the Marlin MoE kernel's
+  // weight reads, as the dense Marlin GEMMs); else the roofline: routed tokens·k rows over the
+  // experts hit, weights of the expected distinct experts, or Marlin's blocks.
+  if (table_moe_on_) {
+    const double t = std::max(table_moe_.at(equivalent), ideal_experts_s(equivalent));
+    return expert_marlin_ ? std::max(t, marlin_experts_s(opts_, tokens, busiest, true)) : t;
+  }
+  if (expert_marlin_) return marlin_experts_s(opts_, tokens, busiest, false);
+  return linear_op_s(
+      expert_op_, equivalent * top_k_,
+      expected_experts_touched(experts_per_gpu_, top_k_, equivalent) * expert_op_.weight_bytes,
+      linear_peak_flops_);
+}
+
+double RooflineCostModel::marlin_experts_s(const RooflineOptions& o, double tokens, double busiest,
+                                           bool reads_only) const {
+  // A token routes to one given expert of this GPU with probability busiest / (tokens · E_gpu):
+  // top_k / E without expert parallelism, the busiest rank's share with it.
+  const MarlinMoeWork w =
+      marlin_moe_work(tokens, top_k_, experts_per_gpu_, busiest / (tokens * experts_per_gpu_));
+  const double memory =
+      (w.blocks * expert_op_.weight_bytes + expert_op_.act_bytes_per_token * busiest) /
+      (bandwidth_ * o.memory_efficiency);
+  if (reads_only) return memory;
+  const double compute = expert_op_.flops_per_token * (w.padded_rows + o.compute_ramp_tokens) /
+                         (linear_peak_flops_ * o.compute_efficiency);
+  return std::max(compute, memory) + o.op_latency_s;
 }
 
 double RooflineCostModel::dp_group_moe_s(double group_tokens) const {

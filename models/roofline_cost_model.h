@@ -156,7 +156,9 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   bool dp_coupled() const { return dp_coupled_; }
   // The routed experts of one MoE layer for `tokens` tokens on the busiest GPU of the MoE group
   // (expert parallelism: E / group experts per GPU, the expected largest share of the rows;
-  // otherwise every expert sliced over the group).
+  // otherwise every expert sliced over the group). fp8 experts on a GPU without FP8 tensor
+  // cores run vLLM's Marlin MoE kernel: its blocks' weight reads and padded rows
+  // (models/marlin_moe.h).
   double routed_experts_s(double tokens) const;
   // Bytes of weights one TP rank streams per step with a single token in the batch, summed over
   // all layers (all PP stages) plus the LM head: the floor of any decode step is this / bandwidth.
@@ -239,7 +241,16 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   // Per-layer, per-rank constants (precomputed in the constructor).
   std::vector<LinearOp> dense_ops_;  // QKV, O, gate_up, down (or router + shared expert for MoE)
   bool moe_ = false;
-  LinearOp expert_op_;            // one routed expert: flops per routed token, bytes per expert
+  LinearOp expert_op_;  // one routed expert: flops per routed token, bytes per expert
+  // fp8 experts without FP8 tensor cores: vLLM's Marlin MoE kernel (models/marlin_moe.h) pads
+  // each expert's rows to its block size and reads the expert's weights once per block.
+  bool expert_marlin_ = false;
+  // The routed experts under the Marlin MoE kernel for `tokens` tokens, `busiest` of whose
+  // routed rows land on this GPU, timed by the roofline under `o`: the padded rows' FLOPs
+  // against the blocks' weight reads (compute), or the reads alone (`reads_only`: the floor a
+  // measured grouped-GEMM table is raised to).
+  double marlin_experts_s(const RooflineOptions& o, double tokens, double busiest,
+                          bool reads_only) const;
   double expert_inter_rank_ = 0;  // I_e / t: one expert's intermediate width on one rank
   double num_experts_ = 0;
   double experts_per_gpu_ = 0;  // E, or E / (TP·DP) under expert parallelism

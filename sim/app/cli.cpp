@@ -188,7 +188,8 @@ int run_cli(const std::vector<std::string>& raw_args, std::ostream& out, std::os
       if (!subs[i]->parsed()) continue;
       // vLLM's flags: refused ones stop here; ignored ones are named once, before the run.
       check_vllm_flags(*subs[i]);
-      const std::string note = ignored_note(ignored_flags(*subs[i]));
+      const std::string note =
+          ignored_note(ignored_flags(*subs[i], commands[i]->vllm_flags_read()));
       if (!note.empty()) err << "servesim: " << printable(note) << "\n";
       return commands[i]->run(out, err);
     }

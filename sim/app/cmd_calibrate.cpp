@@ -37,6 +37,7 @@
 #include "sim/base/error.h"
 #include "sim/base/input_files.h"
 #include "sim/base/json_file.h"
+#include "sim/base/printable.h"
 #include "sim/calibration/profile.h"
 #include "sim/calibration/profile_sources.h"
 #include "sim/calibration/serving_fit.h"
@@ -62,6 +63,8 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
 
 class CalibrateCommand : public Command {
  public:
+  // --endpoint is checked against every run's file and noted when it agrees.
+  std::vector<std::string> vllm_flags_read() const override { return {"--endpoint"}; }
   CLI::App* add_to(CLI::App& app) override {
     cmd_ = app.add_subcommand("calibrate",
                               "fit the cost model to GEMM profiles and/or measured serving runs");
@@ -152,7 +155,7 @@ class CalibrateCommand : public Command {
       out << calibration::fit_allreduce_profile(vidur_allreduce_, cal, origin);
     }
     std::vector<std::string> degenerate;  // the serving fit's problems, if any
-    if (!measured_.empty()) degenerate = fit_measured_runs(executor, cal, origin, out);
+    if (!measured_.empty()) degenerate = fit_measured_runs(executor, cal, origin, out, err);
     print_terms(cal, origin, out);
     // A source listed twice (e.g. in --base and again here) is recorded once.
     std::vector<std::string> unique;
@@ -202,10 +205,10 @@ class CalibrateCommand : public Command {
   }
 
   // --measured: the serving runs (those --holdout leaves in) fitted on top of `cal`'s terms;
-  // returns the fit's problems (empty when it can be trusted).
+  // returns the fit's problems (empty when it can be trusted). Notes go to `err`.
   std::vector<std::string> fit_measured_runs(JobExecutor* executor, calibration::Calibration& cal,
                                              std::map<std::string, std::string>& origin,
-                                             std::ostream& out) const {
+                                             std::ostream& out, std::ostream& err) const {
     measured::SidecarOptions sidecars;
     sidecars.sidecar_dirs = sidecar_dirs_;
     sidecars.overrides = deployment_overrides(*cmd_, opts_);
@@ -217,6 +220,9 @@ class CalibrateCommand : public Command {
       for (auto& r : measured::read_measured(path, sidecars)) runs.push_back(std::move(r));
     }
     check_declared_endpoint(endpoint, runs);
+    if (const std::string note = declared_endpoint_note(endpoint, runs); !note.empty()) {
+      err << "servesim: " << printable(note) << "\n";
+    }
     // Runs their reader refused (a model or flag servesim does not model) are not fitted on.
     for (const auto& r : measured::take_refused(runs)) {
       out << "Not fitted on " << r.id << ": " << r.refused << "\n";

@@ -21,6 +21,7 @@
 #include "sim/app/study.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
+#include "sim/base/printable.h"
 #include "sim/calibration/cross_validation.h"
 #include "sim/calibration/profile.h"
 #include "sim/measured/measured_run.h"
@@ -37,6 +38,8 @@ namespace fs = std::filesystem;
 
 class ValidateCommand : public Command {
  public:
+  // --endpoint is checked against every run's file and noted when it agrees.
+  std::vector<std::string> vllm_flags_read() const override { return {"--endpoint"}; }
   CLI::App* add_to(CLI::App& app) override {
     cmd_ = app.add_subcommand(
         "validate",
@@ -115,6 +118,9 @@ class ValidateCommand : public Command {
       for (auto& r : some) runs.push_back(std::move(r));
     }
     check_declared_endpoint(endpoint, runs);
+    if (const std::string note = declared_endpoint_note(endpoint, runs); !note.empty()) {
+      err << "servesim: " << printable(note) << "\n";
+    }
     // Runs their reader refused (a model, checkpoint or flag servesim does not model) are listed
     // with the reason and neither scored nor fitted.
     const std::vector<measured::MeasuredRun> refused = measured::take_refused(runs);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,9 @@ class Command {
   virtual CLI::App* add_to(CLI::App& app) = 0;
   // Runs after a successful parse. Returns the exit code; throws ConfigError on bad input.
   virtual int run(std::ostream& out, std::ostream& err) = 0;
+  // vLLM flags (vllm_flags.h) this command reads rather than ignores: cli.cpp leaves them out of
+  // the "ignored" note (validate and calibrate: --endpoint, checked against the runs' files).
+  virtual std::vector<std::string> vllm_flags_read() const { return {}; }
 };
 
 std::unique_ptr<Command> make_simulate_command();

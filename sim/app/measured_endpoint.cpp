@@ -47,4 +47,20 @@ void check_declared_endpoint(const DeclaredEndpoint& declared,
   }
 }
 
+std::string declared_endpoint_note(const DeclaredEndpoint& declared,
+                                   const std::vector<measured::MeasuredRun>& runs) {
+  if (declared.value.empty()) return "";
+  size_t unrecorded = 0;
+  for (const measured::MeasuredRun& r : runs) unrecorded += r.endpoint.empty();
+  const size_t recorded = runs.size() - unrecorded;
+  std::string parts;
+  if (recorded > 0) parts = std::to_string(recorded) + " record it";
+  if (unrecorded > 0) {
+    parts += (parts.empty() ? "" : ", ") + std::to_string(unrecorded) +
+             " record none (simulated as /v1/completions)";
+  }
+  return declared.from + " " + declared.value + " agrees with the runs read (" + parts +
+         "); each run is simulated with the endpoint its file records";
+}
+
 }  // namespace servesim::app

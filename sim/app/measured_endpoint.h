@@ -12,6 +12,7 @@
 //    first run that contradicts it and what that run's file records. A run whose file records
 //    no endpoint is simulated as /v1/completions: --endpoint /v1/completions agrees with it, and
 //    /v1/chat/completions is refused (the chat template's tokens cannot be declared for it here).
+//  - declared_endpoint_note() says, once the check passed, that the declaration agrees.
 #ifndef SERVESIM_SIM_APP_MEASURED_ENDPOINT_H_
 #define SERVESIM_SIM_APP_MEASURED_ENDPOINT_H_
 
@@ -35,6 +36,14 @@ DeclaredEndpoint take_declared_endpoint(const CLI::App& cmd, const std::string& 
 
 void check_declared_endpoint(const DeclaredEndpoint& declared,
                              const std::vector<measured::MeasuredRun>& runs);
+
+// After check_declared_endpoint passed: "--endpoint /v1/chat/completions agrees with the runs
+// read (3 record it); each run is simulated with the endpoint its file records" (and how many
+// record none, simulated as /v1/completions), for stderr; "" when nothing was declared. validate
+// and calibrate print it instead of listing --endpoint among the ignored vLLM flags
+// (Command::vllm_flags_read).
+std::string declared_endpoint_note(const DeclaredEndpoint& declared,
+                                   const std::vector<measured::MeasuredRun>& runs);
 
 }  // namespace servesim::app
 

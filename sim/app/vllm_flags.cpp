@@ -1,5 +1,6 @@
 #include "sim/app/vllm_flags.h"
 
+#include <algorithm>
 #include <set>
 
 #include "sim/app/shell_words.h"
@@ -232,12 +233,13 @@ void check_chat_backend(const CLI::App& cmd, const std::string& endpoint) {
   }
 }
 
-std::vector<IgnoredFlag> ignored_flags(const CLI::App& cmd) {
+std::vector<IgnoredFlag> ignored_flags(const CLI::App& cmd, const std::vector<std::string>& read) {
   std::vector<IgnoredFlag> out;
   std::set<const CLI::Option*> seen;
   for (const CLI::Option* opt : cmd.parse_order()) {
     const VllmFlag* f = flag_of(*opt);
     if (f == nullptr || f->refused != nullptr || !seen.insert(opt).second) continue;
+    if (std::find(read.begin(), read.end(), std::string(f->name)) != read.end()) continue;
     IgnoredFlag g{shown_name(*f), {}};
     if (f->arity == Arity::kOne) {
       g.values.push_back(last_value(*opt));

@@ -75,7 +75,10 @@ void check_vllm_flags(const CLI::App& cmd);
 // endpoint in effect once the --config file is read.
 void check_chat_backend(const CLI::App& cmd, const std::string& endpoint);
 
-std::vector<IgnoredFlag> ignored_flags(const CLI::App& cmd);
+// `read`: flags the command reads although they are in the table (validate's and calibrate's
+// --endpoint, checked against the measured runs' files): not listed.
+std::vector<IgnoredFlag> ignored_flags(const CLI::App& cmd,
+                                       const std::vector<std::string>& read = {});
 
 // "ignored (no effect on the simulation): --backend vllm, --port 8000", or "" when none.
 std::string ignored_note(const std::vector<IgnoredFlag>& flags);

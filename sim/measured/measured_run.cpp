@@ -28,7 +28,32 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 // Keys a sidecar may hold besides servesim config keys.
 bool is_measured_only_key(const std::string& key) {
   return key == "match" || key == "engine_version" || key == "hardware" || key == "notes" ||
-         key == "warm_prefix_cache" || (!key.empty() && key[0] == '_');
+         key == "warm_prefix_cache" || key == "endpoint" || (!key.empty() && key[0] == '_');
+}
+
+// A sidecar's "endpoint": what the run was sent to, as the file records it or not. It declares,
+// it does not set: the run is simulated with the endpoint its file records (a file that records
+// none as /v1/completions), so a contradicting value is refused by name.
+void check_sidecar_endpoint(const MeasuredRun& run, const json& value, const std::string& where) {
+  const std::string chat = "/v1/chat/completions", completions = "/v1/completions";
+  if (!value.is_string() || (value.get<std::string>() != chat && value != completions)) {
+    throw ConfigError(where + ": key 'endpoint' has value " + value.dump() +
+                      "; expected \"/v1/completions\" or \"/v1/chat/completions\"");
+  }
+  const std::string declared = value.get<std::string>();
+  if (run.endpoint.empty()) {
+    if (declared == completions) return;
+    throw ConfigError(where + ": 'endpoint' is \"" + declared + "\" but " + run.id +
+                      " does not record its endpoint and is simulated as /v1/completions (the "
+                      "chat template's prompt tokens cannot be declared for it); expected "
+                      "\"/v1/completions\" or no 'endpoint' key");
+  }
+  const std::string recorded = run.endpoint == "chat" ? chat : completions;
+  if (declared == recorded) return;
+  throw ConfigError(where + ": 'endpoint' is \"" + declared + "\" but " + run.id + " records " +
+                    recorded + " (" +
+                    (run.format == "public-vllm-runs" ? "its endpoint column" : "its file") +
+                    "); expected \"" + recorded + "\" or no 'endpoint' key");
 }
 
 // Applies one sidecar object to the run's deployment.
@@ -55,6 +80,10 @@ void apply_sidecar(MeasuredRun& run, const json& j, const std::string& where) {
     }
     if (key == "notes") {
       if (value.is_string()) run.notes.push_back(value.get<std::string>());
+      continue;
+    }
+    if (key == "endpoint") {
+      check_sidecar_endpoint(run, value, where);
       continue;
     }
     if (is_measured_only_key(key)) continue;

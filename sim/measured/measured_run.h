@@ -133,12 +133,17 @@ struct SidecarOptions {
 
 // Applies, in order: <folder>/servesim.json, <file>.servesim.json (beside the file; keys are
 // servesim config keys plus the measured-only "engine_version", "hardware", "notes" (text),
-// "warm_prefix_cache" (bool), "match" and "_"-prefixed comments), the matching sidecars of
-// `opts.sidecar_dirs`, then `opts.overrides`. Then checks that model, gpu and tensor_parallel_size
-// are known and throws ConfigError "<file>: the deployment has no 'gpu' (the file does not say;
-// give it in <file>.servesim.json, a --sidecars folder, or with --gpu)" otherwise. A sidecar that
-// is not a JSON object, or has a value of the wrong JSON type for a measured-only key, throws
-// ConfigError naming it. Unknown config keys are left for the config applier (replay.h) to reject.
+// "warm_prefix_cache" (bool), "endpoint", "match" and "_"-prefixed comments), the matching
+// sidecars of `opts.sidecar_dirs`, then `opts.overrides`. Then checks that model, gpu and
+// tensor_parallel_size are known and throws ConfigError "<file>: the deployment has no 'gpu' (the
+// file does not say; give it in <file>.servesim.json, a --sidecars folder, or with --gpu)"
+// otherwise. A sidecar that is not a JSON object, or has a value of the wrong JSON type for a
+// measured-only key, throws ConfigError naming it. A sidecar's "endpoint" ("/v1/completions" or
+// "/v1/chat/completions") declares, it does not set: it must agree with `run.endpoint` (a run
+// that records none is simulated as /v1/completions, which is all it may declare), else
+// ConfigError "<sidecar>: 'endpoint' is \"/v1/completions\" but <run> records
+// /v1/chat/completions (its endpoint column); expected ...". Unknown config keys are left for the
+// config applier (replay.h) to reject.
 void resolve_deployment(MeasuredRun& run, const SidecarOptions& opts);
 
 // Reads every run in `path` (format detected from the name and content, see readers.h), then

@@ -130,11 +130,34 @@ TEST_CASE(
     CHECK(o.code == 0);
     CHECK(o.out == plain.out);
   }
+  // validate reads --endpoint (it is checked against the files): not listed among the ignored
+  // vLLM flags, but noted as agreeing; --backend stays a client flag that changes nothing.
+  const Outcome typed =
+      validate(chat, {"--backend", "openai-chat", "--endpoint", "/v1/chat/completions"});
+  CHECK(
+      typed.err.find("servesim: ignored (no effect on the simulation): --backend openai-chat\n") !=
+      std::string::npos);
+  CHECK(
+      typed.err.find("ignored (no effect on the simulation): --backend openai-chat, --endpoint") ==
+      std::string::npos);
+  CHECK(typed.err.find("servesim: --endpoint /v1/chat/completions agrees with the runs read (1 "
+                       "record it); each run is simulated with the endpoint its file records\n") !=
+        std::string::npos);
+  const Outcome from_config = validate(chat, {"--config", (dir.path / "cfg_chat.json").string()});
+  CHECK(from_config.err.find("servesim: --config " + (dir.path / "cfg_chat.json").string() +
+                             " (endpoint) /v1/chat/completions agrees with the runs read") !=
+        std::string::npos);
+  CHECK(plain.err.find("agrees with") == std::string::npos);  // nothing declared, nothing noted
   const Outcome c = validate(completions, {"--endpoint", "/v1/completions"});
   CHECK(c.code == 0);
   CHECK(c.out == validate(completions, {}).out);
+  CHECK(c.err.find("ignored") == std::string::npos);
   // A file that records no endpoint is simulated as /v1/completions: that declaration agrees.
-  CHECK(validate(bare, {"--endpoint", "/v1/completions"}).code == 0);
+  const Outcome b = validate(bare, {"--endpoint", "/v1/completions"});
+  CHECK(b.code == 0);
+  CHECK(b.err.find("servesim: --endpoint /v1/completions agrees with the runs read (1 record "
+                   "none (simulated as /v1/completions)); each run is simulated with the endpoint "
+                   "its file records\n") != std::string::npos);
 
   // Contradicting: refused by name, with the run and what its file records.
   struct Case {
@@ -178,6 +201,7 @@ TEST_CASE(
   CHECK(cal.code == 2);
   CHECK(cal.err.find("servesim: error: --endpoint /v1/chat/completions: " + completions +
                      " records /v1/completions") != std::string::npos);
+  CHECK(cal.err.find("ignored") == std::string::npos);
   CHECK_FALSE(fs::exists(dir.path / "cal.json"));
 }
 

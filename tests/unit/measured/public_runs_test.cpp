@@ -204,5 +204,69 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+TEST_CASE("public runs: a sidecar's endpoint must agree with the row's endpoint column",
+          "[measured]") {
+  // A sidecar may state the endpoint; the row's endpoint column records it (row 16: GPUStack's
+  // openai-chat client, /v1/chat/completions; row 145: dennislee22's --backend vllm,
+  // /v1/completions). Agreeing changes nothing; contradicting is refused naming the sidecar, the
+  // run and what the row records; a value other than the two endpoints is refused as a value.
+  const fs::path dir = fs::temp_directory_path() / ("servesim_pub_ep_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ifstream in(kFile);
+  std::string header, line, chat_row, completions_row;
+  std::getline(in, header);
+  while (std::getline(in, line)) {
+    if (line.rfind("16,", 0) == 0) chat_row = line;
+    if (line.rfind("145,", 0) == 0) completions_row = line;
+  }
+  REQUIRE(!chat_row.empty());
+  REQUIRE(!completions_row.empty());
+  const fs::path chat = dir / "chat.csv", completions = dir / "completions.csv";
+  std::ofstream(chat) << header << "\n" << chat_row << "\n";
+  std::ofstream(completions) << header << "\n" << completions_row << "\n";
+  auto with_sidecar = [](const fs::path& csv, const std::string& body) {
+    std::ofstream(csv.string() + ".servesim.json") << body;
+    return read_measured(csv.string(), {});
+  };
+  auto refusal = [&](const fs::path& csv, const std::string& body) -> std::string {
+    try {
+      with_sidecar(csv, body);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  const std::vector<MeasuredRun> plain = read_measured(chat.string(), {});
+  REQUIRE(plain.size() == 1);
+  REQUIRE(plain[0].endpoint == "chat");
+  const std::vector<MeasuredRun> agreeing =
+      with_sidecar(chat, R"({"endpoint": "/v1/chat/completions"})");
+  REQUIRE(agreeing.size() == 1);
+  CHECK(agreeing[0].endpoint == "chat");
+  CHECK(agreeing[0].deployment.config == plain[0].deployment.config);  // declares, sets nothing
+  CHECK(with_sidecar(completions, R"({"endpoint": "/v1/completions"})").size() == 1);
+
+  const std::string chat_sidecar = chat.string() + ".servesim.json";
+  CHECK(refusal(chat, R"({"endpoint": "/v1/completions"})") ==
+        chat_sidecar + ": 'endpoint' is \"/v1/completions\" but " + chat.string() +
+            "#16 records /v1/chat/completions (its endpoint column); expected "
+            "\"/v1/chat/completions\" or no 'endpoint' key");
+  const std::string completions_sidecar = completions.string() + ".servesim.json";
+  CHECK(refusal(completions, R"({"endpoint": "/v1/chat/completions"})") ==
+        completions_sidecar + ": 'endpoint' is \"/v1/chat/completions\" but " +
+            completions.string() +
+            "#145 records /v1/completions (its endpoint column); expected "
+            "\"/v1/completions\" or no 'endpoint' key");
+  CHECK(refusal(chat, R"({"endpoint": "/v1/responses"})") ==
+        chat_sidecar +
+            ": key 'endpoint' has value \"/v1/responses\"; expected \"/v1/completions\" or "
+            "\"/v1/chat/completions\"");
+  CHECK(refusal(chat, R"({"endpoint": 1})") ==
+        chat_sidecar +
+            ": key 'endpoint' has value 1; expected \"/v1/completions\" or "
+            "\"/v1/chat/completions\"");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace servesim::measured
