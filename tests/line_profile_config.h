@@ -2,6 +2,7 @@
 #define SERVESIM_TESTS_LINE_PROFILE_CONFIG_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "sim/cluster/simulation.h"
@@ -10,9 +11,11 @@ namespace servesim::test {
 
 // A deployment inside the model and weights of the shipped vLLM 0.11 async host-line profiles
 // (hardware/calibration/vllm-0.11-async/{h100-sxm,h200}.json: Llama-3.1-70B FP8, closed-loop
-// InferenceX runs up to concurrency 64); the GPU, TP, engine and load are the test's to vary.
+// InferenceX runs up to concurrency 64); the GPU, TP, engine and load are the test's to vary
+// (async: --[no-]async-scheduling, std::nullopt for the release's default).
 inline sim::SimulationConfig line_profile_config(const std::string& gpu, int tp,
-                                                 const std::string& version, int async,
+                                                 const std::string& version,
+                                                 std::optional<bool> async,
                                                  int64_t max_concurrency) {
   sim::SimulationConfig c;
   c.model = "llama-3.1-70b-fp8";

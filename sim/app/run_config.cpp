@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "sim/base/error.h"
@@ -48,13 +49,29 @@ ConfigField field(std::string key, FieldKind kind, std::string help, T Simulatio
 }
 template <typename T>
 ConfigField engine_field(std::string key, FieldKind kind, std::string help,
-                         T sim::EngineConfig::*member) {
+                         T sim::EngineRequest::*member) {
   return ConfigField{std::move(key),
                      kind,
                      std::move(help),
                      "",
                      [member](SimulationConfig& c, const json& v) { c.engine.*member = as<T>(v); },
                      [member](const SimulationConfig& c) { return json(c.engine.*member); }};
+}
+// An engine flag whose default vLLM decides (sim/replica/engine_request.h): a value sets it; the
+// echo writes an unset flag as `unset_echo`, what config files have always carried for it (0 for
+// the counts, null for the utilisation, true for prefix caching).
+template <typename T>
+ConfigField optional_engine_field(std::string key, FieldKind kind, std::string help,
+                                  std::optional<T> sim::EngineRequest::*member, json unset_echo) {
+  return ConfigField{std::move(key),
+                     kind,
+                     std::move(help),
+                     "",
+                     [member](SimulationConfig& c, const json& v) { c.engine.*member = as<T>(v); },
+                     [member, unset_echo](const SimulationConfig& c) {
+                       const std::optional<T>& value = c.engine.*member;
+                       return value ? json(*value) : unset_echo;
+                     }};
 }
 // --enable-lora and its flags (sim/replica/lora_config.h).
 template <typename T>
@@ -180,70 +197,63 @@ std::vector<ConfigField> build_fields() {
   f.push_back(engine_field("vllm_version", K::kString,
                            "vLLM release whose defaults and behaviour apply: 0.6 ... 0.19 "
                            "(docs/semantics.md) [0.19]",
-                           &sim::EngineConfig::vllm_version));
-  f.push_back(ConfigField{
-      "async_scheduling", K::kBool,
-      "overlap host scheduling with the GPU step; --no-async-scheduling turns it off "
-      "[the version's: on from 0.14]",
-      "",
-      [](SimulationConfig& c, const json& v) { c.engine.async_scheduling = v.get<bool>() ? 1 : 0; },
-      [](const SimulationConfig& c) {
-        return c.engine.async_scheduling < 0 ? json(nullptr) : json(c.engine.async_scheduling == 1);
-      }});
-  f.push_back(engine_field("max_num_seqs", K::kPositiveInt,
-                           "max running requests [1024 on >=70 GiB non-A100 GPUs, else 256]",
-                           &sim::EngineConfig::max_num_seqs));
-  f.push_back(engine_field("max_num_batched_tokens", K::kPositiveInt,
-                           "per-step token budget [8192 on >=70 GiB non-A100 GPUs, else 2048]",
-                           &sim::EngineConfig::max_num_batched_tokens));
+                           &sim::EngineRequest::vllm_version));
+  f.push_back(optional_engine_field("async_scheduling", K::kBool,
+                                    "overlap host scheduling with the GPU step; "
+                                    "--no-async-scheduling turns it off [the version's: on from "
+                                    "0.14]",
+                                    &sim::EngineRequest::async_scheduling, json(nullptr)));
+  f.push_back(
+      optional_engine_field("max_num_seqs", K::kPositiveInt,
+                            "max running requests [1024 on >=70 GiB non-A100 GPUs, else 256]",
+                            &sim::EngineRequest::max_num_seqs, json(0)));
+  f.push_back(
+      optional_engine_field("max_num_batched_tokens", K::kPositiveInt,
+                            "per-step token budget [8192 on >=70 GiB non-A100 GPUs, else 2048]",
+                            &sim::EngineRequest::max_num_batched_tokens, json(0)));
   f.push_back(engine_field("block_size", K::kInt, "KV block size in tokens [16]",
-                           &sim::EngineConfig::block_size));
-  f.push_back(engine_field("gpu_memory_utilization", K::kDouble,
-                           "fraction of GPU memory vLLM may use [the version's: 0.9]",
-                           &sim::EngineConfig::gpu_memory_utilization));
-  f.push_back(engine_field("enable_prefix_caching", K::kBool,
-                           "prefix caching of full KV blocks; --no-enable-prefix-caching turns it "
-                           "off [true]",
-                           &sim::EngineConfig::enable_prefix_caching));
+                           &sim::EngineRequest::block_size));
+  f.push_back(optional_engine_field("gpu_memory_utilization", K::kDouble,
+                                    "fraction of GPU memory vLLM may use [the version's: 0.9]",
+                                    &sim::EngineRequest::gpu_memory_utilization, json(nullptr)));
+  f.push_back(optional_engine_field(
+      "enable_prefix_caching", K::kBool,
+      "prefix caching of full KV blocks; --no-enable-prefix-caching turns it off [true; false "
+      "for models with linear-attention layers, which refuse true]",
+      &sim::EngineRequest::enable_prefix_caching, json(true)));
   f.push_back(engine_field("long_prefill_token_threshold", K::kInt,
                            "per-request per-step prefill chunk cap, 0 = off [0]",
-                           &sim::EngineConfig::long_prefill_token_threshold));
-  f.push_back(engine_field("max_model_len", K::kPositiveInt,
-                           "longest prompt+output accepted [model's max_position_embeddings]",
-                           &sim::EngineConfig::max_model_len));
+                           &sim::EngineRequest::long_prefill_token_threshold));
+  f.push_back(
+      optional_engine_field("max_model_len", K::kPositiveInt,
+                            "longest prompt+output accepted [model's max_position_embeddings]",
+                            &sim::EngineRequest::max_model_len, json(0)));
   f.push_back(engine_field("scheduling_policy", K::kString, "fcfs | priority [fcfs]",
-                           &sim::EngineConfig::scheduling_policy));
+                           &sim::EngineRequest::scheduling_policy));
   f.push_back(engine_field("num_gpu_blocks_override", K::kInt,
                            "force the KV block count, 0 = from memory [0]",
-                           &sim::EngineConfig::num_gpu_blocks_override));
+                           &sim::EngineRequest::num_gpu_blocks_override));
   f.push_back(engine_field("disable_hybrid_kv_cache_manager", K::kBool,
                            "sliding-window layers keep KV blocks for every token, not only their "
                            "window (docs/semantics.md) [false: hybrid from 0.9]",
-                           &sim::EngineConfig::disable_hybrid_kv_cache_manager));
+                           &sim::EngineRequest::disable_hybrid_kv_cache_manager));
   f.push_back(engine_field("kv_offloading_size", K::kDouble,
                            "GiB of host memory for vLLM's native KV offloading, the total over "
                            "the TP x PP ranks; 0 = off (docs/deployment-modes.md) [0]",
-                           &sim::EngineConfig::kv_offloading_size));
+                           &sim::EngineRequest::kv_offloading_size));
   f.push_back(engine_field("kv_offloading_backend", K::kString,
                            "KV offloading backend: native (lmcache is refused) [native]",
-                           &sim::EngineConfig::kv_offloading_backend));
-  f.push_back(ConfigField{
+                           &sim::EngineRequest::kv_offloading_backend));
+  f.push_back(optional_engine_field(
       "enable_chunked_prefill", K::kBool,
       "split long prompts over steps; --no-enable-chunked-prefill turns it off, which on V0 rows "
       "selects V0's prefill-first scheduler [the version's: V1 on; V0 on when max-model-len > "
       "32768]",
-      "",
-      [](SimulationConfig& c, const json& v) {
-        c.engine.enable_chunked_prefill = v.get<bool>() ? 1 : 0;
-      },
-      [](const SimulationConfig& c) {
-        return c.engine.enable_chunked_prefill < 0 ? json(nullptr)
-                                                   : json(c.engine.enable_chunked_prefill == 1);
-      }});
+      &sim::EngineRequest::enable_chunked_prefill, json(nullptr)));
   f.push_back(engine_field("num_scheduler_steps", K::kPositiveInt,
                            "V0 multi-step scheduling: decode steps per scheduler call (vLLM "
                            "0.6-0.7, with --no-enable-chunked-prefill) [1]",
-                           &sim::EngineConfig::num_scheduler_steps));
+                           &sim::EngineRequest::num_scheduler_steps));
   f.push_back(ConfigField{
       "speculative_config", K::kString,
       "speculative decoding, vLLM's JSON: method ngram | eagle | eagle3 | mtp | draft_model, "

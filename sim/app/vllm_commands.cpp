@@ -9,7 +9,7 @@
 #include "hardware/gpu_spec.h"
 #include "models/model_spec.h"
 #include "sim/app/shell_words.h"
-#include "sim/replica/engine_config.h"
+#include "sim/replica/engine_request.h"
 #include "sim/replica/speculative_config.h"
 
 namespace servesim::app {
@@ -120,9 +120,15 @@ bool dataset_words(const workloads::WorkloadConfig& w, std::vector<std::string>&
 }  // namespace
 
 std::string vllm_serve_command(const sim::SimulationConfig& c) {
-  const sim::EngineConfig e =
-      sim::resolve_engine_config(c.engine, hardware::load_gpu(c.gpu), models::load_model(c.model));
-  const sim::EngineConfig d;  // vLLM's defaults, as servesim's unset fields
+  models::Deployment deployment;
+  deployment.gpu = hardware::load_gpu(c.gpu);
+  deployment.model = models::load_model(c.model);
+  deployment.tensor_parallel_size = c.tensor_parallel_size;
+  deployment.pipeline_parallel_size = c.pipeline_parallel_size;
+  deployment.data_parallel_size = c.data_parallel_size;
+  deployment.kv_cache_dtype = c.kv_cache_dtype;
+  const sim::EngineConfig e = sim::resolve_engine_config(c.engine, deployment);
+  const sim::EngineRequest d;  // the flags' fixed defaults
   std::vector<std::string> w = {"vllm", "serve", c.model, "--tensor-parallel-size",
                                 std::to_string(c.tensor_parallel_size)};
   auto add = [&](const char* flag, const std::string& value) {
@@ -140,15 +146,17 @@ std::string vllm_serve_command(const sim::SimulationConfig& c) {
   add("--max-num-seqs", std::to_string(e.max_num_seqs));
   add("--max-num-batched-tokens", std::to_string(e.max_num_batched_tokens));
   add("--gpu-memory-utilization", number(e.gpu_memory_utilization));
-  if (e.block_size != d.block_size) add("--block-size", std::to_string(e.block_size));
+  // The flag as given: a hybrid model's larger page is vLLM's own choice, not a flag.
+  if (c.engine.block_size != d.block_size) add("--block-size", std::to_string(c.engine.block_size));
   if (c.enforce_eager) w.push_back("--enforce-eager");
-  if (!e.enable_prefix_caching) w.push_back("--no-enable-prefix-caching");
-  if (c.engine.enable_chunked_prefill >= 0) {
-    w.push_back(c.engine.enable_chunked_prefill == 1 ? "--enable-chunked-prefill"
-                                                     : "--no-enable-chunked-prefill");
+  // Off as asked: a model whose default vLLM turns off needs no flag.
+  if (!c.engine.enable_prefix_caching.value_or(true)) w.push_back("--no-enable-prefix-caching");
+  if (c.engine.enable_chunked_prefill) {
+    w.push_back(*c.engine.enable_chunked_prefill ? "--enable-chunked-prefill"
+                                                 : "--no-enable-chunked-prefill");
   }
-  if (c.engine.async_scheduling >= 0) {
-    w.push_back(c.engine.async_scheduling == 1 ? "--async-scheduling" : "--no-async-scheduling");
+  if (c.engine.async_scheduling) {
+    w.push_back(*c.engine.async_scheduling ? "--async-scheduling" : "--no-async-scheduling");
   }
   if (e.long_prefill_token_threshold > 0) {
     add("--long-prefill-token-threshold", std::to_string(e.long_prefill_token_threshold));
@@ -163,11 +171,12 @@ std::string vllm_serve_command(const sim::SimulationConfig& c) {
   if (e.num_scheduler_steps > 1) {
     add("--num-scheduler-steps", std::to_string(e.num_scheduler_steps));
   }
-  if (e.lora.enable_lora) {
+  const sim::LoraConfig& lora = c.engine.lora;  // as given: vLLM fills --max-cpu-loras itself
+  if (lora.enable_lora) {
     w.push_back("--enable-lora");
-    add("--max-loras", std::to_string(e.lora.max_loras));
-    add("--max-lora-rank", std::to_string(e.lora.max_lora_rank));
-    if (e.lora.max_cpu_loras > 0) add("--max-cpu-loras", std::to_string(e.lora.max_cpu_loras));
+    add("--max-loras", std::to_string(lora.max_loras));
+    add("--max-lora-rank", std::to_string(lora.max_lora_rank));
+    if (lora.max_cpu_loras > 0) add("--max-cpu-loras", std::to_string(lora.max_cpu_loras));
   }
   if (c.engine.spec.enabled()) {
     // vLLM's keys only: the acceptance is what vLLM measures, not a setting.

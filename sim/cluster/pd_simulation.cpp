@@ -79,7 +79,7 @@ void check_pool(const PreparedDeployment& p, const char* pool) {
     throw ConfigError("--" + name + "-replicas: " + p.deployment.model.name +
                       " has Gated DeltaNet state pages, which servesim's P/D does not model");
   }
-  if (p.engine.enable_chunked_prefill == 0) {
+  if (!p.engine.enable_chunked_prefill) {
     throw ConfigError("--" + name + "-replicas with --vllm-version " + p.engine.vllm_version +
                       ": a V0 engine has no KV connector for P/D; expected a V1 release");
   }

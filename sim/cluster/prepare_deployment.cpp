@@ -18,8 +18,6 @@
 #include "sim/cluster/pd_simulation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/replica/kv_offload.h"
-#include "sim/replica/linear_state_config.h"
-#include "sim/replica/lora_config.h"
 #include "sim/replica/vllm_version.h"
 
 namespace servesim::sim {
@@ -53,11 +51,11 @@ std::string checkpoint_quantization_flag(const std::string& flag, const models::
 }
 
 // The host line the replicas run: speculative decoding and pipeline stages run without async
-// scheduling (resolve_engine_config and prepare_deployment), whatever the version's default, so
-// their calibration and prediction basis are the sync line's.
+// scheduling (resolve_engine_config), whatever the version's default, so their calibration and
+// prediction basis are the sync line's.
 std::string run_host_line(const SimulationConfig& config) {
-  EngineConfig e = config.engine;
-  if (!e.spec.method.empty() || config.pipeline_parallel_size > 1) e.async_scheduling = 0;
+  EngineRequest e = config.engine;
+  if (!e.spec.method.empty() || config.pipeline_parallel_size > 1) e.async_scheduling = false;
   return host_line(e);
 }
 
@@ -197,24 +195,13 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   p.kernel_source = d.kernels.label();
   p.basis = prediction_basis(p, prediction_query(config, p));
 
-  p.engine = resolve_engine_config(config.engine, d.gpu, d.model);
-  p.engine.lora = resolve_lora_config(config.engine.lora, d);
+  p.engine = resolve_engine_config(config.engine, d);
   if (p.engine.lora.enable_lora) p.basis = prediction_basis(p, prediction_query(config, p));
   if (config.workload.num_lora_adapters > 0 && !p.engine.lora.enable_lora) {
     throw ConfigError("--num-lora-adapters: " + std::to_string(config.workload.num_lora_adapters) +
                       " adapters named by the requests, but --enable-lora is not set; expected "
                       "--enable-lora (vLLM rejects a request for an adapter it does not serve)");
   }
-  // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
-  // micro-batches already overlap; async scheduling applies to single-stage replicas only.
-  if (config.pipeline_parallel_size > 1) p.engine.async_scheduling = 0;
-  // servesim's virtual engines keep every layer of a stage in each block (docs/semantics.md).
-  if (config.pipeline_parallel_size > 1) {
-    p.engine.kv_layers_per_block = 0;
-    p.engine.kv_sliding_groups = 0;
-    p.engine.kv_sliding_window = 0;
-  }
-  resolve_linear_state_layout(p.engine, d);  // Qwen3-Next's state pages; no-op otherwise
   d.cuda_graph_sizes =
       models::default_cuda_graph_sizes(p.engine.max_num_seqs, p.engine.max_num_batched_tokens,
                                        vllm_version(p.engine.vllm_version).cuda_graphs);
@@ -254,7 +241,7 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
                             ? p.memory.num_blocks < blocks_for_longest_request(p.engine)
                             : p.memory.kv_tokens < p.engine.max_model_len;
   if (too_long) {
-    const bool user_set = config.engine.max_model_len > 0;
+    const bool user_set = config.engine.max_model_len.has_value();
     throw ConfigError("--max-model-len: " + std::to_string(p.engine.max_model_len) +
                       (user_set ? "" : " (the model's default)") + " tokens need " +
                       gib(double(p.engine.max_model_len) * double(p.memory.kv_bytes_per_token)) +
@@ -290,13 +277,12 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   return p;
 }
 
-std::string host_line(const EngineConfig& engine) {
+std::string host_line(const EngineRequest& engine) {
   const std::string line = vllm_minor_version(engine.vllm_version);
   if (line.empty()) return "";
   const VllmVersionInfo& v = vllm_version(line);
   if (v.engine == EngineGeneration::kV0) return line + " V0";
-  const bool async =
-      engine.async_scheduling < 0 ? v.async_scheduling_default : engine.async_scheduling == 1;
+  const bool async = engine.async_scheduling.value_or(v.async_scheduling_default);
   return line + (async ? " async" : " sync");
 }
 

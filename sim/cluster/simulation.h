@@ -28,6 +28,7 @@
 #include "sim/metrics/benchmark_metrics.h"
 #include "sim/metrics/request_record.h"
 #include "sim/replica/engine_config.h"
+#include "sim/replica/engine_request.h"
 #include "sim/replica/replica.h"
 #include "workloads/workload.h"
 
@@ -50,7 +51,7 @@ struct SimulationConfig {
   std::string dtype = "auto";           // --dtype: auto | bfloat16 | float16 | float32
                                         //   (models::apply_dtype)
   bool enforce_eager = false;           // --enforce-eager
-  EngineConfig engine;                  // scheduler and cache flags
+  EngineRequest engine;                 // scheduler and cache flags, as given
   bool ideal = false;                   // --ideal: 100% efficiency, zero overhead (lower bound)
   // --calibration: a calibration profile (sim/calibration/profile.h) applied to the cost model.
   // "" = the profile shipped for the GPU (hardware/calibration/<gpu>.json) when there is one,
@@ -100,7 +101,7 @@ struct PdDeployment;  // pd_simulation.h
 struct PreparedDeployment {
   models::ModelSource model;  // what --model names (catalog entry or file)
   models::Deployment deployment;
-  EngineConfig engine;  // resolved
+  EngineConfig engine;  // resolve_engine_config(config.engine, deployment), then KV offload
   models::MemoryPlan memory;
   std::unique_ptr<models::CostModel> cost;
   std::unique_ptr<models::CostModel> ideal_cost;
@@ -165,7 +166,7 @@ SimulationResult run_simulation(const SimulationConfig& config, const PreparedDe
 // "async" / "sync" (the flag, else the release's default): "0.11 async", "0.8 V0"; "" when the
 // version is not X.Y. Host terms are fitted per host line (sim/calibration/cross_validation.h),
 // and a profile shipped for one (calibration::default_calibration_path) applies to it.
-std::string host_line(const EngineConfig& engine);
+std::string host_line(const EngineRequest& engine);
 
 // config.workload with the benchmark-client rules of config.engine.vllm_version filled where the
 // user left them unset (random_range_rule "", arrival_rescale ""; vllm_version.h), and on

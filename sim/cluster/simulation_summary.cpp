@@ -154,7 +154,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
       {"scheduling_policy", p.engine.scheduling_policy},
       {"num_gpu_blocks_override", p.engine.num_gpu_blocks_override},
       {"vllm_version", p.engine.vllm_version},
-      {"async_scheduling", p.engine.async_scheduling == 1},
+      {"async_scheduling", p.engine.async_scheduling},
       {"dataset_name", config.workload.dataset_name},
       {"random_input_len", config.workload.random_input_len},
       {"random_output_len", config.workload.random_output_len},
@@ -180,7 +180,7 @@ nlohmann::json servesim_summary(const SimulationConfig& config, const PreparedDe
     cfg["checkpoint_dtype"] = d.model.checkpoint_dtype;
     cfg["dtype_bytes"] = d.model.dtype_bytes;
   }
-  if (p.engine.enable_chunked_prefill == 0) cfg["enable_chunked_prefill"] = false;
+  if (!p.engine.enable_chunked_prefill) cfg["enable_chunked_prefill"] = false;
   if (p.engine.num_scheduler_steps > 1) cfg["num_scheduler_steps"] = p.engine.num_scheduler_steps;
   if (d.pipeline_parallel_size > 1 || placement.num_nodes > 1) {
     cfg["gpus_per_node"] = d.gpus_per_node;

@@ -210,7 +210,7 @@ std::vector<workloads::RequestSpec> replay_requests(const MeasuredRun& run, uint
 std::string host_line_of(const MeasuredRun& run, const sim::SimulationConfig& config) {
   // The release line the run is simulated with (the sidecar's or reader's vllm_version, else
   // the recorded engine version), then what changes the host path within a line (sim::host_line).
-  sim::EngineConfig engine = config.engine;
+  sim::EngineRequest engine = config.engine;
   if (sim::vllm_minor_version(engine.vllm_version).empty()) {
     engine.vllm_version = run.deployment.engine_version;
   }

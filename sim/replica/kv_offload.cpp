@@ -134,7 +134,7 @@ void resolve_kv_offload(EngineConfig& c, const hardware::GpuSpec& gpu,
         "--disable-hybrid-kv-cache-manager, as vLLM's offloading runs do)");
   }
   if (!c.enable_prefix_caching) refuse("without prefix caching");
-  if (c.enable_chunked_prefill == 0) refuse("with V0's scheduler");
+  if (!c.enable_chunked_prefill) refuse("with V0's scheduler");
   if (gpu.host_link.kind.empty()) {
     throw ConfigError("--kv-offloading-size: GPU '" + gpu.name +
                       "' has no host_link (its PCIe link to host memory) in its catalog entry; "

@@ -48,7 +48,6 @@ void resolve_linear_state_layout(EngineConfig& c, const models::Deployment& d) {
   c.block_size = l.block_size;
   c.kv_layers_per_block = l.layers_per_group;
   c.kv_mamba_groups = l.mamba_groups;
-  c.enable_prefix_caching = false;  // MambaModelConfig: "disabling prefix caching"
 }
 
 }  // namespace servesim::sim

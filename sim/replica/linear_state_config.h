@@ -9,10 +9,11 @@
 
 namespace servesim::sim {
 
-// For a model with linear-attention layers (d.model.linear.num_layers > 0) on a resolved config:
-// block_size becomes vLLM's hybrid block size (HybridAttentionMambaModelConfig: the user's when
-// larger), kv_layers_per_block the layers of a group, kv_mamba_groups the state groups, and
-// prefix caching is off (vLLM disables it for hybrid models). Throws ConfigError naming the flag
+// A step of resolve_engine_config (engine_request.h), on the config it is building: for a model
+// with linear-attention layers (d.model.linear.num_layers > 0), block_size becomes vLLM's hybrid
+// block size (HybridAttentionMambaModelConfig: the user's when larger), kv_layers_per_block the
+// layers of a group and kv_mamba_groups the state groups (prefix caching, off for such a model,
+// is decided with the other defaults). Throws ConfigError naming the flag
 // for a vLLM version without the model (before 0.10) or the V0 engine,
 // --disable-hybrid-kv-cache-manager, pipeline parallelism, speculative decoding, LoRA and KV
 // offloading, none of which is modelled with the state pages. No-op for other models.

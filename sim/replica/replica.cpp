@@ -21,9 +21,9 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       policy_(make_scheduler_policy(config.scheduling_policy)),
       waiting_(*policy_),
       // vLLM V0 BlockSpaceManager: watermark_blocks = int(watermark * num_gpu_blocks), 0.01.
-      watermark_blocks_(config.enable_chunked_prefill == 0 ? num_blocks / 100 : 0),
+      watermark_blocks_(!config.enable_chunked_prefill ? num_blocks / 100 : 0),
       decoders_(config.block_size, /*implicit_progress=*/!config.spec.enabled()),
-      async_(config.async_scheduling == 1),
+      async_(config.async_scheduling),
       spec_(config.spec.enabled()),
       lookahead_(config.spec.lookahead()),
       acceptance_(config.spec.acceptance_rates, config.spec.acceptance_seed) {

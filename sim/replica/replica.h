@@ -352,7 +352,7 @@ class Replica : public engine::EventHandler {
   int64_t sliding_groups() const { return config_.kv_sliding_groups; }  // 0: none
   // V0 without chunked prefill (EngineConfig::enable_chunked_prefill == 0): prefill-first steps,
   // whole prompts, admission above the watermark (schedule_v0_step).
-  bool prefill_first() const { return config_.enable_chunked_prefill == 0; }
+  bool prefill_first() const { return !config_.enable_chunked_prefill; }
   int64_t sliding_lo(int64_t count, int64_t c) const {
     return std::min<int64_t>(
         std::max<int64_t>(0, c - config_.kv_sliding_window + 1) / config_.block_size, count);

@@ -166,6 +166,12 @@ std::vector<BadInput> latest_rows() {
        {},
        2,
        "--pipeline-parallel-size 2 with"},
+      {"prefix caching asked for on linear attention",
+       S({"--model", "tests/data/frontier_configs/qwen3-next-80b-a3b.json", "-tp", "4",
+          "--enable-prefix-caching"}),
+       {},
+       2,
+       "(linear-attention) layers, whose prefix servesim does not cache"},
   };
 }
 

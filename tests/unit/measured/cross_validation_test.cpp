@@ -334,16 +334,16 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
           "[calibration][realdata]") {
   // hardware/calibration/vllm-0.11-async/{h100-sxm,h200}.json (validate --leave-one-group-out
   // --write-line-profiles; domain: Llama-3.1-70B FP8, the InferenceX TPs, concurrency <= 64).
-  auto basis = [](const std::string& gpu, int tp, int async, const std::string& version,
-                  int concurrency) {
+  auto basis = [](const std::string& gpu, int tp, std::optional<bool> async,
+                  const std::string& version, int concurrency) {
     return sim::prepare_deployment(test::line_profile_config(gpu, tp, version, async, concurrency))
         .basis;
   };
-  CHECK(sim::host_line(sim::EngineConfig{}) == "0.19 async");  // the default release
-  sim::EngineConfig e;
+  CHECK(sim::host_line(sim::EngineRequest{}) == "0.19 async");  // the default release
+  sim::EngineRequest e;
   e.vllm_version = "0.11";
   CHECK(sim::host_line(e) == "0.11 sync");
-  e.async_scheduling = 1;
+  e.async_scheduling = true;
   CHECK(sim::host_line(e) == "0.11 async");
   e.vllm_version = "0.7";
   CHECK(sim::host_line(e) == "0.7 V0");
@@ -358,7 +358,7 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
   // Another host line does not take these host terms: 0.11 without async scheduling, or the
   // default 0.19 line, fall back to the GPU's own profile (none for the H200).
   CHECK(basis("h200", 2, 0, "0.11", 16).label == "datasheet-only");
-  const auto h200_default = basis("h200", 2, -1, "0.19", 16);
+  const auto h200_default = basis("h200", 2, std::nullopt, "0.19", 16);
   CHECK(h200_default.label == "datasheet-only");
   // Nothing fitted on serving runs, but the step's GEMMs are the H200's measured ones: the reason
   // says so instead of "datasheet peaks".
@@ -366,7 +366,7 @@ TEST_CASE("profiles per host line: the shipped vLLM 0.11 async host terms apply 
         "no calibration profile: kernel times measured (hardware/kernels/h200.json), the "
         "catalog's host overheads");
   // Without any table (the roofline) it is the datasheet.
-  CHECK(basis("rtx-pro-6000", 2, -1, "0.19", 1).reason ==
+  CHECK(basis("rtx-pro-6000", 2, std::nullopt, "0.19", 1).reason ==
         "no calibration profile: datasheet peaks + catalog defaults");
   // The load is one replica's: 256 concurrent requests over 4 replicas are 64 each, inside the
   // fitted range (the client's total is not what one server saw).

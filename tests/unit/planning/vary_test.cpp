@@ -145,7 +145,7 @@ TEST_CASE("every --vary knob is a config field of the same type", "[planning][va
   app::apply_config_json(c, points[0].settings, "--vary");
   CHECK(c.engine.max_num_seqs == 96);
   CHECK(c.gpu == "h200");
-  CHECK_FALSE(c.engine.enable_prefix_caching);
+  CHECK(c.engine.enable_prefix_caching == false);
 }
 
 }  // namespace

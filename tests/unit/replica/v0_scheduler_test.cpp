@@ -10,7 +10,7 @@
 #include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "sim/engine/simulator.h"
-#include "sim/replica/engine_config.h"
+#include "sim/replica/engine_request.h"
 #include "sim/replica/replica.h"
 
 namespace servesim::sim {
@@ -211,7 +211,7 @@ models::ModelSpec model_with_context(int64_t n) {
 
 TEST_CASE("V0 rows: chunked prefill on only above 32K context, the budget covers a whole prompt",
           "[replica][v0][version]") {
-  EngineConfig c;
+  EngineRequest c;
   c.vllm_version = "0.6";
   // EngineArgs.create_engine_config: use_long_context = max_model_len > 32K.
   c.max_model_len = 32768;
@@ -232,13 +232,13 @@ TEST_CASE("V0 rows: chunked prefill on only above 32K context, the budget covers
 
 TEST_CASE("V0 scheduler flags: what vLLM refuses, servesim refuses", "[replica][v0][version]") {
   const models::ModelSpec m = model_with_context(4096);
-  EngineConfig c;
+  EngineRequest c;
   c.vllm_version = "0.19";
   c.enable_chunked_prefill = 0;
   CHECK_THROWS_WITH(resolve_engine_config(c, a100(), m),
                     Catch::Contains("--no-enable-chunked-prefill") && Catch::Contains("V0"));
   c.vllm_version = "0.19";
-  c.enable_chunked_prefill = -1;
+  c.enable_chunked_prefill = std::nullopt;
   c.num_scheduler_steps = 8;
   CHECK_THROWS_WITH(resolve_engine_config(c, a100(), m), Catch::Contains("--num-scheduler-steps"));
   c.vllm_version = "0.6";

@@ -6,7 +6,7 @@
 #include "hardware/gpu_spec.h"
 #include "models/model_spec.h"
 #include "sim/base/error.h"
-#include "sim/replica/engine_config.h"
+#include "sim/replica/engine_request.h"
 
 namespace servesim::sim {
 namespace {
@@ -83,7 +83,7 @@ TEST_CASE("batch defaults by version and GPU", "[replica][version]") {
 TEST_CASE("resolve_engine_config takes the version's defaults", "[replica][version]") {
   models::ModelSpec m;
   m.max_position_embeddings = 8192;
-  EngineConfig c;
+  EngineRequest c;
   EngineConfig r = resolve_engine_config(c, gpu("h100-sxm", 79.6), m);
   CHECK(r.vllm_version == "0.19");
   CHECK(r.async_scheduling == 1);
@@ -105,7 +105,7 @@ TEST_CASE("resolve_engine_config takes the version's defaults", "[replica][versi
 TEST_CASE("the hybrid KV layout from 0.9 on, for sliding-window models only",
           "[replica][version]") {
   const models::ModelSpec oss = models::load_model("gpt-oss-120b");
-  EngineConfig c;
+  EngineRequest c;
   EngineConfig r = resolve_engine_config(c, gpu("h100-sxm", 79.6), oss);
   CHECK(r.kv_layers_per_block == 18);
   CHECK(r.kv_sliding_groups == 1);
@@ -140,7 +140,7 @@ TEST_CASE("the attention window is the model's, whatever the KV layout", "[repli
   // (0.8, and --disable-hybrid-kv-cache-manager), where kv_sliding_window is 0; a model without
   // sliding layers has none, even with a sliding_window value of its own (Qwen-style configs).
   const models::ModelSpec oss = models::load_model("gpt-oss-120b");
-  EngineConfig c;
+  EngineRequest c;
   CHECK(resolve_engine_config(c, gpu("h100-sxm", 79.6), oss).attention_window == 128);
   c.vllm_version = "0.8";
   EngineConfig r = resolve_engine_config(c, gpu("h100-sxm", 79.6), oss);
@@ -153,7 +153,7 @@ TEST_CASE("the attention window is the model's, whatever the KV layout", "[repli
   CHECK(r.attention_window == 128);
   models::ModelSpec none = models::load_model("llama-3.1-8b");
   none.sliding_window = 4096;
-  CHECK(resolve_engine_config(EngineConfig{}, gpu("h100-sxm", 79.6), none).attention_window == 0);
+  CHECK(resolve_engine_config(EngineRequest{}, gpu("h100-sxm", 79.6), none).attention_window == 0);
 }
 
 TEST_CASE("CUDA-graph capture sizes per rule", "[replica][version]") {

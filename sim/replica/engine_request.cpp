@@ -1,4 +1,4 @@
-#include "sim/replica/engine_config.h"
+#include "sim/replica/engine_request.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,6 +6,8 @@
 #include <string>
 
 #include "sim/base/error.h"
+#include "sim/replica/linear_state_config.h"
+#include "sim/replica/lora_config.h"
 #include "sim/replica/speculative_config.h"
 #include "sim/replica/vllm_version.h"
 
@@ -22,51 +24,79 @@ std::string num(double v) {
   return os.str();
 }
 
-}  // namespace
-
-EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::GpuSpec& gpu,
-                                   const models::ModelSpec& model) {
-  EngineConfig c = config;
-  const VllmVersionInfo& version = vllm_version(c.vllm_version);
+// The flags with the release's, the GPU's and the model's defaults filled, and the sliding-window
+// KV layout; checked.
+EngineConfig resolve_defaults(const EngineRequest& r, const hardware::GpuSpec& gpu,
+                              const models::ModelSpec& model) {
+  EngineConfig c;
+  const VllmVersionInfo& version = vllm_version(r.vllm_version);
   c.vllm_version = version.version;
   const bool v0 = version.engine == EngineGeneration::kV0;
-  if (c.max_model_len == 0) c.max_model_len = static_cast<int>(model.max_position_embeddings);
-  if (c.enable_chunked_prefill < 0) {
-    c.enable_chunked_prefill = !v0 || c.max_model_len > 32768 ? 1 : 0;
-  } else if (c.enable_chunked_prefill == 0 && !v0) {
+  c.block_size = r.block_size;
+  c.long_prefill_token_threshold = r.long_prefill_token_threshold;
+  c.scheduling_policy = r.scheduling_policy;
+  c.num_gpu_blocks_override = r.num_gpu_blocks_override;
+  c.disable_hybrid_kv_cache_manager = r.disable_hybrid_kv_cache_manager;
+  c.num_scheduler_steps = r.num_scheduler_steps;
+  c.kv_offloading_size = r.kv_offloading_size;
+  c.kv_offloading_backend = r.kv_offloading_backend;
+  c.spec = r.spec;
+  c.lora = r.lora;
+  c.max_model_len = r.max_model_len.value_or(static_cast<int>(model.max_position_embeddings));
+  if (!r.enable_chunked_prefill) {
+    c.enable_chunked_prefill = !v0 || c.max_model_len > 32768;
+  } else if (!*r.enable_chunked_prefill && !v0) {
     throw ConfigError(
         "--no-enable-chunked-prefill: modelled for the V0 engine only; expected "
         "--vllm-version 0.6 or 0.7 (vLLM " +
         version.version + " is V1, whose scheduler servesim always runs chunked)");
+  } else {
+    c.enable_chunked_prefill = *r.enable_chunked_prefill;
   }
+  // vLLM's EngineArgs leaves prefix caching off by default for hybrid models (is_hybrid: layers
+  // with a recurrent state, here Gated DeltaNet), and asked for explicitly, either turns it off
+  // again (MambaModelConfig.verify_and_update_config: "Hybrid or mamba-based model detected
+  // without support for prefix caching: disabling") or, in releases with --mamba-cache-mode,
+  // caches block-aligned states; servesim models neither, so the flag is refused.
+  const bool hybrid = model.linear.num_layers > 0;
+  if (hybrid && r.enable_prefix_caching.value_or(false)) {
+    throw ConfigError("--enable-prefix-caching: " + model.name + " has " +
+                      std::to_string(model.linear.num_layers) +
+                      " Gated DeltaNet (linear-attention) layers, whose prefix servesim does not "
+                      "cache (vLLM disables prefix caching for hybrid models by default and, "
+                      "asked for it, turns it off or caches block-aligned recurrent states, "
+                      "which is not modelled); expected the flag unset or "
+                      "--no-enable-prefix-caching");
+  }
+  // V0 rows included: vLLM's V0 default is off (VllmVersionInfo::prefix_caching_default), but
+  // servesim keeps it on for every row unless the model is hybrid.
+  c.enable_prefix_caching = r.enable_prefix_caching.value_or(!hybrid);
   const BatchDefaults defaults = batch_defaults(version, gpu);
-  if (c.max_num_seqs == 0) c.max_num_seqs = defaults.max_num_seqs;
-  if (c.max_num_batched_tokens == 0) {
-    // V0 SchedulerConfig: without chunked prefill a whole prompt must fit one step's budget.
-    c.max_num_batched_tokens = v0 && c.enable_chunked_prefill == 0
-                                   ? std::max(c.max_model_len, 2048)
-                                   : defaults.max_num_batched_tokens;
-  }
-  if (std::isnan(c.gpu_memory_utilization))
-    c.gpu_memory_utilization = version.gpu_memory_utilization;
+  c.max_num_seqs = r.max_num_seqs.value_or(defaults.max_num_seqs);
+  // V0 SchedulerConfig: without chunked prefill a whole prompt must fit one step's budget.
+  c.max_num_batched_tokens = r.max_num_batched_tokens.value_or(
+      v0 && !c.enable_chunked_prefill ? std::max(c.max_model_len, 2048)
+                                      : defaults.max_num_batched_tokens);
+  c.gpu_memory_utilization = r.gpu_memory_utilization.value_or(version.gpu_memory_utilization);
   if (c.spec.enabled() || !c.spec.method.empty()) {
     if (v0) {
       throw ConfigError("--speculative-config: modelled for the V1 engine only; vLLM " +
                         version.version + " is V0 (expected --vllm-version 0.8 or newer)");
     }
-    if (c.async_scheduling > 0) {
+    if (r.async_scheduling.value_or(false)) {
       throw ConfigError(
           "--async-scheduling with --speculative-config: not modelled together (the "
           "placeholders of 1 + K tokens per request); add --no-async-scheduling");
     }
-    c.async_scheduling = 0;
+    c.async_scheduling = false;
     c.spec = resolve_spec_decode(c.spec, model);
-  }
-  if (c.async_scheduling < 0) {
-    c.async_scheduling = version.async_scheduling_default ? 1 : 0;
-  } else if (c.async_scheduling > 0 && !version.async_scheduling_available) {
+  } else if (!r.async_scheduling) {
+    c.async_scheduling = version.async_scheduling_default;
+  } else if (*r.async_scheduling && !version.async_scheduling_available) {
     throw ConfigError("--async-scheduling: vLLM " + version.version +
                       " has no async scheduling; expected --vllm-version 0.10 or newer");
+  } else {
+    c.async_scheduling = *r.async_scheduling;
   }
   // Hybrid KV layout: vLLM groups the layers by the smallest layer count of a type; servesim
   // models the case where that is the full-attention count (one full group, as gpt-oss's 18 + 18
@@ -113,12 +143,12 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
             "1 on vLLM " + version.version +
                 " (multi-step scheduling is a V0 feature: "
                 "--vllm-version 0.6 or 0.7)");
-    require(c.enable_chunked_prefill == 0, "--num-scheduler-steps",
+    require(!c.enable_chunked_prefill, "--num-scheduler-steps",
             std::to_string(c.num_scheduler_steps),
             "1 with chunked prefill on (servesim models multi-step with V0's prefill-first "
             "scheduler: add --no-enable-chunked-prefill)");
   }
-  if (v0 && c.enable_chunked_prefill == 0) {
+  if (v0 && !c.enable_chunked_prefill) {
     // V0 SchedulerConfig._verify_args: longer prompts could never be scheduled.
     require(c.max_num_batched_tokens >= c.max_model_len, "--max-num-batched-tokens",
             std::to_string(c.max_num_batched_tokens),
@@ -128,6 +158,32 @@ EngineConfig resolve_engine_config(const EngineConfig& config, const hardware::G
   require(c.num_gpu_blocks_override >= 0, "--num-gpu-blocks-override",
           std::to_string(c.num_gpu_blocks_override), "an integer >= 0");
   return c;
+}
+
+}  // namespace
+
+EngineConfig resolve_engine_config(const EngineRequest& request, const models::Deployment& d) {
+  EngineConfig c = resolve_defaults(request, d.gpu, d.model);
+  c.lora = resolve_lora_config(request.lora, d);
+  // Pipeline-parallel replicas run vLLM V0's virtual engines (sim/replica/pipeline.h), whose
+  // micro-batches already overlap: no async scheduling; and servesim's virtual engines keep every
+  // layer of a stage in each block (docs/semantics.md).
+  if (d.pipeline_parallel_size > 1) {
+    c.async_scheduling = false;
+    c.kv_layers_per_block = 0;
+    c.kv_sliding_groups = 0;
+    c.kv_sliding_window = 0;
+  }
+  resolve_linear_state_layout(c, d);  // Qwen3-Next's state pages; no-op otherwise
+  return c;
+}
+
+EngineConfig resolve_engine_config(const EngineRequest& request, const hardware::GpuSpec& gpu,
+                                   const models::ModelSpec& model) {
+  models::Deployment d;
+  d.gpu = gpu;
+  d.model = model;
+  return resolve_engine_config(request, d);
 }
 
 }  // namespace servesim::sim
