@@ -289,8 +289,8 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
     } else if (r.kind == "deltanet_chunked" || r.kind == "deltanet_recurrent") {
       // Gated DeltaNet (scripts/profile_deltanet.py): batch = sequences, q_len = tokens each,
       // q_heads / kv_heads = key / value heads per rank; read and checked, no curve yet.
-      if (r.m_tokens <= 0 || r.batch <= 0 || r.q_len <= 0 || r.q_heads <= 0 ||
-          r.kv_heads <= 0 || r.head_dim <= 0) {
+      if (r.m_tokens <= 0 || r.batch <= 0 || r.q_len <= 0 || r.q_heads <= 0 || r.kv_heads <= 0 ||
+          r.head_dim <= 0) {
         throw ConfigError(t.where(i) + ": a " + r.kind +
                           " row needs m_tokens, batch, q_len, q_heads, kv_heads and "
                           "head_dim > 0");

@@ -131,8 +131,8 @@ LinearAttentionWork chunked_delta_rule_work(const ModelSpec& m, int tp, int stat
   const double k_again = 3.0 * nk * dk * b;
   const double inter = nv * (2.0 * c * 4.0 + 2.0 * c * b + 2.0 * (dk + 2.0 * dv) * b);
   LinearAttentionWork w;
-  w.flops = layers * (chunks * c * nv * chunked_delta_rule_flops_per_head(dk, dv, c) +
-                      tokens * conv_flops);
+  w.flops = layers *
+            (chunks * c * nv * chunked_delta_rule_flops_per_head(dk, dv, c) + tokens * conv_flops);
   w.bytes = layers * (tokens * (io + l2norm + k_again + inter) + chunks * nv * 2.0 * dk * dv * b +
                       sequences * (2.0 * static_cast<double>(state.conv_bytes) +
                                    6.0 * static_cast<double>(state.recurrent_bytes)));

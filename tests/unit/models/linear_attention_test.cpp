@@ -177,8 +177,8 @@ TEST_CASE("chunked gated delta rule: work per token, chunk and sequence",
   // 2 · 2 · 16 · 128 · 2; k read by three more kernels 3 · 16 · 128 · 2; per value head A (64 fp32)
   // and its inverse (64 bf16) written and read, w (128), u (128), v' (128) written and read:
   // 32 · (2·64·4 + 2·64·2 + 2·(128 + 2·128)·2). FLOPs: the conv1d 2 · 4 · 8192.
-  const double per_token = (8192 + 64 + 4096) * 2.0 + 2.0 * 2 * 16 * 128 * 2 +
-                           3.0 * 16 * 128 * 2 + 32.0 * (512 + 256 + 2.0 * 384 * 2);
+  const double per_token = (8192 + 64 + 4096) * 2.0 + 2.0 * 2 * 16 * 128 * 2 + 3.0 * 16 * 128 * 2 +
+                           32.0 * (512 + 256 + 2.0 * 384 * 2);
   const LinearAttentionWork tok = chunked_delta_rule_work(m, 1, 2, 2, 1, 0, 0);
   CHECK(tok.flops == Approx(36.0 * 2 * 4 * 8192).epsilon(1e-15));
   CHECK(tok.bytes == Approx(36.0 * per_token).epsilon(1e-15));

@@ -152,8 +152,7 @@ TEST_CASE("Qwen3-Next-80B-A3B: counted with its Gated DeltaNet layers", "[models
   CHECK(std::abs(m.active_param_count() - 2 * vocab_matrix(m) - 3e9) < 0.5e9);
 }
 
-TEST_CASE("qwen3-next-80b-a3b in the catalog: the published config, 79.7 B / 3.87 B",
-          "[models]") {
+TEST_CASE("qwen3-next-80b-a3b in the catalog: the published config, 79.7 B / 3.87 B", "[models]") {
   // The catalog entry is the test file plus its _source and _hf_ids keys: the same model. Its
   // totals as docs/models.md states them (to the 0.05 B and 0.005 B shown): 79.7 B in all,
   // 3.87 B active (3.25 B of them outside the two vocabulary matrices).
