@@ -286,10 +286,20 @@ std::vector<KernelRow> read_kernel_csv(const std::string& path) {
       if (r.m_tokens <= 0 || r.q_heads <= 0) {
         throw ConfigError(t.where(i) + ": an " + r.kind + " row needs m_tokens and q_heads > 0");
       }
+    } else if (r.kind == "deltanet_chunked" || r.kind == "deltanet_recurrent") {
+      // Gated DeltaNet (scripts/profile_deltanet.py): batch = sequences, q_len = tokens each,
+      // q_heads / kv_heads = key / value heads per rank; read and checked, no curve yet.
+      if (r.m_tokens <= 0 || r.batch <= 0 || r.q_len <= 0 || r.q_heads <= 0 || r.kv_heads <= 0 ||
+          r.head_dim <= 0) {
+        throw ConfigError(t.where(i) + ": a " + r.kind +
+                          " row needs m_tokens, batch, q_len, q_heads, kv_heads and "
+                          "head_dim > 0");
+      }
     } else {
       throw ConfigError(t.where(i) + ": column 'kind' has '" + r.kind +
                         "'; expected linear, attn_prefill, attn_decode, elementwise, moe, "
-                        "mla_decode, mla_prefill or mla_absorb");
+                        "mla_decode, mla_prefill, mla_absorb, deltanet_chunked or "
+                        "deltanet_recurrent");
     }
     out.push_back(std::move(r));
   }

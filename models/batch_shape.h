@@ -43,6 +43,11 @@ struct BatchShape {
   //                                  work does.
   double prefill_window_attn_work = 0;
   int64_t prefill_window_context_tokens = 0;
+  // Σ ⌈q / 64⌉ over the prefill chunks: the 64-token chunks vLLM's chunk_gated_delta_rule runs
+  // them in on a model with Gated DeltaNet layers (models/linear_attention.h; the replica fills
+  // it for such a model only). 0 with prefills: not counted by the caller; the cost model then
+  // takes its lower bound max(prefill_seqs, ⌈prefill_tokens / 64⌉).
+  int64_t prefill_linear_chunks = 0;
 
   // Decode part: requests generating one token each.
   int64_t decode_seqs = 0;            // number of decoding requests (each computes 1 token)

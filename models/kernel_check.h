@@ -14,6 +14,8 @@
 //   KernelTimer::elementwise_layer_s
 //                 when the table has an elementwise curve of the dtype, else the allowance the
 //                 step charges without one: 4 · t0 per layer
+//   deltanet_chunked, deltanet_recurrent (scripts/profile_deltanet.py): skipped; the cost model
+//                 prices a step's DeltaNet layers together (models/linear_attention.h)
 // (The step's per-layer elementwise allowance and CUDA-graph padding are not part of a kernel.)
 #ifndef SERVESIM_MODELS_KERNEL_CHECK_H_
 #define SERVESIM_MODELS_KERNEL_CHECK_H_

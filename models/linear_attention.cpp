@@ -99,4 +99,44 @@ LinearAttentionWork delta_rule_work(const ModelSpec& m, int tp, int state_dtype_
   return w;
 }
 
+int64_t delta_rule_chunks(const BatchShape& shape) {
+  if (shape.prefill_seqs <= 0) return 0;
+  const int64_t lower =
+      std::max(shape.prefill_seqs, ceil_div(shape.prefill_tokens, kDeltaRuleChunk));
+  return std::max(shape.prefill_linear_chunks, lower) + shape.decode_seqs;
+}
+
+double chunked_delta_rule_flops_per_head(double dk, double dv, double chunk) {
+  return 6.0 * dk * dv + 2.0 * chunk * (3.0 * dk + 2.0 * dv) + chunk * chunk / 3.0;
+}
+
+LinearAttentionWork chunked_delta_rule_work(const ModelSpec& m, int tp, int state_dtype_bytes,
+                                            int act_bytes, double tokens, double chunks,
+                                            double sequences) {
+  const DeltaNetState state = delta_net_state(m, tp, state_dtype_bytes);
+  const ModelSpec::LinearAttention& a = m.linear;
+  const double nv = static_cast<double>(a.num_value_heads / tp);
+  const double nk = static_cast<double>(a.num_key_heads / tp);
+  const double dk = static_cast<double>(a.key_head_dim);
+  const double dv = static_cast<double>(a.value_head_dim);
+  const double c = static_cast<double>(kDeltaRuleChunk);
+  const double conv = static_cast<double>(conv_dim(a) / tp);
+  const double layers = static_cast<double>(a.num_layers);
+  const double b = act_bytes;
+  const double conv_flops = 2.0 * static_cast<double>(a.conv_kernel) * conv;
+  // Per token: delta_rule_work's q, k, v, g, β in and o out; the l2norm of q and k (read and
+  // write); k read by three more kernels; per value head A in fp32 and its inverse, w, u, v'.
+  const double io = (conv + 2.0 * nv + nv * dv) * b;
+  const double l2norm = 2.0 * (2.0 * nk * dk) * b;
+  const double k_again = 3.0 * nk * dk * b;
+  const double inter = nv * (2.0 * c * 4.0 + 2.0 * c * b + 2.0 * (dk + 2.0 * dv) * b);
+  LinearAttentionWork w;
+  w.flops = layers *
+            (chunks * c * nv * chunked_delta_rule_flops_per_head(dk, dv, c) + tokens * conv_flops);
+  w.bytes = layers * (tokens * (io + l2norm + k_again + inter) + chunks * nv * 2.0 * dk * dv * b +
+                      sequences * (2.0 * static_cast<double>(state.conv_bytes) +
+                                   6.0 * static_cast<double>(state.recurrent_bytes)));
+  return w;
+}
+
 }  // namespace servesim::models

@@ -19,15 +19,25 @@
 //                  page for each layer of a group; a request holds ⌈tokens / block_size⌉ blocks per
 //                  attention group and one block per mamba group (MambaSpec's block_size is
 //                  max_model_len; mamba_cache_mode "none": no prefix caching of the states).
-// The roofline counts the recurrent form's arithmetic (fused_recurrent_gated_delta_rule: per
-// token and value head, S ← g·S, u = Sᵀk, S += k(β(v − u))ᵀ, o = Sᵀq: 7·dk·dv FLOPs) and the
-// causal conv1d; the chunked prefill kernel's intra-chunk products are not counted (a lower
-// bound for prefill). Datasheet-only: no kernel of these was measured.
+//   kernels       Qwen3NextGatedDeltaNet._forward_core (vllm/model_executor/models/qwen3_next.py
+//                  @ 6365b387): a step with any prefill (attn_metadata.num_prefills > 0) runs
+//                  chunk_gated_delta_rule over ALL its sequences, decodes included; a pure-decode
+//                  step runs fused_recurrent_gated_delta_rule on the states in place.
+//                  chunk_gated_delta_rule_fwd (vllm/model_executor/layers/fla/ops/chunk.py)
+//                  works in chunks of 64 tokens per sequence (chunk_local_cumsum(g,
+//                  chunk_size=64)): kkt, solve_tril, recompute_w_u, fwd_h, fwd_o.
+// The roofline of the recurrent form: per token and value head, S ← g·S, u = Sᵀk,
+// S += k(β(v − u))ᵀ, o = Sᵀq: 7·dk·dv FLOPs. Of the chunked form: per chunk token and value head
+// (C = 64) 6·dk·dv + 2C·(3·dk + 2·dv) + C²/3 FLOPs (chunked_delta_rule_flops_per_head), on whole
+// chunks: a sequence's last chunk, and a decode's one token, fill a 64-row tile. Both add the
+// causal conv1d. Elementwise work (gates, decays) is not counted. Datasheet-only: no kernel of
+// these was measured (scripts/profile_deltanet.py measures them).
 #ifndef SERVESIM_MODELS_LINEAR_ATTENTION_H_
 #define SERVESIM_MODELS_LINEAR_ATTENTION_H_
 
 #include <cstdint>
 
+#include "models/batch_shape.h"
 #include "models/model_spec.h"
 
 namespace servesim::models {
@@ -85,6 +95,41 @@ struct LinearAttentionWork {
 };
 LinearAttentionWork delta_rule_work(const ModelSpec& m, int tp, int state_dtype_bytes,
                                     int act_bytes, double tokens, double sequences);
+
+// Tokens per chunk of chunk_gated_delta_rule (vLLM's chunk_local_cumsum(g, chunk_size=64) and
+// the kernels' BT).
+inline constexpr int64_t kDeltaRuleChunk = 64;
+
+// The chunks chunk_gated_delta_rule runs `shape` in: 0 for a step without prefill (vLLM runs
+// the recurrent form), else the prefills' chunks (BatchShape::prefill_linear_chunks, at least
+// its lower bound max(prefill_seqs, ⌈prefill_tokens / 64⌉)) + one chunk per decode.
+int64_t delta_rule_chunks(const BatchShape& shape);
+
+// FLOPs of the chunked form per chunk token and value head, C = chunk tokens, matrix products
+// only (2 FLOPs a multiply-add):
+//   kkt        A = β·K·Kᵀ (C × dk × C)                         2·C·dk
+//   solve_tril (I + A)⁻¹, unit lower-triangular C × C          C²/3
+//   w, u       A·(β·K·e^g) (C × C × dk), A·(β·V) (C × C × dv)  2·C·dk + 2·C·dv
+//   fwd_h      v' = u − W·H, H += Kᵀ·v' (C × dk × dv twice)     4·dk·dv
+//   fwd_o      Q·H (C × dk × dv), (Q·Kᵀ ⊙ M)·v'                2·dk·dv + 2·C·dk + 2·C·dv
+// Sum: 6·dk·dv + 2·C·(3·dk + 2·dv) + C²/3 (Qwen3-Next, dk = dv = 128, C = 64: 181,589⅓).
+double chunked_delta_rule_flops_per_head(double dk, double dv, double chunk);
+
+// Work of every linear layer in one step on one rank that runs the chunked form: `tokens` new
+// tokens in `chunks` chunks (Σ ⌈q / 64⌉ over the step's sequences, a decode one chunk) over
+// `sequences` sequences.
+//   FLOPs  chunks · 64 · nv/TP · chunked_delta_rule_flops_per_head + tokens · conv1d
+//   bytes  per token: what delta_rule_work moves, q and k through the two l2norm kernels
+//          (read and written), k read again by three kernels, and per value head the
+//          intermediates written once and read once: A (64 fp32), its inverse (64), w (dk),
+//          u (dv) and v' (dv) at `act_bytes`;
+//          per chunk and value head: the chunk state H (dk·dv) written by fwd_h, read by fwd_o;
+//          per sequence: the conv state read and written, the recurrent state gathered
+//          (ssm_state[idx].contiguous(): read + write), read by the kernel, the final state
+//          written and scattered back (read + write): 6 × the recurrent state.
+LinearAttentionWork chunked_delta_rule_work(const ModelSpec& m, int tp, int state_dtype_bytes,
+                                            int act_bytes, double tokens, double chunks,
+                                            double sequences);
 
 }  // namespace servesim::models
 

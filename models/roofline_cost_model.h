@@ -276,10 +276,14 @@ class RooflineCostModel : public CostModel, public CostFastPath {
   int64_t sliding_window_ = 0;
   // Gated DeltaNet layers (Qwen3-Next; models/linear_attention.h): their count and the gated
   // delta rule's work on one rank per new token and per scheduled sequence (its state in and
-  // out). 0: none.
+  // out), in the recurrent form (pure-decode steps) and the chunked form (steps with a
+  // prefill), the latter also per 64-token chunk. 0: none.
   double linear_attention_layers_ = 0;
   LinearAttentionWork delta_per_token_;
   LinearAttentionWork delta_per_seq_;
+  LinearAttentionWork chunked_per_token_;
+  LinearAttentionWork chunked_per_chunk_;
+  LinearAttentionWork chunked_per_seq_;
   double linear_attention_s(const BatchShape& shape, double tokens) const;
   // Sets the above and the layer shares of the attention and DeltaNet projections
   // (roofline_linear_attention.cpp).

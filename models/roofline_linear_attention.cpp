@@ -1,8 +1,10 @@
 // RooflineCostModel's Gated DeltaNet part (Qwen3-Next): which layers run which projections, and
-// the gated delta rule's roofline (models/linear_attention.h; docs/models.md "Qwen3-Next").
+// the gated delta rule's roofline in vLLM's two forms, chunked when the step has a prefill,
+// recurrent otherwise (models/linear_attention.h; docs/models.md "Qwen3-Next").
 // Datasheet-only: no DeltaNet kernel was measured.
 #include <algorithm>
 
+#include "models/linear_attention.h"
 #include "models/roofline_cost_model.h"
 
 namespace servesim::models {
@@ -40,18 +42,38 @@ void RooflineCostModel::add_linear_attention(const Deployment& d) {
   dense_ops_.push_back(gemm(h, 2 * nv / t, linear_share));
   dense_ops_.push_back(gemm(value / t, h, linear_share));
   // The states at the model dtype (vLLM's "auto" mamba cache dtypes).
-  delta_per_token_ = delta_rule_work(m, tp_, m.dtype_bytes, m.dtype_bytes, 1, 0);
-  delta_per_seq_ = delta_rule_work(m, tp_, m.dtype_bytes, m.dtype_bytes, 0, 1);
+  const int b = m.dtype_bytes;
+  delta_per_token_ = delta_rule_work(m, tp_, b, b, 1, 0);
+  delta_per_seq_ = delta_rule_work(m, tp_, b, b, 0, 1);
+  chunked_per_token_ = chunked_delta_rule_work(m, tp_, b, b, 1, 0, 0);
+  chunked_per_chunk_ = chunked_delta_rule_work(m, tp_, b, b, 0, 1, 0);
+  chunked_per_seq_ = chunked_delta_rule_work(m, tp_, b, b, 0, 0, 1);
 }
 
 double RooflineCostModel::linear_attention_s(const BatchShape& shape, double tokens) const {
   const double seqs = static_cast<double>(shape.prefill_seqs + shape.decode_seqs);
-  const double flops = delta_per_token_.flops * tokens;
-  const double bytes = delta_per_token_.bytes * tokens + delta_per_seq_.bytes * seqs;
-  // One fused kernel per layer (conv1d, the recurrence) at the roofline, plus its launch.
+  double flops = 0;
+  double bytes = 0;
+  double kernels = 0;
+  const double chunks = static_cast<double>(delta_rule_chunks(shape));
+  if (chunks > 0) {
+    // vLLM (Qwen3NextGatedDeltaNet._forward_core): any prefill in the step sends every
+    // sequence through chunk_gated_delta_rule, each decode as a chunk of one token. Its six
+    // kernels (cumsum, kkt, solve_tril, w/u, fwd_h, fwd_o) and the two l2norms of q and k.
+    flops = chunked_per_token_.flops * tokens + chunked_per_chunk_.flops * chunks;
+    bytes = chunked_per_token_.bytes * tokens + chunked_per_chunk_.bytes * chunks +
+            chunked_per_seq_.bytes * seqs;
+    kernels = 8;
+  } else {
+    // A pure-decode step: fused_recurrent_gated_delta_rule, one fused kernel per layer (the
+    // conv1d update, the recurrence on the states in place).
+    flops = delta_per_token_.flops * tokens;
+    bytes = delta_per_token_.bytes * tokens + delta_per_seq_.bytes * seqs;
+    kernels = 1;
+  }
   return std::max(flops / (bf16_peak_flops_ * opts_.compute_efficiency),
                   bytes / (bandwidth_ * opts_.memory_efficiency)) +
-         linear_attention_layers_ * opts_.op_latency_s;
+         linear_attention_layers_ * kernels * opts_.op_latency_s;
 }
 
 }  // namespace servesim::models

@@ -136,6 +136,14 @@ std::vector<ConfigField> build_fields() {
             &SimulationConfig::quantization));
   f.push_back(field("kv_cache_dtype", K::kString, "KV cache dtype: auto | fp8 [auto]",
                     &SimulationConfig::kv_cache_dtype));
+  f.push_back(field("mamba_cache_dtype", K::kString,
+                    "dtype of the Gated DeltaNet (mamba) states: auto, the model dtype; other "
+                    "values are refused (not modelled) [auto]",
+                    &SimulationConfig::mamba_cache_dtype));
+  f.push_back(field("mamba_ssm_cache_dtype", K::kString,
+                    "dtype of the Gated DeltaNet recurrent state alone: auto, as "
+                    "--mamba-cache-dtype; other values are refused (not modelled) [auto]",
+                    &SimulationConfig::mamba_ssm_cache_dtype));
   f.push_back(field("dtype", K::kString,
                     "weight and activation dtype, vLLM's --dtype: auto | bfloat16 | float16 | "
                     "float32; auto serves a float32 checkpoint in 16 bits as vLLM does [auto]",

@@ -16,6 +16,8 @@ const std::vector<ServeKey>& serve_keys() {
       {"inter_node_link", false, true},
       {"quantization", true, true},
       {"kv_cache_dtype", true, true},
+      {"mamba_cache_dtype", true, true},
+      {"mamba_ssm_cache_dtype", true, true},
       {"dtype", true, true},
       {"enforce_eager", true, true},
       {"ideal", false, true},

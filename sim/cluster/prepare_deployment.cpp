@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <sstream>
+#include <string>
 
 #include "hardware/gpu_spec.h"
 #include "hardware/topology.h"
@@ -118,6 +119,18 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
     throw ConfigError("--kv-cache-dtype: '" + config.kv_cache_dtype +
                       "' is not supported; expected auto, fp8, fp8_e4m3 or fp8_e5m2");
   }
+  // vLLM's MambaStateDtypeCalculator keeps the states in the model dtype under "auto"; a float32
+  // (or other) state changes the page size and the step's state traffic, which servesim does
+  // not model.
+  const auto require_auto_state = [](const std::string& flag, const std::string& value) {
+    if (value != "auto") {
+      throw ConfigError(flag + ": '" + value +
+                        "' is not modelled (servesim keeps the Gated DeltaNet states in the "
+                        "model dtype, vLLM's auto); expected auto");
+    }
+  };
+  require_auto_state("--mamba-cache-dtype", config.mamba_cache_dtype);
+  require_auto_state("--mamba-ssm-cache-dtype", config.mamba_ssm_cache_dtype);
   if (config.data_parallel_size < 1) {
     throw ConfigError("--data-parallel-size: " + std::to_string(config.data_parallel_size) +
                       " is invalid; expected an integer >= 1");

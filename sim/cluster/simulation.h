@@ -48,6 +48,10 @@ struct SimulationConfig {
                                         //   ("" = the GPU's usual network, hardware/topology.h)
   std::string quantization;             // --quantization: "", "fp8" or "mxfp4"
   std::string kv_cache_dtype = "auto";  // --kv-cache-dtype: auto | fp8
+  // --mamba-cache-dtype, --mamba-ssm-cache-dtype (vLLM's CacheConfig): the dtypes of the Gated
+  // DeltaNet states. Only "auto" (the model dtype) is modelled; anything else is refused.
+  std::string mamba_cache_dtype = "auto";
+  std::string mamba_ssm_cache_dtype = "auto";
   std::string dtype = "auto";           // --dtype: auto | bfloat16 | float16 | float32
                                         //   (models::apply_dtype)
   bool enforce_eager = false;           // --enforce-eager

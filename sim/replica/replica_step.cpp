@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/linear_attention.h"
 #include "sim/base/error.h"
 
 namespace servesim::sim {
@@ -192,6 +193,8 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     shape.decode_context_tokens = step_.decoder_ctx + ghosts_.ctx + dead_.ctx;
     shape.sampled_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
     const int64_t window = config_.attention_window;  // 0: no sliding-window layers
+    // Gated DeltaNet layers: the step's prefills counted in chunk_gated_delta_rule's chunks.
+    const bool linear_layers = config_.kv_mamba_groups > 0;
     int64_t lora_prefill_tokens = 0;
     for (int32_t s : step_.prefills) {
       const Req& r = slots_[s];
@@ -206,6 +209,10 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
         shape.prefill_window_attn_work +=
             models::windowed_attn_work(c, q, static_cast<double>(window));
         shape.prefill_window_context_tokens += std::min<int64_t>(r.num_computed, window);
+      }
+      if (linear_layers) {
+        shape.prefill_linear_chunks +=
+            (r.scheduled + models::kDeltaRuleChunk - 1) / models::kDeltaRuleChunk;
       }
       if (r.num_computed + r.scheduled == num_tokens(r)) ++shape.sampled_seqs;
     }

@@ -172,6 +172,17 @@ std::vector<BadInput> latest_rows() {
        {},
        2,
        "(linear-attention) layers, whose prefix servesim does not cache"},
+      {"a float32 Gated DeltaNet state",
+       S({"--model", "qwen3-next-80b-a3b", "-tp", "4", "--mamba-ssm-cache-dtype", "float32"}),
+       {},
+       2,
+       "--mamba-ssm-cache-dtype: 'float32' is not modelled (servesim keeps the Gated DeltaNet "
+       "states in the model dtype, vLLM's auto); expected auto"},
+      {"a non-default mamba cache dtype",
+       S({"--model", "qwen3-next-80b-a3b", "-tp", "4", "--mamba-cache-dtype", "float16"}),
+       {},
+       2,
+       "--mamba-cache-dtype: 'float16' is not modelled"},
   };
 }
 

@@ -12,6 +12,7 @@
 
 #include "models/memory_planner.h"
 #include "models/model_spec.h"
+#include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
 #include "tests/test_paths.h"
 #include "tests/unit/models/hand_specs.h"
@@ -152,6 +153,119 @@ TEST_CASE("gated delta rule roofline work per step", "[models][linear_attention]
   const LinearAttentionWork tp4 = delta_rule_work(m, 4, 2, 2, 1, 1);
   CHECK(tp4.flops * 4 == Approx(one.flops).epsilon(1e-12));
   CHECK(tp4.bytes * 4 == Approx(one.bytes).epsilon(1e-12));
+}
+
+TEST_CASE("chunked gated delta rule: FLOPs per chunk token in closed form",
+          "[models][linear_attention]") {
+  // Per chunk token and value head, C = 64 (vLLM's chunk_gated_delta_rule_fwd):
+  //   kkt 2·C·dk + solve_tril C²/3 + w, u 2·C·dk + 2·C·dv + fwd_h 4·dk·dv
+  //   + fwd_o 2·dk·dv + 2·C·dk + 2·C·dv = 6·dk·dv + 2·C·(3·dk + 2·dv) + C²/3.
+  // Qwen3-Next (dk = dv = 128): 98,304 + 49,152 + 32,768 + 1,365⅓ = 181,589⅓, against the
+  // recurrent form's 7·dk·dv = 114,688 per token.
+  CHECK(chunked_delta_rule_flops_per_head(128, 128, 64) ==
+        Approx(98304.0 + 49152.0 + 32768.0 + 4096.0 / 3.0).epsilon(1e-15));
+  CHECK(chunked_delta_rule_flops_per_head(128, 128, 64) == Approx(181589.0 + 1.0 / 3.0));
+  CHECK(chunked_delta_rule_flops_per_head(64, 32, 16) ==
+        Approx(6.0 * 64 * 32 + 2.0 * 16 * (3 * 64 + 2 * 32) + 256.0 / 3.0).epsilon(1e-15));
+}
+
+TEST_CASE("chunked gated delta rule: work per token, chunk and sequence",
+          "[models][linear_attention]") {
+  const ModelSpec m = qwen3_next();
+  // TP 1, bf16 everywhere: nv 32, nk 16, dk = dv = 128, conv_dim 8192, 36 layers.
+  // Per token: q, k, v, g, β in and o out (8192 + 64 + 4096) · 2; the l2norm of q and k
+  // 2 · 2 · 16 · 128 · 2; k read by three more kernels 3 · 16 · 128 · 2; per value head A (64 fp32)
+  // and its inverse (64 bf16) written and read, w (128), u (128), v' (128) written and read:
+  // 32 · (2·64·4 + 2·64·2 + 2·(128 + 2·128)·2). FLOPs: the conv1d 2 · 4 · 8192.
+  const double per_token = (8192 + 64 + 4096) * 2.0 + 2.0 * 2 * 16 * 128 * 2 + 3.0 * 16 * 128 * 2 +
+                           32.0 * (512 + 256 + 2.0 * 384 * 2);
+  const LinearAttentionWork tok = chunked_delta_rule_work(m, 1, 2, 2, 1, 0, 0);
+  CHECK(tok.flops == Approx(36.0 * 2 * 4 * 8192).epsilon(1e-15));
+  CHECK(tok.bytes == Approx(36.0 * per_token).epsilon(1e-15));
+  // Per chunk: 64 rows of the chunked FLOPs per value head; the chunk state H (128 × 128 bf16)
+  // per value head written by fwd_h and read by fwd_o.
+  const LinearAttentionWork chunk = chunked_delta_rule_work(m, 1, 2, 2, 0, 1, 0);
+  CHECK(chunk.flops ==
+        Approx(36.0 * 64 * 32 * chunked_delta_rule_flops_per_head(128, 128, 64)).epsilon(1e-15));
+  CHECK(chunk.bytes == Approx(36.0 * 32 * 2 * 128 * 128 * 2).epsilon(1e-15));
+  // Per sequence: the conv state read and written (2 · 49,152) and the recurrent state moved six
+  // times (gathered, read, final written, scattered back: 6 · 1,048,576).
+  const LinearAttentionWork seq = chunked_delta_rule_work(m, 1, 2, 2, 0, 0, 1);
+  CHECK(seq.flops == 0);
+  CHECK(seq.bytes == Approx(36.0 * (2.0 * 49152 + 6.0 * 1048576)).epsilon(1e-15));
+  // Linear in its three arguments.
+  const LinearAttentionWork all = chunked_delta_rule_work(m, 1, 2, 2, 1000, 17, 3);
+  CHECK(all.flops == Approx(1000 * tok.flops + 17 * chunk.flops).epsilon(1e-12));
+  CHECK(all.bytes == Approx(1000 * tok.bytes + 17 * chunk.bytes + 3 * seq.bytes).epsilon(1e-12));
+  // TP 2 halves every head count and the state: every term halves.
+  const LinearAttentionWork tp2 = chunked_delta_rule_work(m, 2, 2, 2, 1000, 17, 3);
+  CHECK(tp2.flops * 2 == Approx(all.flops).epsilon(1e-12));
+  CHECK(tp2.bytes * 2 == Approx(all.bytes).epsilon(1e-12));
+}
+
+TEST_CASE("which form a step runs: chunked with any prefill, recurrent without",
+          "[models][linear_attention]") {
+  // vLLM's Qwen3NextGatedDeltaNet._forward_core: num_prefills > 0 → chunk_gated_delta_rule over
+  // every sequence (a decode is a chunk of one token); else fused_recurrent_gated_delta_rule.
+  BatchShape decode;
+  decode.decode_seqs = 100;
+  CHECK(delta_rule_chunks(decode) == 0);
+  BatchShape mixed = decode;
+  mixed.prefill_seqs = 2;
+  mixed.prefill_tokens = 1000 + 65;
+  mixed.prefill_linear_chunks = 16 + 2;  // ⌈1000 / 64⌉ + ⌈65 / 64⌉, as the replica counts
+  CHECK(delta_rule_chunks(mixed) == 18 + 100);
+  // Not counted by the caller: the lower bound max(2, ⌈1065 / 64⌉ = 17).
+  mixed.prefill_linear_chunks = 0;
+  CHECK(delta_rule_chunks(mixed) == 17 + 100);
+  // 40 one-token prefills: at least one chunk each.
+  BatchShape tiny;
+  tiny.prefill_seqs = 40;
+  tiny.prefill_tokens = 40;
+  CHECK(delta_rule_chunks(tiny) == 40);
+}
+
+TEST_CASE("roofline: a step with a prefill pays the chunked form for its decodes too",
+          "[models][linear_attention]") {
+  // Ideal roofline (η = 1, no latency) on an H100 at TP 1. A 1,000-token prefill with 16 chunks
+  // moves ~166 MB a DeltaNet layer and computes ~6 GFLOP, far below the ridge
+  // (989e12 / 3.35e12 = 295 FLOP/byte): memory-bound with 16 or 20 chunks. Four more chunks
+  // change nothing but the chunk states: 36 layers · 4 · 32 heads · 128 · 128 · 2 bytes · 2
+  // (written, read) over 3.35e12 B/s; the full-attention layers see no chunk count.
+  Deployment d;
+  d.model = qwen3_next();
+  d.gpu = testing::h100_sxm();
+  d.tensor_parallel_size = 1;
+  const IdealCostModel ideal(d);
+  BatchShape s;
+  s.prefill_seqs = 1;
+  s.prefill_tokens = 1000;
+  s.prefill_attn_work = 1000.0 * 500.0;
+  s.prefill_linear_chunks = 16;
+  s.sampled_seqs = 1;
+  BatchShape more = s;
+  more.prefill_linear_chunks = 20;
+  const double delta = 36.0 * 4 * 32 * 128 * 128 * 2 * 2 / 3.35e12;
+  CHECK(ideal.estimate(more).attention_s - ideal.estimate(s).attention_s ==
+        Approx(delta).epsilon(1e-9));
+  // Left at 0, the count is its lower bound ⌈1000 / 64⌉ = 16: the same time.
+  BatchShape uncounted = s;
+  uncounted.prefill_linear_chunks = 0;
+  CHECK(ideal.estimate(uncounted).attention_s == ideal.estimate(s).attention_s);
+  // 50 decodes: alone they run the recurrent form; beside the prefill each is a chunk, and its
+  // state moves 6 times instead of twice, so the same decodes cost more DeltaNet time in the
+  // mixed step than in a decode step of their own.
+  BatchShape decodes;
+  decodes.decode_seqs = 50;
+  decodes.decode_context_tokens = 50 * 1000;
+  decodes.sampled_seqs = 50;
+  BatchShape mixed = s;
+  mixed.decode_seqs = 50;
+  mixed.decode_context_tokens = 50 * 1000;
+  mixed.sampled_seqs = 51;
+  const double alone = ideal.estimate(decodes).attention_s;
+  const double added = ideal.estimate(mixed).attention_s - ideal.estimate(s).attention_s;
+  CHECK(added > alone);
 }
 
 TEST_CASE("a model without linear layers has no hybrid state", "[models][linear_attention]") {

@@ -50,7 +50,7 @@ TEST_CASE("every catalog model loads", "[models]") {
                        "llama-3.1-70b", "llama-3.1-70b-fp8", "llama-3.1-8b",    "llama-3.3-70b",
                        "mistral-7b",    "mixtral-8x22b",     "mixtral-8x7b",    "qwen2.5-72b",
                        "qwen2.5-7b",    "qwen3-14b",         "qwen3-235b-a22b", "qwen3-30b-a3b",
-                       "qwen3-32b"});
+                       "qwen3-32b",     "qwen3-next-80b-a3b"});
   for (const auto& n : names) {
     INFO(n);
     const ModelSpec m = load_model(n);

@@ -152,6 +152,21 @@ TEST_CASE("Qwen3-Next-80B-A3B: counted with its Gated DeltaNet layers", "[models
   CHECK(std::abs(m.active_param_count() - 2 * vocab_matrix(m) - 3e9) < 0.5e9);
 }
 
+TEST_CASE("qwen3-next-80b-a3b in the catalog: the published config, 79.7 B / 3.87 B", "[models]") {
+  // The catalog entry is the test file plus its _source and _hf_ids keys: the same model. Its
+  // totals as docs/models.md states them (to the 0.05 B and 0.005 B shown): 79.7 B in all,
+  // 3.87 B active (3.25 B of them outside the two vocabulary matrices).
+  const ModelSpec c = load_model("qwen3-next-80b-a3b");
+  const ModelSpec t = load_model(frontier_config("qwen3-next-80b-a3b.json"));
+  CHECK(c.param_count() == t.param_count());
+  CHECK(c.active_param_count() == t.active_param_count());
+  CHECK(c.linear.num_layers == 36);
+  CHECK_THAT(c.param_count(), Catch::Matchers::WithinAbs(79.7e9, 0.05e9));
+  CHECK_THAT(c.active_param_count(), Catch::Matchers::WithinAbs(3.87e9, 0.005e9));
+  CHECK_THAT(c.active_param_count() - 2 * vocab_matrix(c),
+             Catch::Matchers::WithinAbs(3.25e9, 0.005e9));
+}
+
 TEST_CASE("multimodal configs need their text and vision parts", "[models]") {
   const std::string dir = (fs::temp_directory_path() / "servesim_mm_test").string();
   fs::create_directories(dir);
