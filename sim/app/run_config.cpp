@@ -10,6 +10,7 @@
 #include "sim/base/json_file.h"
 #include "sim/base/number_text.h"
 #include "sim/replica/speculative_config.h"
+#include "sim/replica/vllm_version.h"
 
 namespace servesim::app {
 namespace {
@@ -224,11 +225,23 @@ std::vector<ConfigField> build_fields() {
   f.push_back(optional_engine_field("gpu_memory_utilization", K::kDouble,
                                     "fraction of GPU memory vLLM may use [the version's: 0.9]",
                                     &sim::EngineRequest::gpu_memory_utilization, json(nullptr)));
-  f.push_back(optional_engine_field(
+  // Unset, the echo writes the release's default (true from 0.8, false on V0 rows), as config
+  // files have always carried it for V1 rows; the hybrid models' off is not known here.
+  f.push_back(ConfigField{
       "enable_prefix_caching", K::kBool,
-      "prefix caching of full KV blocks; --no-enable-prefix-caching turns it off [true; false "
-      "for models with linear-attention layers, which refuse true]",
-      &sim::EngineRequest::enable_prefix_caching, json(true)));
+      "prefix caching of full KV blocks; --no-enable-prefix-caching turns it off [the "
+      "version's: true from 0.8, false on 0.6 and 0.7 (V0); false for models with "
+      "linear-attention layers, which refuse true]",
+      "",
+      [](SimulationConfig& c, const json& v) { c.engine.enable_prefix_caching = v.get<bool>(); },
+      [](const SimulationConfig& c) {
+        if (c.engine.enable_prefix_caching) return json(*c.engine.enable_prefix_caching);
+        const std::string minor = sim::vllm_minor_version(c.engine.vllm_version);
+        for (const sim::VllmVersionInfo& row : sim::vllm_version_table()) {
+          if (row.version == minor) return json(row.prefix_caching_default);
+        }
+        return json(true);
+      }});
   f.push_back(engine_field("long_prefill_token_threshold", K::kInt,
                            "per-request per-step prefill chunk cap, 0 = off [0]",
                            &sim::EngineRequest::long_prefill_token_threshold));
@@ -518,6 +531,8 @@ json config_to_json(const SimulationConfig& config) {
   for (const ConfigField& f : config_fields()) out[f.key] = f.get(config);
   // Echoed when set, so that the files of runs that do not set it stay as they were.
   if (config.dtype == "auto") out.erase("dtype");
+  if (config.mamba_cache_dtype == "auto") out.erase("mamba_cache_dtype");
+  if (config.mamba_ssm_cache_dtype == "auto") out.erase("mamba_ssm_cache_dtype");
   if (config.moe_routing_skew == 0) out.erase("moe_routing_skew");
   if (config.engine.kv_offloading_size == 0) out.erase("kv_offloading_size");
   if (config.engine.kv_offloading_backend.empty()) out.erase("kv_offloading_backend");

@@ -52,11 +52,11 @@ struct SimulationConfig {
   // DeltaNet states. Only "auto" (the model dtype) is modelled; anything else is refused.
   std::string mamba_cache_dtype = "auto";
   std::string mamba_ssm_cache_dtype = "auto";
-  std::string dtype = "auto";           // --dtype: auto | bfloat16 | float16 | float32
-                                        //   (models::apply_dtype)
-  bool enforce_eager = false;           // --enforce-eager
-  EngineRequest engine;                 // scheduler and cache flags, as given
-  bool ideal = false;                   // --ideal: 100% efficiency, zero overhead (lower bound)
+  std::string dtype = "auto";  // --dtype: auto | bfloat16 | float16 | float32
+                               //   (models::apply_dtype)
+  bool enforce_eager = false;  // --enforce-eager
+  EngineRequest engine;        // scheduler and cache flags, as given
+  bool ideal = false;          // --ideal: 100% efficiency, zero overhead (lower bound)
   // --calibration: a calibration profile (sim/calibration/profile.h) applied to the cost model.
   // "" = the profile shipped for the GPU (hardware/calibration/<gpu>.json) when there is one,
   // "none" = datasheet + catalog defaults only, else a path.

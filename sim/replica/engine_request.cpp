@@ -68,9 +68,10 @@ EngineConfig resolve_defaults(const EngineRequest& r, const hardware::GpuSpec& g
                       "which is not modelled); expected the flag unset or "
                       "--no-enable-prefix-caching");
   }
-  // V0 rows included: vLLM's V0 default is off (VllmVersionInfo::prefix_caching_default), but
-  // servesim keeps it on for every row unless the model is hybrid.
-  c.enable_prefix_caching = r.enable_prefix_caching.value_or(!hybrid);
+  // Unset: the release's default (V0 EngineArgs: False; V1: True, "V1 turns on prefix caching
+  // by default"), off for hybrid models in every release.
+  c.enable_prefix_caching =
+      r.enable_prefix_caching.value_or(version.prefix_caching_default && !hybrid);
   const BatchDefaults defaults = batch_defaults(version, gpu);
   c.max_num_seqs = r.max_num_seqs.value_or(defaults.max_num_seqs);
   // V0 SchedulerConfig: without chunked prefill a whole prompt must fit one step's budget.

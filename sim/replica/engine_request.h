@@ -11,9 +11,11 @@
 //                           speculative decoding or pipeline stages (vllm_version.h)
 //   enable_chunked_prefill  V1: on. V0 rows (0.6, 0.7): on only when max_model_len > 32,768
 //                           (EngineArgs.create_engine_config, use_long_context)
-//   enable_prefix_caching   on, except for a model with linear-attention (Mamba-like) layers:
-//                           vLLM's EngineArgs defaults it off for hybrid models
-//                           (`model_config.is_hybrid`, "the feature is still experimental")
+//   enable_prefix_caching   V1 (0.8 on): on; V0 rows (0.6, 0.7): off (V0 EngineArgs'
+//                           `enable_prefix_caching: bool = False`). Off in every release for a
+//                           model with linear-attention (Mamba-like) layers: vLLM's EngineArgs
+//                           defaults it off for hybrid models (`model_config.is_hybrid`, "the
+//                           feature is still experimental")
 //   max_num_seqs            V1 >= 0.9: 1024 on GPUs with >= 70 GiB whose name is not an A100,
 //                           else 256; 0.8: 1024 on H100/H200 names; V0: 256
 //                           (EngineArgs.get_batch_defaults, OPENAI_API_SERVER; batch_defaults())

@@ -126,6 +126,25 @@ TEST_CASE("chunked prefill on V0: the 32,768-token boundary, and off refused on 
       Catch::Contains("--no-enable-chunked-prefill: modelled for the V0 engine only"));
 }
 
+TEST_CASE("prefix caching: off by default on the V0 rows, on from 0.8, a set value as given",
+          "[replica][engine_request]") {
+  // V0 EngineArgs: enable_prefix_caching = False; V1 (the 0.8 row on): True.
+  const models::ModelSpec m = model_with_context(8192);
+  EngineRequest r;
+  for (const char* v0 : {"0.6", "0.7", "0.7.3"}) {
+    r.vllm_version = v0;
+    CHECK_FALSE(resolve_engine_config(r, gpu("a100-80gb", 79.2), m).enable_prefix_caching);
+  }
+  r.vllm_version = "0.8";  // the first V1 row
+  CHECK(resolve_engine_config(r, gpu("a100-80gb", 79.2), m).enable_prefix_caching);
+  r.vllm_version = "0.6";
+  r.enable_prefix_caching = true;  // --enable-prefix-caching on V0 is taken
+  CHECK(resolve_engine_config(r, gpu("a100-80gb", 79.2), m).enable_prefix_caching);
+  r.vllm_version = "0.19";
+  r.enable_prefix_caching = false;
+  CHECK_FALSE(resolve_engine_config(r, gpu("a100-80gb", 79.2), m).enable_prefix_caching);
+}
+
 TEST_CASE("async scheduling: the release's default, refused where vLLM has none",
           "[replica][engine_request]") {
   const models::ModelSpec m = model_with_context(8192);
