@@ -226,7 +226,9 @@ std::vector<ConfigField> build_fields() {
                                     "fraction of GPU memory vLLM may use [the version's: 0.9]",
                                     &sim::EngineRequest::gpu_memory_utilization, json(nullptr)));
   // Unset, the echo writes the release's default (true from 0.8, false on V0 rows), as config
-  // files have always carried it for V1 rows; the hybrid models' off is not known here.
+  // files have always carried it for V1 rows; the hybrid models' off is not known here. The row
+  // is looked up without vllm_version()'s throw: an unknown version is refused where the engine
+  // is resolved, with its own message, and the echo must not pre-empt that error.
   f.push_back(ConfigField{
       "enable_prefix_caching", K::kBool,
       "prefix caching of full KV blocks; --no-enable-prefix-caching turns it off [the "
