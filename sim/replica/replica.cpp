@@ -16,19 +16,19 @@ Replica::Replica(int32_t id, const EngineConfig& config, const models::CostModel
       config_(config),
       costs_(cost, ideal_cost),
       kv_(num_blocks, config.block_size, config.enable_prefix_caching),
-      records_(records),
-      observer_(observer),
+      out_{records, observer},
       policy_(make_scheduler_policy(config.scheduling_policy)),
       waiting_(*policy_),
-      // vLLM V0 BlockSpaceManager: watermark_blocks = int(watermark * num_gpu_blocks), 0.01.
-      watermark_blocks_(!config.enable_chunked_prefill ? num_blocks / 100 : 0),
       decoders_(config.block_size, /*implicit_progress=*/!config.spec.enabled()),
-      async_(config.async_scheduling),
-      spec_(config.spec.enabled()),
-      lookahead_(config.spec.lookahead()),
-      acceptance_(config.spec.acceptance_rates, config.spec.acceptance_seed) {
+      async_{config.async_scheduling, {}},
+      spec_{config.spec.enabled(),
+            config.spec.lookahead(),
+            AcceptanceSampler(config.spec.acceptance_rates, config.spec.acceptance_seed),
+            {}} {
+  // vLLM V0 BlockSpaceManager: watermark_blocks = int(watermark * num_gpu_blocks), 0.01.
+  v0_.watermark_blocks = !config.enable_chunked_prefill ? num_blocks / 100 : 0;
   if (config.kv_offload_blocks > 0) offload_ = std::make_unique<KvOffload>(config);
-  if (config.lora.enable_lora) lora_ = std::make_unique<LoraAdapters>(config.lora);
+  if (config.lora.enable_lora) lora_.adapters = std::make_unique<LoraAdapters>(config.lora);
 }
 
 ReplicaStats Replica::stats() const {
@@ -38,7 +38,7 @@ ReplicaStats Replica::stats() const {
   s.prefix_evicted_blocks = kv_.evicted_blocks();
   s.used_blocks_now = kv_.num_used_blocks();
   if (offload_ != nullptr) s.offload = offload_->stats();
-  if (lora_) s.lora = lora_->stats();
+  if (lora_.adapters) s.lora = lora_.adapters->stats();
   return s;
 }
 
@@ -89,12 +89,12 @@ int64_t Replica::num_waiting() const {
 }
 
 void Replica::add_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
-  if (down_) {  // a crashed engine: the request fails where it meets it (set_down)
-    metrics::RequestRecord& rec = (*records_)[spec.id];
+  if (faults_.down) {  // a crashed engine: the request fails where it meets it (set_down)
+    metrics::RequestRecord& rec = (*out_.records)[spec.id];
     rec.replica = id_;
     rec.failed = true;
     rec.error = kReplicaDownError;
-    observer_->on_request_done(sim, spec.id);
+    out_.observer->on_request_done(sim, spec.id);
     return;
   }
   // vLLM V0 LLMEngine._add_processed_request: "Add the sequence group to the scheduler with least
@@ -115,7 +115,7 @@ void Replica::add_request(engine::Simulator& sim, const workloads::RequestSpec& 
 }
 
 void Replica::add_local_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
-  metrics::RequestRecord& rec = (*records_)[spec.id];
+  metrics::RequestRecord& rec = (*out_.records)[spec.id];
   rec.replica = id_;
   account_outstanding(sim.now());
   const int64_t total = static_cast<int64_t>(spec.prompt_tokens) + spec.output_tokens;
@@ -126,19 +126,19 @@ void Replica::add_local_request(engine::Simulator& sim, const workloads::Request
                 " tokens. However, you requested " + std::to_string(total) + " tokens (" +
                 std::to_string(spec.prompt_tokens) + " in the messages, " +
                 std::to_string(spec.output_tokens) + " in the completion).";
-    observer_->on_request_done(sim, spec.id);
+    out_.observer->on_request_done(sim, spec.id);
     return;
   }
-  if (spec.lora_adapter >= 0 && !lora_) {
+  if (spec.lora_adapter >= 0 && !lora_.adapters) {
     // A trace's lora_adapter column on an engine without --enable-lora: vLLM's server answers
     // 404, the model (the adapter's name) does not exist.
     rec.failed = true;
     rec.error = "The model `lora-" + std::to_string(spec.lora_adapter) +
                 "` does not exist (LoRA adapters need --enable-lora).";
-    observer_->on_request_done(sim, spec.id);
+    out_.observer->on_request_done(sim, spec.id);
     return;
   }
-  if (lora_ && spec.lora_adapter >= 0) lora_->count_request();
+  if (lora_.adapters && spec.lora_adapter >= 0) lora_.adapters->count_request();
   if (waiting_.arrival_needs_slot()) {
     const int32_t slot = take_slot(spec, sim.now().ns());
     waiting_.push_back(slot, slots_[slot]);
@@ -261,18 +261,18 @@ void Replica::add_decoder(int32_t slot, int64_t base_step) {
   r.phase = Phase::kDecode;
   r.base_step = base_step;
   decoders_.add(slot, r);
-  if (r.lora >= 0) ++lora_decoders_;
+  if (r.lora >= 0) ++lora_.decoders;
 }
 
 // Takes a decoder out of the running sums (its index entries go stale with an epoch bump).
 void Replica::remove_decoder(Req& r) {
   decoders_.remove(r);
-  if (r.lora >= 0) --lora_decoders_;
+  if (r.lora >= 0) --lora_.decoders;
 }
 
 void Replica::close_segment(Req& r, int64_t last_step) {
   if (r.seg_start >= 0 && r.seg_start <= last_step) {
-    (*records_)[r.id].segments.push_back(metrics::TokenSegment{r.seg_start, last_step});
+    (*out_.records)[r.id].segments.push_back(metrics::TokenSegment{r.seg_start, last_step});
   }
   r.seg_start = -1;
 }
@@ -294,8 +294,8 @@ void Replica::preempt(int32_t slot, int64_t step) {
   r.scheduled = 0;
   r.phase = Phase::kWaiting;
   ++r.epoch;
-  if (lora_) lora_->remove_running(r.lora);
-  ++(*records_)[r.id].preemptions;
+  if (lora_.adapters) lora_.adapters->remove_running(r.lora);
+  ++(*out_.records)[r.id].preemptions;
   ++stats_.preemptions;
   waiting_.push_front(slot, r);
 }
@@ -308,45 +308,45 @@ void Replica::account_outstanding(SimTime now) {
 void Replica::finish(engine::Simulator& sim, int32_t slot, int64_t step) {
   account_outstanding(sim.now());
   Req& r = slots_[slot];
-  if (async_) {
+  if (async_.on) {
     // Already scheduled into the next step with an output placeholder (async_scheduler.py).
-    ++ghosts_.seqs;
-    ghosts_.ctx += num_tokens(r);
+    ++async_.ghosts.seqs;
+    async_.ghosts.ctx += num_tokens(r);
   }
   if (in_decode_block(step + 1)) {
     // Multi-step: its row rides to the end of the block (file comment).
-    ++dead_.seqs;
-    dead_.ctx += num_tokens(r);
+    ++v0_.dead.seqs;
+    v0_.dead.ctx += num_tokens(r);
   }
-  metrics::RequestRecord& rec = (*records_)[r.id];
+  metrics::RequestRecord& rec = (*out_.records)[r.id];
   rec.last_token = sim.now();
   rec.completed = true;
   close_segment(r, step);
-  if (spec_) count_chunks(rec);
+  if (spec_.on) count_chunks(rec);
   register_computed(r);
   release_sliding(r);
   if (offload_ != nullptr) offload_->store(sim.now(), r, r.num_computed / config_.block_size);
   kv_.free(r.id, r.kv, r.num_computed / config_.block_size, /*preempted=*/false);
   remove_running(slot);
   if (r.phase == Phase::kDecode) remove_decoder(r);
-  if (lora_) lora_->remove_running(r.lora);
+  if (lora_.adapters) lora_.adapters->remove_running(r.lora);
   r.phase = Phase::kWaiting;
   ++r.epoch;
   free_slots_.push_back(slot);
-  observer_->on_request_done(sim, r.id);
+  out_.observer->on_request_done(sim, r.id);
 }
 
 void Replica::fail(engine::Simulator& sim, int32_t slot, const std::string& why) {
   account_outstanding(sim.now());
   Req& r = slots_[slot];
-  metrics::RequestRecord& rec = (*records_)[r.id];
+  metrics::RequestRecord& rec = (*out_.records)[r.id];
   rec.failed = true;
   rec.error = why;
   waiting_.pop_front();
   ++r.epoch;
   r.kv.reset(0);
   free_slots_.push_back(slot);
-  observer_->on_request_done(sim, r.id);
+  out_.observer->on_request_done(sim, r.id);
 }
 
 int32_t Replica::new_slot() {
@@ -375,7 +375,7 @@ int32_t Replica::waiting_front_slow() {
   if (const workloads::RequestSpec* rich = waiting_.head_rich()) {
     slot = take_slot(*rich, a.arrival_ns);
   } else {
-    const metrics::RequestRecord& rec = (*records_)[a.id];
+    const metrics::RequestRecord& rec = (*out_.records)[a.id];
     workloads::RequestSpec spec;
     spec.id = a.id;
     spec.prompt_tokens = rec.prompt_tokens;

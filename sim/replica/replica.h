@@ -250,9 +250,9 @@ class Replica : public engine::EventHandler {
   // down (a crashed engine), every request that reaches it fails at once with the error
   // kReplicaDownError. REQUIRES: one engine (no DP group, no virtual engines).
   static constexpr const char* kReplicaDownError = "replica down";
-  void set_latency_spikes(const LatencySpikes* spikes) { spikes_ = spikes; }
-  void set_down(bool down) { down_ = down; }
-  bool down() const { return down_; }
+  void set_latency_spikes(const LatencySpikes* spikes) { faults_.spikes = spikes; }
+  void set_down(bool down) { faults_.down = down; }
+  bool down() const { return faults_.down; }
 
   void on_event(engine::Simulator& sim, int64_t tag) override;
 
@@ -320,9 +320,9 @@ class Replica : public engine::EventHandler {
   void schedule_v0_step(bool& preempted);
   // A running decoder gets no token in step k: its progress, block and finish steps move by one.
   void skip_decoder(int32_t slot, int64_t k);
-  // Multi-step scheduling: step k continues the decode block begun at block_start_.
+  // Multi-step scheduling: step k continues the decode block begun at v0_.block_start.
   bool in_decode_block(int64_t k) const {
-    return block_start_ >= 0 && (k - block_start_) % config_.num_scheduler_steps != 0;
+    return v0_.block_start >= 0 && (k - v0_.block_start) % config_.num_scheduler_steps != 0;
   }
   void settle_decoder(Req& r, int64_t step);
   void add_decoder(int32_t slot, int64_t base_step);
@@ -452,13 +452,14 @@ class Replica : public engine::EventHandler {
   StepCosts costs_;
   KvCacheManager kv_;
   std::unique_ptr<KvOffload> offload_;  // the CPU tier; null without KV offloading
-  std::vector<metrics::RequestRecord>* records_;
-  RequestObserver* observer_;
+  // Where results go: the caller's records (indexed by request id) and who is told of each end.
+  struct Outputs {
+    std::vector<metrics::RequestRecord>* records = nullptr;
+    RequestObserver* observer = nullptr;
+  };
+  Outputs out_;
   std::unique_ptr<SchedulerPolicy> policy_;  // orders waiting_ and picks preemption victims
   WaitingQueue waiting_;
-  // V0 without chunked prefill (prefill_first()): admission above the block manager's
-  // watermark, 1 % of the blocks (0 otherwise).
-  int64_t watermark_blocks_;
   // How this engine is linked to others (pipeline parallelism's virtual engines, a DP group).
   struct Links {
     std::vector<Replica*> virtual_engines;  // engines 1..PP−1 when this is engine 0 of a group
@@ -505,6 +506,8 @@ class Replica : public engine::EventHandler {
     std::vector<int32_t> verify;  // speculative decoding: the decoders in the step
     int64_t now_ns = 0;           // when the step being scheduled starts
     int64_t lora_decoders = 0;    // decoders in the step with a LoRA adapter
+    std::vector<int32_t> hits;    // scratch: a request's prefix-cache hits while it is admitted
+    std::vector<int64_t> aborts;  // requests to abort at the end of the step in flight
   };
   Step step_;
   // Rows of a step's batch that emit no token: their count and Σ context tokens.
@@ -512,32 +515,50 @@ class Replica : public engine::EventHandler {
     int64_t seqs = 0;
     int64_t ctx = 0;
   };
-  // Async scheduling: requests that finished in the step just ended and ride along in the next
-  // one as discarded placeholder decodes (see the file comment).
-  bool async_ = false;
-  Rows ghosts_;
-  // Speculative decoding (EngineConfig::spec): on, and its KV lookahead slots per request.
-  bool spec_ = false;
-  int lookahead_ = 0;
-  AcceptanceSampler acceptance_;  // config_.spec's acceptance draws
-  VerifySums verify_sums_;        // the step being scheduled's (schedule_verify_rows)
-  // Multi-step scheduling (num_scheduler_steps > 1): the first step of the decode block in
-  // progress (-1: none), and the rows of requests that finished inside the block.
-  int64_t block_start_ = -1;
-  Rows dead_;
+  // Async scheduling: on, and the requests that finished in the step just ended and ride along
+  // in the next one as discarded placeholder decodes (see the file comment).
+  struct Async {
+    bool on = false;
+    Rows ghosts;
+  };
+  Async async_;
+  // Speculative decoding (EngineConfig::spec): on, its KV lookahead slots per request, the
+  // acceptance draws and the step being scheduled's verify sums (schedule_verify_rows).
+  struct Spec {
+    bool on = false;
+    int lookahead = 0;
+    AcceptanceSampler acceptance;
+    VerifySums sums;
+  };
+  Spec spec_;
+  // The V0 engine's modes. Without chunked prefill (prefill_first()): admission above the block
+  // manager's watermark, 1 % of the blocks (0 otherwise). Multi-step scheduling
+  // (num_scheduler_steps > 1): the first step of the decode block in progress (-1: none), and the
+  // rows of requests that finished inside the block.
+  struct V0 {
+    int64_t watermark_blocks = 0;
+    int64_t block_start = -1;
+    Rows dead;
+  };
+  V0 v0_;
   metrics::StepLog step_log_;
   SimTime last_change_;  // when outstanding() last changed (for outstanding_ns)
   ReplicaStats stats_;
-  std::vector<int32_t> hits_scratch_;
-  // --enable-lora (null without): the max_loras rule, the adapters' residency and load costs.
-  std::unique_ptr<LoraAdapters> lora_;
-  int64_t lora_decoders_ = 0;          // running decoders with an adapter (LoRA kernel tokens)
-  std::vector<int32_t> lora_skipped_;  // waiting requests skipped for max_loras in this step
-  std::vector<int64_t> aborts_;        // requests to abort at the end of the step in flight
-
+  // --enable-lora: the max_loras rule, the adapters' residency and load costs (adapters null
+  // without), the running decoders with an adapter (LoRA kernel tokens) and the waiting requests
+  // skipped for max_loras in this step.
+  struct Lora {
+    std::unique_ptr<LoraAdapters> adapters;
+    int64_t decoders = 0;
+    std::vector<int32_t> skipped;
+  };
+  Lora lora_;
   // Fault injection: set_latency_spikes(), set_down().
-  const LatencySpikes* spikes_ = nullptr;
-  bool down_ = false;
+  struct Faults {
+    const LatencySpikes* spikes = nullptr;
+    bool down = false;
+  };
+  Faults faults_;
 };
 
 }  // namespace servesim::sim

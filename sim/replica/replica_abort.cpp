@@ -9,12 +9,12 @@
 namespace servesim::sim {
 
 void Replica::abort_request(engine::Simulator& sim, int64_t request_id) {
-  SERVESIM_CHECK(offload_ == nullptr && remote_.source == nullptr && !spec_,
+  SERVESIM_CHECK(offload_ == nullptr && remote_.source == nullptr && !spec_.on,
                  "abort is not modelled with KV offloading, remote KV or speculative decoding");
-  const metrics::RequestRecord& rec = (*records_)[static_cast<size_t>(request_id)];
+  const metrics::RequestRecord& rec = (*out_.records)[static_cast<size_t>(request_id)];
   if (rec.completed || rec.failed) return;
   if (step_.in_flight) {
-    aborts_.push_back(request_id);  // end_step() applies it
+    step_.aborts.push_back(request_id);  // end_step() applies it
     return;
   }
   abort_now(sim, request_id, step_.index - 1);
@@ -22,16 +22,16 @@ void Replica::abort_request(engine::Simulator& sim, int64_t request_id) {
 
 void Replica::apply_aborts(engine::Simulator& sim, int64_t last_step) {
   std::vector<int64_t> ids;
-  ids.swap(aborts_);
+  ids.swap(step_.aborts);
   for (int64_t id : ids) {
-    const metrics::RequestRecord& rec = (*records_)[static_cast<size_t>(id)];
+    const metrics::RequestRecord& rec = (*out_.records)[static_cast<size_t>(id)];
     if (!rec.completed && !rec.failed) abort_now(sim, id, last_step);
   }
 }
 
 void Replica::abort_now(engine::Simulator& sim, int64_t id, int64_t last_step) {
   account_outstanding(sim.now());
-  metrics::RequestRecord& rec = (*records_)[static_cast<size_t>(id)];
+  metrics::RequestRecord& rec = (*out_.records)[static_cast<size_t>(id)];
   const auto run =
       std::find_if(running_.begin(), running_.end(), [&](int32_t s) { return slots_[s].id == id; });
   if (run == running_.end()) {
@@ -49,13 +49,13 @@ void Replica::abort_now(engine::Simulator& sim, int64_t id, int64_t last_step) {
     const int32_t slot = *run;
     Req& r = slots_[slot];
     if (r.phase == Phase::kDecode) settle_decoder(r, last_step + 1);
-    if (async_) {
-      ++ghosts_.seqs;
-      ghosts_.ctx += num_tokens(r);
+    if (async_.on) {
+      ++async_.ghosts.seqs;
+      async_.ghosts.ctx += num_tokens(r);
     }
     if (in_decode_block(last_step + 1)) {
-      ++dead_.seqs;
-      dead_.ctx += num_tokens(r);
+      ++v0_.dead.seqs;
+      v0_.dead.ctx += num_tokens(r);
     }
     close_segment(r, last_step);
     register_computed(r);
@@ -67,14 +67,14 @@ void Replica::abort_now(engine::Simulator& sim, int64_t id, int64_t last_step) {
     } else {
       prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), slot));
     }
-    if (lora_) lora_->remove_running(r.lora);
+    if (lora_.adapters) lora_.adapters->remove_running(r.lora);
     r.phase = Phase::kWaiting;
     ++r.epoch;
     free_slots_.push_back(slot);
   }
   rec.failed = true;
   rec.error = "aborted";
-  observer_->on_request_done(sim, id);
+  out_.observer->on_request_done(sim, id);
 }
 
 }  // namespace servesim::sim

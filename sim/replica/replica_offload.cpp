@@ -56,7 +56,7 @@ Replica::OffloadAdmit Replica::admit_offloaded(int32_t s) {
   }
   // vLLM get_num_new_matched_tokens: the tier's blocks after the GPU hit, of nt / bs full blocks.
   const int64_t hits =
-      kv_.find_cached(r.id, r.group, r.kv, (nt - 1) / bs, hits_scratch_, chain_keys_of(r));
+      kv_.find_cached(r.id, r.group, r.kv, (nt - 1) / bs, step_.hits, chain_keys_of(r));
   const int64_t full = nt / bs;
   const int64_t cpu = offload_->match(r, hits, full);
   if (cpu == 0) return OffloadAdmit::kNone;
@@ -66,18 +66,18 @@ Replica::OffloadAdmit Replica::admit_offloaded(int32_t s) {
   // loaded will need, so that loaded requests never wait on each other's blocks with nothing
   // running (vLLM could stall there).
   const int64_t rest = prompt_blocks - hits - cpu;
-  if (kv_.blocks_needed(cpu, hits, hits_scratch_) + rest + offload_->reserved_blocks() >
+  if (kv_.blocks_needed(cpu, hits, step_.hits) + rest + offload_->reserved_blocks() >
       kv_.num_free_blocks()) {
     return OffloadAdmit::kBlocked;
   }
   waiting_.pop_front();
   offload_->reserve(rest);
-  kv_.take_hits(r.id, hits, hits_scratch_, r.kv);
+  kv_.take_hits(r.id, hits, step_.hits, r.kv);
   kv_.allocate(cpu, r.kv);
   kv_.record_query(nt, hits * bs);
   offload_->record_query((full - hits) * bs, cpu * bs);
   if (!r.admitted_before) {
-    (*records_)[r.id].cached_prompt_tokens =
+    (*out_.records)[r.id].cached_prompt_tokens =
         static_cast<int32_t>(std::min<int64_t>((hits + cpu) * bs, nt - 1));
     r.admitted_before = true;
   }

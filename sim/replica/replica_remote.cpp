@@ -19,7 +19,7 @@ void Replica::add_remote_request(engine::Simulator& sim, const workloads::Reques
                  "remote KV needs a source, one V1 engine and no sliding-window groups");
   remote_.arriving.push_back(spec.id);  // take_slot() marks its slot remote
   add_local_request(sim, spec);
-  if ((*records_)[spec.id].failed) {  // refused at once (too long): it will never take a slot
+  if ((*out_.records)[spec.id].failed) {  // refused at once (too long): it will never take a slot
     remote_.arriving.erase(std::find(remote_.arriving.begin(), remote_.arriving.end(), spec.id));
   }
 }
@@ -46,14 +46,14 @@ bool Replica::reserve_remote(int32_t slot) {
   // reports the rest of the prompt as external (get_num_new_matched_tokens: prompt − computed),
   // and allocate_slots reserves blocks for all of it.
   const int64_t hits =
-      kv_.find_cached(r.id, r.group, r.kv, (nt - 1) / bs, hits_scratch_, chain_keys_of(r));
+      kv_.find_cached(r.id, r.group, r.kv, (nt - 1) / bs, step_.hits, chain_keys_of(r));
   const int64_t fresh = (nt + bs - 1) / bs - hits;
-  if (kv_.blocks_needed(fresh, hits, hits_scratch_) > kv_.num_free_blocks()) return false;
+  if (kv_.blocks_needed(fresh, hits, step_.hits) > kv_.num_free_blocks()) return false;
   waiting_.pop_front();
-  kv_.take_hits(r.id, hits, hits_scratch_, r.kv);
+  kv_.take_hits(r.id, hits, step_.hits, r.kv);
   kv_.allocate(fresh, r.kv);
   kv_.record_query(nt, hits * bs);
-  (*records_)[r.id].cached_prompt_tokens = static_cast<int32_t>(hits * bs);
+  (*out_.records)[r.id].cached_prompt_tokens = static_cast<int32_t>(hits * bs);
   r.admitted_before = true;
   r.remote = false;  // from here on it is an ordinary request (a preemption recomputes locally)
   r.num_computed = static_cast<int32_t>(hits * bs);
@@ -93,7 +93,7 @@ void Replica::admit_remote_ready() {
   // their KV is in, the next schedule() admits them first, in the queue's order.
   size_t taken = 0;
   while (taken < remote_.ready.size() &&
-         static_cast<int64_t>(running_.size()) + ghosts_.seqs < config_.max_num_seqs &&
+         static_cast<int64_t>(running_.size()) + async_.ghosts.seqs < config_.max_num_seqs &&
          step_.budget > 0) {
     const int32_t s = remote_.ready[taken++];
     Req& r = slots_[s];

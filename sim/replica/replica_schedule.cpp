@@ -19,7 +19,7 @@ int64_t Replica::new_blocks_for(const Req& r, int32_t q) const {
   const int64_t bs = config_.block_size;
   int64_t tokens = static_cast<int64_t>(r.num_computed) + q;
   // Speculative decoding: allocate_slots' num_lookahead_tokens, within max_model_len.
-  if (spec_) tokens = std::min<int64_t>(tokens + lookahead_, config_.max_model_len);
+  if (spec_.on) tokens = std::min<int64_t>(tokens + spec_.lookahead, config_.max_model_len);
   const int64_t need = (tokens + bs - 1) / bs;
   return std::max<int64_t>(0, need - r.kv.count);
 }
@@ -122,7 +122,7 @@ bool Replica::schedule_running_fast() {
   }
   step_.decoders = decoders_.count();
   step_.decoder_ctx = decoders_.context_at(k);
-  step_.lora_decoders = lora_decoders_;
+  step_.lora_decoders = lora_.decoders;
   step_.budget -= want;
   return true;
 }
@@ -156,7 +156,7 @@ void Replica::schedule_running_slow(bool& preempted, size_t start, int64_t decod
     Req& r = slots_[s];
     make_ready(r);
     int64_t q = std::min<int64_t>(num_tokens(r) - r.num_computed, threshold);
-    if (spec_ && r.phase == Phase::kDecode) q = std::min<int64_t>(spec_tokens_for(r), threshold);
+    if (spec_.on && r.phase == Phase::kDecode) q = std::min<int64_t>(spec_tokens_for(r), threshold);
     q = std::min<int64_t>(q, step_.budget);
     if (q <= 0) {
       ++i;
@@ -241,7 +241,7 @@ void Replica::skip_decoder(int32_t slot, int64_t k) {
 void Replica::schedule_v0_step(bool& preempted) {
   const int64_t k = step_.index;
   if (!in_decode_block(k)) {
-    block_start_ = -1;
+    v0_.block_start = -1;
     schedule_waiting();  // whole prompts above the watermark (prefill_first)
     if (!step_.prefills.empty()) {
       // "Don't schedule decodes if prefills are scheduled" (_schedule_default).
@@ -256,7 +256,8 @@ void Replica::schedule_v0_step(bool& preempted) {
     ++stats_.slow_path_steps;
     schedule_running_slow(preempted);
   }
-  if (config_.num_scheduler_steps > 1 && block_start_ < 0 && step_.decoders > 0) block_start_ = k;
+  if (config_.num_scheduler_steps > 1 && v0_.block_start < 0 && step_.decoders > 0)
+    v0_.block_start = k;
 }
 
 void Replica::schedule_waiting() {
@@ -266,7 +267,7 @@ void Replica::schedule_waiting() {
                                 : std::numeric_limits<int32_t>::max();
   if (!remote_.ready.empty()) admit_remote_ready();  // KV arrived from a prefill instance
   while (!waiting_empty() &&
-         static_cast<int64_t>(running_.size()) + ghosts_.seqs < config_.max_num_seqs &&
+         static_cast<int64_t>(running_.size()) + async_.ghosts.seqs < config_.max_num_seqs &&
          step_.budget > 0) {
     const int32_t s = waiting_front();
     if (slots_[s].remote) {  // blocks reserved, KV pulled: no seat, no budget yet
@@ -279,19 +280,19 @@ void Replica::schedule_waiting() {
       if (a == OffloadAdmit::kDone) continue;
     }
     Req& r = slots_[s];
-    if (lora_ && !lora_->admits(r.lora)) {
+    if (lora_.adapters && !lora_.adapters->admits(r.lora)) {
       // max_loras distinct adapters already run and this one is not among them: vLLM skips the
       // request (it keeps its place in the queue) and goes on with the next one.
       if (r.lora_skipped_ns < 0) r.lora_skipped_ns = step_.now_ns;
       waiting_.pop_front();
-      lora_skipped_.push_back(s);
+      lora_.skipped.push_back(s);
       continue;
     }
     const int64_t nt = num_tokens(r);
     // vLLM never serves the whole prompt from cache: at least the last token is recomputed.
     const int64_t max_hit_blocks = (nt - 1) / bs;
     const int64_t hits =
-        kv_.find_cached(r.id, r.group, r.kv, max_hit_blocks, hits_scratch_, chain_keys_of(r));
+        kv_.find_cached(r.id, r.group, r.kv, max_hit_blocks, step_.hits, chain_keys_of(r));
     const int64_t cached = hits * bs;
     int64_t q = std::min<int64_t>(nt - cached, threshold);
     q = std::min<int64_t>(q, step_.budget);
@@ -299,27 +300,28 @@ void Replica::schedule_waiting() {
     // Speculative decoding: the lookahead slots too, once some tokens are computed (vLLM's
     // effective_lookahead_tokens).
     const int64_t fresh =
-        (spec_ && cached > 0
-             ? (std::min<int64_t>(cached + q + lookahead_, config_.max_model_len) + bs - 1) / bs
+        (spec_.on && cached > 0
+             ? (std::min<int64_t>(cached + q + spec_.lookahead, config_.max_model_len) + bs - 1) /
+                   bs
              : (cached + q + bs - 1) / bs) -
         hits;
     // Sliding groups: blocks for the window of the cached part and the new tokens (a waiting
     // request holds no table: after take_hits it holds `hits` blocks).
     const int64_t sliding = sliding_delta(r, hits + fresh, cached);
-    if (kv_.blocks_needed(fresh, hits, hits_scratch_) + sliding + config_.kv_mamba_groups +
-            watermark_blocks_ >
+    if (kv_.blocks_needed(fresh, hits, step_.hits) + sliding + config_.kv_mamba_groups +
+            v0_.watermark_blocks >
         kv_.num_free_blocks()) {
       break;
     }
 
     waiting_.pop_front();
-    kv_.take_hits(r.id, hits, hits_scratch_, r.kv);
+    kv_.take_hits(r.id, hits, step_.hits, r.kv);
     kv_.allocate(fresh, r.kv);
     admit_sliding(r, cached);
     kv_.record_query(nt, cached);
     if (offload_ != nullptr) offload_->record_query((nt / bs - hits) * bs, 0);
     if (!r.admitted_before) {
-      (*records_)[r.id].cached_prompt_tokens = static_cast<int32_t>(cached);
+      (*out_.records)[r.id].cached_prompt_tokens = static_cast<int32_t>(cached);
       r.admitted_before = true;
     }
     r.num_computed = static_cast<int32_t>(cached);
@@ -327,25 +329,25 @@ void Replica::schedule_waiting() {
     r.shared_registered = static_cast<int32_t>(std::min<int64_t>(hits, r.shared_blocks));
     r.scheduled = static_cast<int32_t>(q);
     after_allocation(s, r.scheduled);
-    if (lora_) admit_lora(r);
+    if (lora_.adapters) admit_lora(r);
     running_.push_back(s);
     prefilling_.push_back(s);
     step_.prefills.push_back(s);
     step_.budget -= q;
   }
-  if (!lora_skipped_.empty()) {
+  if (!lora_.skipped.empty()) {
     // The skipped requests go back to the head of the queue, in their order.
-    for (auto it = lora_skipped_.rbegin(); it != lora_skipped_.rend(); ++it) {
+    for (auto it = lora_.skipped.rbegin(); it != lora_.skipped.rend(); ++it) {
       waiting_.push_front(*it, slots_[*it]);
     }
-    lora_skipped_.clear();
+    lora_.skipped.clear();
   }
 }
 
 void Replica::admit_lora(Req& r) {
-  lora_->add_running(r.lora);
+  lora_.adapters->add_running(r.lora);
   if (r.lora_skipped_ns >= 0) {
-    lora_->record_wait(step_.now_ns - r.lora_skipped_ns);
+    lora_.adapters->record_wait(step_.now_ns - r.lora_skipped_ns);
     r.lora_skipped_ns = -1;
   }
 }

@@ -127,7 +127,7 @@ void Replica::end_verify_rows(engine::Simulator& sim, int64_t k) {
   for (int32_t s : step_.verify) {
     Req& r = slots_[s];
     const int drafts = r.scheduled - 1;
-    const int accepted = acceptance_.accepted(r.id, r.generated, drafts);
+    const int accepted = spec_.acceptance.accepted(r.id, r.generated, drafts);
     const int emitted = std::min(accepted + 1, r.output - r.generated);
     if (drafts > 0) {  // vLLM's num_drafts counts the requests that had drafts to verify
       stats_.spec_verify_rows += 1;

@@ -48,7 +48,8 @@ SimTime duration_ceil(double s) {
 // `running` requests, `ideal_s` the ideal model's time for it (0 without one).
 inline void Replica::record_step(const engine::Simulator& sim, SimTime duration, int64_t seqs,
                                  int64_t tokens, int64_t running, double ideal_s) {
-  if (spikes_ != nullptr) duration = spikes_->apply(sim.now(), duration);  // fault injection
+  if (faults_.spikes != nullptr)
+    duration = faults_.spikes->apply(sim.now(), duration);  // fault injection
   step_.in_flight = true;
   step_.end = sim.now() + duration;
   step_.end_queued = links_.dp_lockstep;  // a DP round schedules the end itself
@@ -79,14 +80,14 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   // Only decoders (all of running), nothing to admit, no placeholders, one engine, and the whole
   // batch within the budget: schedule_running_fast() gives everyone one token, schedule_waiting()
   // has nothing to do.
-  if (spec_ || n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
-      !waiting_empty() || !remote_.ready.empty() || ghosts_.seqs != 0 || dead_.seqs != 0 ||
+  if (spec_.on || n == 0 || static_cast<int64_t>(running_.size()) != n || !prefilling_.empty() ||
+      !waiting_empty() || !remote_.ready.empty() || async_.ghosts.seqs != 0 || v0_.dead.seqs != 0 ||
       links_.pipeline != nullptr || links_.dp_lockstep || n > config_.max_num_batched_tokens) {
     return false;
   }
   if (offload_ != nullptr && offload_->loading()) return false;  // a load ends: it is admitted
   // Multi-step: with nothing waiting, a decode block begins here (schedule_v0_step).
-  if (config_.num_scheduler_steps > 1 && block_start_ < 0) block_start_ = step_.index;
+  if (config_.num_scheduler_steps > 1 && v0_.block_start < 0) v0_.block_start = step_.index;
   const models::DecodeSeries* cost_series = nullptr;
   const models::DecodeSeries* ideal_series = nullptr;
   if (!costs_.decode_series(n, cost_series, ideal_series)) return false;
@@ -103,9 +104,9 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
   // LoRA: the running set, and so the batch's adapters, stays the same for the whole run; an
   // adapter that left with the last step's finishes only reorders the caches (no load).
   double lora_s = 0.0;
-  if (lora_) {
-    lora_->prepare_step();
-    lora_s = config_.lora.step.seconds(lora_decoders_, lora_->distinct());
+  if (lora_.adapters) {
+    lora_.adapters->prepare_step();
+    lora_s = config_.lora.step.seconds(lora_.decoders, lora_.adapters->distinct());
   }
   step_.prefills.clear();
   step_.decoders = n;
@@ -124,7 +125,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
       used = 0;
       const int64_t ctx0 = decoders_.context_offset() + n * k;
       for (int64_t j = 0; j < ahead; ++j) totals[j] = cost.total_s(ctx0 + n * j);
-      if (lora_) {
+      if (lora_.adapters) {
         for (int64_t j = 0; j < ahead; ++j) totals[j] += lora_s;
       }
       if (has_ideal) {
@@ -143,7 +144,7 @@ bool Replica::run_decode_steps(engine::Simulator& sim, bool& chained) {
 
     // start_step(): the step's cost and counters.
     const double total = totals[used];
-    const double s = async_ && chained ? std::max(total - host, host) : total;
+    const double s = async_.on && chained ? std::max(total - host, host) : total;
     const SimTime duration = std::max(SimTime::from_ns(1), duration_ceil(s));
     record_step(sim, duration, n, n, n, has_ideal ? ideals[used] : 0.0);
     ++used;
@@ -163,7 +164,7 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
   for (;;) {
     // Ghosts (async scheduling) were scheduled first, in vLLM's running list: their tokens come
     // out of the budget before anyone else's.
-    step_.budget = config_.max_num_batched_tokens - ghosts_.seqs;
+    step_.budget = config_.max_num_batched_tokens - async_.ghosts.seqs;
     step_.prefills.clear();
     step_.decoders = 0;
     step_.decoder_ctx = 0;
@@ -172,14 +173,14 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     step_.lora_decoders = 0;
     step_.now_ns = sim.now().ns();
     bool preempted = false;
-    bool verify_summed = false;  // speculative decoding: verify_sums_ hold the step's rows
+    bool verify_summed = false;  // speculative decoding: spec_.sums hold the step's rows
     if (prefill_first()) {
       schedule_v0_step(preempted);
     } else {
-      if (!running_.empty() && (spec_ || !schedule_running_fast())) {
+      if (!running_.empty() && (spec_.on || !schedule_running_fast())) {
         ++stats_.slow_path_steps;
-        if (spec_) {
-          verify_summed = schedule_verify_rows(preempted, verify_sums_);
+        if (spec_.on) {
+          verify_summed = schedule_verify_rows(preempted, spec_.sums);
         } else {
           schedule_running_slow(preempted);
         }
@@ -189,9 +190,9 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     if (!remote_.to_start.empty()) start_remote_loads(sim);
 
     models::BatchShape shape;
-    shape.decode_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
-    shape.decode_context_tokens = step_.decoder_ctx + ghosts_.ctx + dead_.ctx;
-    shape.sampled_seqs = step_.decoders + ghosts_.seqs + dead_.seqs;
+    shape.decode_seqs = step_.decoders + async_.ghosts.seqs + v0_.dead.seqs;
+    shape.decode_context_tokens = step_.decoder_ctx + async_.ghosts.ctx + v0_.dead.ctx;
+    shape.sampled_seqs = step_.decoders + async_.ghosts.seqs + v0_.dead.seqs;
     const int64_t window = config_.attention_window;  // 0: no sliding-window layers
     // Gated DeltaNet layers: the step's prefills counted in chunk_gated_delta_rule's chunks.
     const bool linear_layers = config_.kv_mamba_groups > 0;
@@ -218,9 +219,9 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     }
     int64_t draft_rows = 0;  // speculative decoding: the rows the drafter's later passes run
     int64_t draft_ctx = 0;
-    if (spec_) {
+    if (spec_.on) {
       if (verify_summed && step_.prefills.empty()) {
-        add_verify_sums(verify_sums_, shape, draft_rows, draft_ctx);
+        add_verify_sums(spec_.sums, shape, draft_rows, draft_ctx);
       } else {
         step_.verify.clear();  // the rows again, after the prefills' sums
         add_verify_rows(shape, draft_rows, draft_ctx);
@@ -241,9 +242,9 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
              "needs " +
                  std::to_string((num_tokens(r) + config_.block_size - 1) / config_.block_size) +
                  " KV blocks but the cache holds " + std::to_string(kv_.num_blocks()) +
-                 (watermark_blocks_ > 0 ? " (V0 keeps " + std::to_string(watermark_blocks_) +
-                                              " of them free: its block manager's watermark)"
-                                        : std::string()));
+                 (v0_.watermark_blocks > 0 ? " (V0 keeps " + std::to_string(v0_.watermark_blocks) +
+                                                 " of them free: its block manager's watermark)"
+                                           : std::string()));
         continue;
       }
       SERVESIM_CHECK(false, "running requests but nothing scheduled");
@@ -252,30 +253,31 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     // With pipeline stages the step's micro-batch queues for the shared stage GPUs; a DP rank's
     // step is timed by its group's round (end_dp_step).
     // LoRA: the batch's adapters made resident, then the Punica kernels (device time).
-    const double lora_s = lora_ ? lora_step_s(lora_prefill_tokens) : 0.0;
+    const double lora_s = lora_.adapters ? lora_step_s(lora_prefill_tokens) : 0.0;
     SimTime duration;
-    const double drafter_s = spec_ ? costs_.drafter_s(shape, draft_rows, draft_ctx) : 0.0;
+    const double drafter_s = spec_.on ? costs_.drafter_s(shape, draft_rows, draft_ctx) : 0.0;
     stats_.spec_drafter_s += drafter_s;
     if (links_.dp_lockstep) {
       models::StepCost c = costs_.estimate(shape);
       c.linear_s += drafter_s;  // the drafter runs on the GPU after the step's forward
       c.total_s += drafter_s;
-      if (lora_) c.total_s += lora_s;
-      links_.dp->join(sim, this, c, static_cast<double>(shape.total_tokens()), async_ && chained);
+      if (lora_.adapters) c.total_s += lora_s;
+      links_.dp->join(sim, this, c, static_cast<double>(shape.total_tokens()),
+                      async_.on && chained);
       duration = SimTime::from_ns(0);
       step_.end_queued = true;  // the round schedules the end
     } else if (links_.pipeline != nullptr) {
       duration = links_.pipeline->run(sim.now(), shape) - sim.now();
     } else {
       models::StepCost c = costs_.estimate(shape);
-      if (lora_) c.total_s += lora_s;
+      if (lora_.adapters) c.total_s += lora_s;
       // Async scheduling overlaps this step's host work with the previous step's GPU work.
       const double s =
-          (async_ && chained ? std::max(c.device_s(), c.host_s) : c.total_s) + drafter_s;
+          (async_.on && chained ? std::max(c.device_s(), c.host_s) : c.total_s) + drafter_s;
       duration = std::max(SimTime::from_ns(1), SimTime::from_seconds_ceil(s));
     }
-    ghosts_.seqs = 0;
-    ghosts_.ctx = 0;
+    async_.ghosts.seqs = 0;
+    async_.ghosts.ctx = 0;
     const double ideal_s = costs_.ideal_s(shape);
     // The step's end is queued or handled in place by on_event().
     record_step(sim, duration, shape.prefill_seqs + shape.decode_seqs, shape.total_tokens(),
@@ -283,15 +285,16 @@ void Replica::start_step(engine::Simulator& sim, bool chained) {
     SERVESIM_CHECK(static_cast<int64_t>(running_.size()) <= config_.max_num_seqs,
                    "max_num_seqs exceeded");
     SERVESIM_CHECK(shape.total_tokens() <= config_.max_num_batched_tokens, "token budget exceeded");
-    SERVESIM_CHECK(!lora_ || lora_->distinct() <= config_.lora.max_loras, "max_loras exceeded");
+    SERVESIM_CHECK(!lora_.adapters || lora_.adapters->distinct() <= config_.lora.max_loras,
+                   "max_loras exceeded");
     return;
   }
 }
 
 double Replica::lora_step_s(int64_t prefill_lora_tokens) {
-  const double load_s = lora_->prepare_step();
-  return load_s +
-         config_.lora.step.seconds(prefill_lora_tokens + step_.lora_decoders, lora_->distinct());
+  const double load_s = lora_.adapters->prepare_step();
+  return load_s + config_.lora.step.seconds(prefill_lora_tokens + step_.lora_decoders,
+                                            lora_.adapters->distinct());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -308,7 +311,7 @@ void Replica::end_step(engine::Simulator& sim) {
     if (r.num_computed < num_tokens(r)) continue;  // a chunk of a longer prompt
     // The prompt (or the recompute of prompt + generated tokens) is complete: sample a token.
     ++r.generated;
-    metrics::RequestRecord& rec = (*records_)[r.id];
+    metrics::RequestRecord& rec = (*out_.records)[r.id];
     if (r.generated == 1) rec.first_token = sim.now();
     if (r.seg_start < 0) r.seg_start = k;
     prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), s));
@@ -319,7 +322,7 @@ void Replica::end_step(engine::Simulator& sim) {
       add_decoder(s, k + 1);
     }
   }
-  if (spec_) end_verify_rows(sim, k);
+  if (spec_.on) end_verify_rows(sim, k);
   while (decoders_.next_finish() <= k) {
     const DecoderIndex::FinishEntry e = decoders_.pop_finish();
     Req& r = slots_[e.slot];
@@ -328,18 +331,18 @@ void Replica::end_step(engine::Simulator& sim) {
     settle_decoder(r, k + 1);
     finish(sim, e.slot, k);
   }
-  if (!aborts_.empty()) apply_aborts(sim, k);  // aborts wait for the step boundary
+  if (!step_.aborts.empty()) apply_aborts(sim, k);  // aborts wait for the step boundary
   // Multi-step: a block whose requests have all finished (or been preempted) ends here; its
   // remaining steps are not run.
-  if (running_.empty()) block_start_ = -1;
+  if (running_.empty()) v0_.block_start = -1;
   if (!in_decode_block(k + 1)) {
-    dead_.seqs = 0;
-    dead_.ctx = 0;
+    v0_.dead.seqs = 0;
+    v0_.dead.ctx = 0;
   }
   // A load from the CPU tier that ended during this step is collected by the next one.
   const bool loads = offload_ != nullptr && offload_->loading();
-  if (!step_.in_flight && (!running_.empty() || !waiting_empty() || ghosts_.seqs > 0 || loads ||
-                           !remote_.ready.empty())) {
+  if (!step_.in_flight && (!running_.empty() || !waiting_empty() || async_.ghosts.seqs > 0 ||
+                           loads || !remote_.ready.empty())) {
     start_step(sim, true);
   }
 }
