@@ -12,6 +12,7 @@
 #include "sim/replica/kv_offload.h"
 #include "sim/replica/kv_offload_tier.h"
 #include "sim/replica/replica.h"
+#include "tests/unit/replica/replica_harness.h"
 
 namespace servesim::sim {
 namespace {
@@ -96,23 +97,9 @@ TEST_CASE("the tier's blocks are GiB over the KV bytes of one block on all TP ra
 // ---------------------------------------------------------------------------------------------
 // On a replica
 
-class AffineCost : public models::CostModel {
- public:
-  models::StepCost estimate(const models::BatchShape& s) const override {
-    models::StepCost c;
-    c.overhead_s = 1e-3;
-    c.linear_s = 1e-5 * static_cast<double>(s.total_tokens());
-    c.total_s = c.overhead_s + c.linear_s;
-    return c;
-  }
-};
-SimTime step_time(int64_t tokens) { return SimTime::from_seconds_ceil(1e-3 + 1e-5 * tokens); }
-
-class Counter : public RequestObserver {
- public:
-  int64_t done = 0;
-  void on_request_done(engine::Simulator&, int64_t) override { ++done; }
-};
+using testing::AffineCost;
+using testing::Counter;
+using testing::step_time;
 
 constexpr double kBlockBytes = 1e6;  // one block on one GPU
 constexpr double kBandwidth = 1e9;   // host link, bytes/s: a block takes 1 ms

@@ -2,42 +2,23 @@
 // prefill chunk of q tokens adds ⌈q / 64⌉ to prefill_linear_chunks, the chunks vLLM's
 // chunk_gated_delta_rule runs it in (models/linear_attention.h); a model without such layers
 // (EngineConfig::kv_mamba_groups 0) leaves the count 0. The cost model records every shape it is
-// asked about (step time 1 ms + 10 µs per token, as in replica_test.cpp).
+// asked about (step time 1 ms + 10 µs per token: tests/unit/replica/replica_harness.h).
 #include <catch2/catch.hpp>
 
 #include <vector>
 
 #include "sim/engine/simulator.h"
 #include "sim/replica/replica.h"
+#include "tests/unit/replica/replica_harness.h"
 
 namespace servesim::sim {
 namespace {
 
-class RecordingCost : public models::CostModel {
- public:
-  models::StepCost estimate(const models::BatchShape& s) const override {
-    shapes.push_back(s);
-    models::StepCost c;
-    c.overhead_s = 1e-3;
-    c.linear_s = 1e-5 * static_cast<double>(s.total_tokens());
-    c.total_s = c.overhead_s + c.linear_s;
-    return c;
-  }
-  mutable std::vector<models::BatchShape> shapes;
-};
-
-class Counter : public RequestObserver {
- public:
-  void on_request_done(engine::Simulator&, int64_t) override {}
-};
+using testing::Harness;
 
 // One request of `prompt` tokens and 2 outputs with a 100-token budget: the prompt in chunks of
 // 100 tokens. `mamba_groups` state groups (each a block held from admission).
 std::vector<models::BatchShape> run(int mamba_groups, int32_t prompt) {
-  RecordingCost cost;
-  Counter observer;
-  engine::Simulator sim;
-  std::vector<metrics::RequestRecord> records(1);
   EngineConfig cfg;
   cfg.max_num_seqs = 8;
   cfg.max_num_batched_tokens = 100;
@@ -45,18 +26,11 @@ std::vector<models::BatchShape> run(int mamba_groups, int32_t prompt) {
   cfg.enable_prefix_caching = false;
   cfg.max_model_len = 1 << 20;
   cfg.kv_mamba_groups = mamba_groups;
-  Replica replica(0, cfg, cost, nullptr, 200, &records, &observer);
-  workloads::RequestSpec spec;
-  spec.id = 0;
-  spec.prompt_tokens = prompt;
-  spec.output_tokens = 2;
-  records[0].id = 0;
-  records[0].prompt_tokens = prompt;
-  records[0].output_tokens = 2;
-  replica.add_request(sim, spec);
-  sim.run();
-  REQUIRE(records[0].completed);
-  return cost.shapes;
+  Harness h(cfg, 200, 1);
+  h.add(0, prompt, 2);
+  h.sim.run();
+  REQUIRE(h.records[0].completed);
+  return h.cost.shapes;
 }
 
 TEST_CASE("replica: a DeltaNet model's prefill chunks count chunk_gated_delta_rule's chunks",

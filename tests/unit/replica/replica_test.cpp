@@ -8,61 +8,16 @@
 #include <vector>
 
 #include "sim/engine/simulator.h"
+#include "tests/unit/replica/replica_harness.h"
 
 namespace servesim::sim {
 namespace {
 
-class AffineCost : public models::CostModel {
- public:
-  models::StepCost estimate(const models::BatchShape& s) const override {
-    models::StepCost c;
-    c.overhead_s = 1e-3;
-    c.linear_s = 1e-5 * static_cast<double>(s.total_tokens());
-    c.total_s = c.overhead_s + c.linear_s;
-    return c;
-  }
-};
-SimTime step_time(int64_t tokens) { return SimTime::from_seconds_ceil(1e-3 + 1e-5 * tokens); }
-
-class Counter : public RequestObserver {
- public:
-  int64_t done = 0;
-  void on_request_done(engine::Simulator&, int64_t) override { ++done; }
-};
-
-struct Harness {
-  AffineCost cost;
-  Counter observer;
-  engine::Simulator sim;
-  std::vector<metrics::RequestRecord> records;
-  std::unique_ptr<Replica> replica;
-
-  Harness(EngineConfig cfg, int64_t blocks, int n_requests) : records(n_requests) {
-    replica = std::make_unique<Replica>(0, cfg, cost, nullptr, blocks, &records, &observer);
-  }
-  void add(int64_t id, int32_t prompt, int32_t output, int32_t priority = 0) {
-    workloads::RequestSpec spec;
-    spec.id = id;
-    spec.prompt_tokens = prompt;
-    spec.output_tokens = output;
-    spec.priority = priority;
-    records[id].id = id;
-    records[id].arrival = sim.now();
-    records[id].prompt_tokens = prompt;
-    records[id].output_tokens = output;
-    replica->add_request(sim, spec);
-  }
-};
-
-EngineConfig config(int max_num_seqs, int budget, bool prefix_caching = false) {
-  EngineConfig c;
-  c.max_num_seqs = max_num_seqs;
-  c.max_num_batched_tokens = budget;
-  c.block_size = 16;
-  c.enable_prefix_caching = prefix_caching;
-  c.max_model_len = 1 << 20;
-  return c;
-}
+using testing::AffineCost;
+using testing::config;
+using testing::Counter;
+using testing::Harness;
+using testing::step_time;
 
 int64_t emitted_tokens(const metrics::RequestRecord& r) {
   int64_t n = 0;

@@ -10,6 +10,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/replica/replica.h"
 #include "sim/replica/waiting_queue.h"
+#include "tests/unit/replica/replica_harness.h"
 
 namespace servesim::sim {
 namespace {
@@ -45,22 +46,9 @@ TEST_CASE("shortest-prompt-first orders the waiting queue by prompt and preempts
   REQUIRE(spf->victim({1, 2, 3}, slots) == 1);
 }
 
-class AffineCost : public models::CostModel {  // step time = 1 ms + 10 µs per token
- public:
-  models::StepCost estimate(const models::BatchShape& s) const override {
-    models::StepCost c;
-    c.overhead_s = 1e-3;
-    c.linear_s = 1e-5 * static_cast<double>(s.total_tokens());
-    c.total_s = c.overhead_s + c.linear_s;
-    return c;
-  }
-};
-SimTime step_time(int64_t tokens) { return SimTime::from_seconds_ceil(1e-3 + 1e-5 * tokens); }
-
-class NoObserver : public RequestObserver {
- public:
-  void on_request_done(engine::Simulator&, int64_t) override {}
-};
+using testing::AffineCost;
+using testing::step_time;
+using NoObserver = testing::Counter;
 
 TEST_CASE("a replica under shortest-prompt-first serves simultaneous arrivals shortest first",
           "[replica][scheduler_policy]") {

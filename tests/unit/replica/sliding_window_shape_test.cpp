@@ -2,7 +2,7 @@
 // windowed prefill sums come from models::windowed_attn_work and min(c, W), with W from
 // EngineConfig::attention_window (the model's, not the cost model's); a model without a window
 // leaves them 0. The cost model records every shape it is asked about (step time 1 ms + 10 µs
-// per token, as in replica_test.cpp).
+// per token: tests/unit/replica/replica_harness.h).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,34 +11,15 @@
 
 #include "sim/engine/simulator.h"
 #include "sim/replica/replica.h"
+#include "tests/unit/replica/replica_harness.h"
 
 namespace servesim::sim {
 namespace {
 
-class RecordingCost : public models::CostModel {
- public:
-  models::StepCost estimate(const models::BatchShape& s) const override {
-    shapes.push_back(s);
-    models::StepCost c;
-    c.overhead_s = 1e-3;
-    c.linear_s = 1e-5 * static_cast<double>(s.total_tokens());
-    c.total_s = c.overhead_s + c.linear_s;
-    return c;
-  }
-  mutable std::vector<models::BatchShape> shapes;
-};
-
-class Counter : public RequestObserver {
- public:
-  void on_request_done(engine::Simulator&, int64_t) override {}
-};
+using testing::Harness;
 
 // One request of `prompt` tokens and 2 outputs, 256-token budget: the prompt in 256-token chunks.
 std::vector<models::BatchShape> run(int64_t window, int32_t prompt) {
-  RecordingCost cost;
-  Counter observer;
-  engine::Simulator sim;
-  std::vector<metrics::RequestRecord> records(1);
   EngineConfig cfg;
   cfg.max_num_seqs = 8;
   cfg.max_num_batched_tokens = 256;
@@ -46,18 +27,11 @@ std::vector<models::BatchShape> run(int64_t window, int32_t prompt) {
   cfg.enable_prefix_caching = false;
   cfg.max_model_len = 1 << 20;
   cfg.attention_window = window;
-  Replica replica(0, cfg, cost, nullptr, 200, &records, &observer);
-  workloads::RequestSpec spec;
-  spec.id = 0;
-  spec.prompt_tokens = prompt;
-  spec.output_tokens = 2;
-  records[0].id = 0;
-  records[0].prompt_tokens = prompt;
-  records[0].output_tokens = 2;
-  replica.add_request(sim, spec);
-  sim.run();
-  REQUIRE(records[0].completed);
-  return cost.shapes;
+  Harness h(cfg, 200, 1);
+  h.add(0, prompt, 2);
+  h.sim.run();
+  REQUIRE(h.records[0].completed);
+  return h.cost.shapes;
 }
 
 TEST_CASE("replica: a sliding-window model's prefill chunks carry the windowed sums",

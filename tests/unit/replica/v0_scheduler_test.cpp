@@ -12,63 +12,15 @@
 #include "sim/engine/simulator.h"
 #include "sim/replica/engine_request.h"
 #include "sim/replica/replica.h"
+#include "tests/unit/replica/replica_harness.h"
 
 namespace servesim::sim {
 namespace {
 
-class AffineCost : public models::CostModel {
- public:
-  models::StepCost estimate(const models::BatchShape& s) const override {
-    models::StepCost c;
-    c.overhead_s = 1e-3;
-    c.linear_s = 1e-5 * static_cast<double>(s.total_tokens());
-    c.total_s = c.overhead_s + c.linear_s;
-    return c;
-  }
-};
-SimTime step_time(int64_t tokens) { return SimTime::from_seconds_ceil(1e-3 + 1e-5 * tokens); }
-
-class Counter : public RequestObserver {
- public:
-  int64_t done = 0;
-  void on_request_done(engine::Simulator&, int64_t) override { ++done; }
-};
-
-struct Harness : engine::EventHandler {
-  AffineCost cost;
-  Counter observer;
-  engine::Simulator sim;
-  std::vector<metrics::RequestRecord> records;
-  std::unique_ptr<Replica> replica;
-  std::vector<workloads::RequestSpec> later;  // sent at their event (tag = index)
-
-  Harness(EngineConfig cfg, int64_t blocks, int n_requests) : records(n_requests) {
-    replica = std::make_unique<Replica>(0, cfg, cost, nullptr, blocks, &records, &observer);
-  }
-  void add(int64_t id, int32_t prompt, int32_t output) {
-    workloads::RequestSpec spec;
-    spec.id = id;
-    spec.prompt_tokens = prompt;
-    spec.output_tokens = output;
-    records[id].id = id;
-    records[id].arrival = sim.now();
-    records[id].prompt_tokens = prompt;
-    records[id].output_tokens = output;
-    replica->add_request(sim, spec);
-  }
-  void add_at(SimTime t, int64_t id, int32_t prompt, int32_t output) {
-    workloads::RequestSpec spec;
-    spec.id = id;
-    spec.prompt_tokens = prompt;
-    spec.output_tokens = output;
-    later.push_back(spec);
-    sim.schedule_at(t, this, static_cast<int64_t>(later.size() - 1));
-  }
-  void on_event(engine::Simulator&, int64_t tag) override {
-    const workloads::RequestSpec& s = later[static_cast<size_t>(tag)];
-    add(s.id, s.prompt_tokens, s.output_tokens);
-  }
-};
+using testing::AffineCost;
+using testing::Counter;
+using testing::Harness;
+using testing::step_time;
 
 // A resolved V0 config without chunked prefill, as resolve_engine_config gives it.
 EngineConfig v0_config(int max_num_seqs, int budget, int scheduler_steps = 1) {
