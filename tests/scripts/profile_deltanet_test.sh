@@ -7,18 +7,8 @@
 set -euo pipefail
 servesim=$1
 root=$2
-py=""
-for candidate in python3 /usr/bin/python3; do
-  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c "import torch" 2>/dev/null; then
-    py=$candidate
-    break
-  fi
-done
-if [ -z "$py" ]; then
-  echo "SKIPPED: PyTorch is not installed (apt-get install python3-torch, or"
-  echo "SERVESIM_WITH_TORCH=1 scripts/setup.sh); scripts/profile_deltanet.py was not exercised."
-  exit 77
-fi
+. "$(dirname "$0")/torch_python.sh"
+find_torch_python profile_deltanet.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

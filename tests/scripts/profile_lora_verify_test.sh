@@ -11,18 +11,8 @@
 # Usage: profile_lora_verify_test.sh REPO_ROOT
 set -euo pipefail
 root=$1
-py=""
-for candidate in python3 /usr/bin/python3; do
-  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c "import torch" 2>/dev/null; then
-    py=$candidate
-    break
-  fi
-done
-if [ -z "$py" ]; then
-  echo "SKIPPED: PyTorch is not installed (apt-get install python3-torch, or"
-  echo "SERVESIM_WITH_TORCH=1 scripts/setup.sh); scripts/profile_lora_verify.py was not exercised."
-  exit 77
-fi
+. "$(dirname "$0")/torch_python.sh"
+find_torch_python profile_lora_verify.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 shim=$root/tests/scripts/triton_shim

@@ -7,17 +7,8 @@
 # Usage: profile_sampler_test.sh REPO_ROOT
 set -euo pipefail
 root=$1
-py=""
-for candidate in python3 /usr/bin/python3; do
-  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c "import torch" 2>/dev/null; then
-    py=$candidate
-    break
-  fi
-done
-if [ -z "$py" ]; then
-  echo "SKIPPED: PyTorch is not installed (apt-get install python3-torch); scripts/profile_sampler.py was not exercised."
-  exit 77
-fi
+. "$(dirname "$0")/torch_python.sh"
+find_torch_python profile_sampler.py
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
