@@ -68,11 +68,16 @@ ConfigField optional_engine_field(std::string key, FieldKind kind, std::string h
                      kind,
                      std::move(help),
                      "",
-                     [member](SimulationConfig& c, const json& v) { c.engine.*member = as<T>(v); },
+                     [member, unset_echo](SimulationConfig& c, const json& v) {
+                       c.engine.*member = v.is_null() || v == unset_echo
+                                              ? std::nullopt
+                                              : std::optional<T>(as<T>(v));
+                     },
                      [member, unset_echo](const SimulationConfig& c) {
                        const std::optional<T>& value = c.engine.*member;
                        return value ? json(*value) : unset_echo;
-                     }};
+                     },
+                     unset_echo};
 }
 // --enable-lora and its flags (sim/replica/lora_config.h).
 template <typename T>
@@ -229,21 +234,26 @@ std::vector<ConfigField> build_fields() {
   // files have always carried it for V1 rows; the hybrid models' off is not known here. The row
   // is looked up without vllm_version()'s throw: an unknown version is refused where the engine
   // is resolved, with its own message, and the echo must not pre-empt that error.
-  f.push_back(ConfigField{
-      "enable_prefix_caching", K::kBool,
-      "prefix caching of full KV blocks; --no-enable-prefix-caching turns it off [the "
-      "version's: true from 0.8, false on 0.6 and 0.7 (V0); false for models with "
-      "linear-attention layers, which refuse true]",
-      "",
-      [](SimulationConfig& c, const json& v) { c.engine.enable_prefix_caching = v.get<bool>(); },
-      [](const SimulationConfig& c) {
-        if (c.engine.enable_prefix_caching) return json(*c.engine.enable_prefix_caching);
-        const std::string minor = sim::vllm_minor_version(c.engine.vllm_version);
-        for (const sim::VllmVersionInfo& row : sim::vllm_version_table()) {
-          if (row.version == minor) return json(row.prefix_caching_default);
-        }
-        return json(true);
-      }});
+  f.push_back(
+      ConfigField{"enable_prefix_caching", K::kBool,
+                  "prefix caching of full KV blocks; --no-enable-prefix-caching turns it off [the "
+                  "version's: true from 0.8, false on 0.6 and 0.7 (V0); false for models with "
+                  "linear-attention layers, which refuse true]",
+                  "",
+                  [](SimulationConfig& c, const json& v) {
+                    c.engine.enable_prefix_caching =
+                        v.is_null() ? std::nullopt : std::optional<bool>(v.get<bool>());
+                  },
+                  [](const SimulationConfig& c) {
+                    if (c.engine.enable_prefix_caching)
+                      return json(*c.engine.enable_prefix_caching);
+                    const std::string minor = sim::vllm_minor_version(c.engine.vllm_version);
+                    for (const sim::VllmVersionInfo& row : sim::vllm_version_table()) {
+                      if (row.version == minor) return json(row.prefix_caching_default);
+                    }
+                    return json(true);
+                  },
+                  json(nullptr)});
   f.push_back(engine_field("long_prefill_token_threshold", K::kInt,
                            "per-request per-step prefill chunk cap, 0 = off [0]",
                            &sim::EngineRequest::long_prefill_token_threshold));

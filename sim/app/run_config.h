@@ -5,6 +5,7 @@
 #define SERVESIM_SIM_APP_RUN_CONFIG_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct ConfigField {
   std::string short_alias;  // e.g. "-tp" (optional)
   std::function<void(sim::SimulationConfig&, const nlohmann::json&)> set;
   std::function<nlohmann::json(const sim::SimulationConfig&)> get;
+  // For a flag vLLM resolves itself (optional_engine_field): what the echo writes when it is
+  // unset (null, or 0 for the counts). A config file value equal to it, or null, leaves the flag
+  // unset, so an echoed config (plan, sweep, compare) reads back as the run it describes.
+  std::optional<nlohmann::json> unset = std::nullopt;
 };
 
 // All run fields, in the order --help lists them.

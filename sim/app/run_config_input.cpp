@@ -92,7 +92,9 @@ void apply_config_json(SimulationConfig& config, const json& j, const std::strin
       return ConfigError(where + ": key '" + key + "' has value " + value.dump() + "; expected " +
                          expected);
     };
-    if (!type_ok(match->kind, value)) throw bad(kind_word(match->kind));
+    // An unset flag as the echo writes it (ConfigField::unset) reads back as unset.
+    const bool unset = match->unset && (value.is_null() || value == *match->unset);
+    if (!unset && !type_ok(match->kind, value)) throw bad(kind_word(match->kind));
     try {
       match->set(config, value);
     } catch (const BadValue& e) {
