@@ -68,10 +68,9 @@ ConfigField optional_engine_field(std::string key, FieldKind kind, std::string h
                      kind,
                      std::move(help),
                      "",
-                     [member, unset_echo](SimulationConfig& c, const json& v) {
-                       c.engine.*member = v.is_null() || v == unset_echo
-                                              ? std::nullopt
-                                              : std::optional<T>(as<T>(v));
+                     [member](SimulationConfig& c, const json& v) {
+                       // null: unset (a --config file's echo of an unset flag, ConfigField::unset)
+                       c.engine.*member = v.is_null() ? std::nullopt : std::optional<T>(as<T>(v));
                      },
                      [member, unset_echo](const SimulationConfig& c) {
                        const std::optional<T>& value = c.engine.*member;

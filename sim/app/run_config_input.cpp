@@ -69,7 +69,10 @@ bool type_ok(FieldKind kind, const json& v) {
 
 }  // namespace
 
-void apply_config_json(SimulationConfig& config, const json& j, const std::string& where) {
+namespace {
+
+void apply_fields(SimulationConfig& config, const json& j, const std::string& where,
+                  bool unset_allowed) {
   if (!j.is_object()) throw ConfigError(where + ": expected a JSON object of run settings");
   for (const auto& item : j.items()) {
     // Named copies, not structured bindings: a lambda below captures them, which clang before 16
@@ -93,14 +96,24 @@ void apply_config_json(SimulationConfig& config, const json& j, const std::strin
                          expected);
     };
     // An unset flag as the echo writes it (ConfigField::unset) reads back as unset.
-    const bool unset = match->unset && (value.is_null() || value == *match->unset);
+    const bool unset = unset_allowed && match->unset && (value.is_null() || value == *match->unset);
     if (!unset && !type_ok(match->kind, value)) throw bad(kind_word(match->kind));
     try {
-      match->set(config, value);
+      match->set(config, unset ? json(nullptr) : value);
     } catch (const BadValue& e) {
       throw bad(e.expected);
     }
   }
+}
+
+}  // namespace
+
+void apply_config_json(SimulationConfig& config, const json& j, const std::string& where) {
+  apply_fields(config, j, where, /*unset_allowed=*/false);
+}
+
+void apply_config_file_json(SimulationConfig& config, const json& j, const std::string& where) {
+  apply_fields(config, j, where, /*unset_allowed=*/true);
 }
 
 json parse_flag_value(const ConfigField& field, const std::string& text) {

@@ -265,7 +265,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
 sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
   sim::SimulationConfig config;
   if (!o.config_file.empty()) {
-    apply_config_json(config, read_config_file(o.config_file), o.config_file);
+    apply_config_file_json(config, read_config_file(o.config_file), o.config_file);
   }
   json from_flags = json::object();
   for (const ConfigField& f : config_fields()) {

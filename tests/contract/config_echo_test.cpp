@@ -26,9 +26,18 @@ using testing::TempDir;
 
 TEST_CASE("a sweep's echoed config reads back with --config as the same run", "[cli][config]") {
   TempDir dir("config_echo");
-  const std::vector<std::string> flags = {
-      "--model", "llama-3.1-8b", "--gpu",    "h100-sxm",           "--num-prompts", "40",
-      "--seed",  "3",            "--random-input-len", "200", "--random-output-len", "20"};
+  const std::vector<std::string> flags = {"--model",
+                                          "llama-3.1-8b",
+                                          "--gpu",
+                                          "h100-sxm",
+                                          "--num-prompts",
+                                          "40",
+                                          "--seed",
+                                          "3",
+                                          "--random-input-len",
+                                          "200",
+                                          "--random-output-len",
+                                          "20"};
   std::vector<std::string> sweep = {"sweep", "--request-rate", "5,10", "--output",
                                     (dir.path / "sweep.json").string()};
   sweep.insert(sweep.end(), flags.begin(), flags.end());
@@ -44,8 +53,8 @@ TEST_CASE("a sweep's echoed config reads back with --config as the same run", "[
   std::ofstream(dir.path / "echo.json") << echo.dump(2);
 
   auto simulate = [&](std::vector<std::string> extra, const std::string& name) {
-    std::vector<std::string> a = {"simulate", "--request-rate", "5", "--save-result",
-                                  "--result-filename", (dir.path / name).string()};
+    std::vector<std::string> a = {"simulate",      "--request-rate",    "5",
+                                  "--save-result", "--result-filename", (dir.path / name).string()};
     a.insert(a.end(), extra.begin(), extra.end());
     const Outcome o = run(a);
     INFO(o.err);
@@ -62,18 +71,19 @@ TEST_CASE("a sweep's echoed config reads back with --config as the same run", "[
   }
 }
 
-TEST_CASE("an unset flag as the echo writes it leaves the flag unset, other values are still checked",
-          "[cli][config]") {
+TEST_CASE(
+    "an unset flag as the echo writes it leaves the flag unset, other values are still checked",
+    "[cli][config]") {
   sim::SimulationConfig c;
-  apply_config_json(c,
-                    json{{"max_num_seqs", 0},
-                         {"max_num_batched_tokens", 0},
-                         {"max_model_len", nullptr},
-                         {"gpu_memory_utilization", nullptr},
-                         {"async_scheduling", nullptr},
-                         {"enable_chunked_prefill", nullptr},
-                         {"enable_prefix_caching", nullptr}},
-                    "echo.json");
+  apply_config_file_json(c,
+                         json{{"max_num_seqs", 0},
+                              {"max_num_batched_tokens", 0},
+                              {"max_model_len", nullptr},
+                              {"gpu_memory_utilization", nullptr},
+                              {"async_scheduling", nullptr},
+                              {"enable_chunked_prefill", nullptr},
+                              {"enable_prefix_caching", nullptr}},
+                         "echo.json");
   CHECK_FALSE(c.engine.max_num_seqs.has_value());
   CHECK_FALSE(c.engine.max_num_batched_tokens.has_value());
   CHECK_FALSE(c.engine.max_model_len.has_value());
@@ -82,17 +92,23 @@ TEST_CASE("an unset flag as the echo writes it leaves the flag unset, other valu
   CHECK_FALSE(c.engine.enable_chunked_prefill.has_value());
   CHECK_FALSE(c.engine.enable_prefix_caching.has_value());
   // A value overrides an earlier one, and unset resets it (later keys, later files win).
-  apply_config_json(c, json{{"max_num_seqs", 64}, {"enable_prefix_caching", false}}, "a.json");
+  apply_config_file_json(c, json{{"max_num_seqs", 64}, {"enable_prefix_caching", false}}, "a.json");
   CHECK(c.engine.max_num_seqs == 64);
   CHECK(c.engine.enable_prefix_caching == false);
-  apply_config_json(c, json{{"max_num_seqs", 0}, {"enable_prefix_caching", nullptr}}, "b.json");
+  apply_config_file_json(c, json{{"max_num_seqs", 0}, {"enable_prefix_caching", nullptr}},
+                         "b.json");
   CHECK_FALSE(c.engine.max_num_seqs.has_value());
   CHECK_FALSE(c.engine.enable_prefix_caching.has_value());
 
-  REQUIRE_THROWS_WITH(apply_config_json(c, json{{"max_num_seqs", -1}}, "c.json"),
+  REQUIRE_THROWS_WITH(apply_config_file_json(c, json{{"max_num_seqs", -1}}, "c.json"),
                       "c.json: key 'max_num_seqs' has value -1; expected an integer >= 1");
-  REQUIRE_THROWS_WITH(apply_config_json(c, json{{"block_size", nullptr}}, "c.json"),
+  REQUIRE_THROWS_WITH(apply_config_file_json(c, json{{"block_size", nullptr}}, "c.json"),
                       Catch::Contains("key 'block_size' has value null"));
+  // Flags and --vary values are not files: 0 and null stay refused there.
+  REQUIRE_THROWS_WITH(apply_config_json(c, json{{"max_num_seqs", 0}}, "--vary"),
+                      Catch::Contains("expected an integer >= 1"));
+  REQUIRE_THROWS_WITH(apply_config_json(c, json{{"async_scheduling", nullptr}}, "--vary"),
+                      Catch::Contains("expected true or false"));
   const Outcome typed = run({"simulate", "--max-num-seqs", "0", "--num-prompts", "1"});
   CHECK(typed.code == 2);
   CHECK_THAT(typed.err, Catch::Contains("--max-num-seqs") && Catch::Contains("an integer >= 1"));
