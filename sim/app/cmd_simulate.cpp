@@ -15,6 +15,7 @@
 #include "sim/cluster/saturation.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/planning/error_band.h"
 #include "sim/planning/slo.h"
 #include "workloads/workload_classes.h"
 
@@ -119,8 +120,11 @@ void print_extras(std::ostream& out, const json& s) {
   row("Kernel times:", s.value("kernel_source", std::string("roofline")));
   if (s.contains("prediction")) {
     // calibrated / transferred / datasheet-only, and why (calibration::classify_prediction).
-    row("Prediction basis:", s["prediction"]["basis"].get<std::string>());
+    const std::string basis = s["prediction"]["basis"].get<std::string>();
+    row("Prediction basis:", basis);
     out << "  " << s["prediction"]["reason"].get<std::string>() << "\n";
+    // How far to trust it: the median error measured for this basis (sim/planning/error_band.h).
+    out << "  expected error (median |error|): " << planning::expected_error_text(basis) << "\n";
   }
   if (s.contains("replicas")) {
     // One line per replica: requests, TTFT/TPOT (mean and P99), busy fraction, preemptions.

@@ -43,6 +43,26 @@ double combined_band(double a, double b);
 // "band unknown (basis X has no measured error in docs/validation.md)".
 std::string band_text(const std::string& basis);
 
+// What the same basis measured on runs nobody here produced (docs/validation.md §7: 61 public
+// `vllm bench serve` runs on A100 80GB; nothing was fitted on them): the median |error| of mean
+// TTFT, mean TPOT and benchmark duration, fractions. Only the bases those runs were scored under
+// have one: transferred (the shipped A100 profile off its domain) and datasheet-only
+// (--calibration none). A buyer reads the band of error_band() as how well servesim does where
+// its data reach, and this one as how far off it has been where they do not.
+struct IndependentError {
+  std::string basis;
+  double ttft = 0;
+  double tpot = 0;
+  double duration = 0;
+  std::string source;
+};
+std::optional<IndependentError> independent_error(const std::string& basis);
+
+// The line `simulate` prints under its prediction basis: band_text(basis), then, where the basis
+// has one, "; on independent public runs: 45% TTFT, 31% TPOT, 37% duration (docs/validation.md
+// §7, ...)".
+std::string expected_error_text(const std::string& basis);
+
 // A fraction as a person writes a band: 0.124 → "12%", 0.044 → "4.4%".
 std::string percent_text(double fraction);
 
