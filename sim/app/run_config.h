@@ -46,9 +46,10 @@ const std::vector<ConfigField>& config_fields();
 // expected.
 void apply_config_json(sim::SimulationConfig& config, const nlohmann::json& j,
                        const std::string& where);
-// The same for the object of a --config file at `where`, which may also hold what an echo
+// The same for the object of a JSON --config file at `where`, which may also hold what an echo
 // (config_to_json) writes for an unset flag (ConfigField::unset): such a value, or null, leaves
-// that flag unset. Flags and --vary values take apply_config_json, which refuses them.
+// that flag unset. Flags, --vary values and vllm serve's YAML files take apply_config_json,
+// which refuses them.
 void apply_config_file_json(sim::SimulationConfig& config, const nlohmann::json& j,
                             const std::string& where);
 

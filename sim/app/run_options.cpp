@@ -265,7 +265,14 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
 sim::SimulationConfig build_config(const CLI::App& cmd, const RunOptions& o) {
   sim::SimulationConfig config;
   if (!o.config_file.empty()) {
-    apply_config_file_json(config, read_config_file(o.config_file), o.config_file);
+    // A JSON file may be an echoed config (plan, sweep, compare), whose unset flags read back as
+    // unset; a YAML file is vllm serve's, whose values are flags as typed.
+    const json file = read_config_file(o.config_file);
+    if (is_yaml_config_path(o.config_file)) {
+      apply_config_json(config, file, o.config_file);
+    } else {
+      apply_config_file_json(config, file, o.config_file);
+    }
   }
   json from_flags = json::object();
   for (const ConfigField& f : config_fields()) {

@@ -19,6 +19,7 @@ namespace servesim::app {
 namespace {
 
 namespace fs = std::filesystem;
+using Catch::Contains;
 using nlohmann::json;
 using testing::Outcome;
 using testing::run;
@@ -109,9 +110,16 @@ TEST_CASE(
                       Catch::Contains("expected an integer >= 1"));
   REQUIRE_THROWS_WITH(apply_config_json(c, json{{"async_scheduling", nullptr}}, "--vary"),
                       Catch::Contains("expected true or false"));
+  // A vllm serve YAML file holds flags as typed: 0 is refused there too.
+  TempDir dir("config_echo_yaml");
+  std::ofstream(dir.path / "serve.yaml") << "max-num-seqs: 0\n";
+  const Outcome yaml =
+      run({"simulate", "--config", (dir.path / "serve.yaml").string(), "--num-prompts", "1"});
+  CHECK(yaml.code == 2);
+  CHECK_THAT(yaml.err, Contains("max-num-seqs") && Contains("an integer >= 1"));
   const Outcome typed = run({"simulate", "--max-num-seqs", "0", "--num-prompts", "1"});
   CHECK(typed.code == 2);
-  CHECK_THAT(typed.err, Catch::Contains("--max-num-seqs") && Catch::Contains("an integer >= 1"));
+  CHECK_THAT(typed.err, Contains("--max-num-seqs") && Contains("an integer >= 1"));
 }
 
 }  // namespace
