@@ -17,6 +17,7 @@
 #include "sim/calibration/prediction_basis.h"
 #include "sim/cluster/simulation.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/planning/error_band.h"
 #include "sim/planning/matrix_row.h"
 
 namespace servesim::app {
@@ -164,7 +165,9 @@ class MatrixCommand : public Command {
     });
     for (const auto& [name, basis] : bases) {
       out << "Prediction basis" << (one_basis ? std::string() : " of " + name) << ": "
-          << basis.label << " — " << basis.reason << "\n";
+          << basis.label << " — " << basis.reason << "\n"
+          << "  expected error (median |error|): " << planning::expected_error_text(basis.label)
+          << "\n";
       if (one_basis) break;
     }
   }

@@ -235,6 +235,11 @@ TEST_CASE("matrix prints one row per standard workload", "[cli][matrix]") {
   // One basis for every row: the H100 profile outside its domain (another model, the 0.19 line).
   CHECK(o.out.find("Prediction basis: transferred — hardware/calibration/h100-sxm.json fitted on "
                    "this GPU, but outside its domain: model llama-3.1-8b") != std::string::npos);
+  // And how far to trust it: the transferred band and the independent runs' medians.
+  CHECK(o.out.find("  expected error (median |error|): ±12% TTFT, ±4.4% TPOT, ±15% E2E "
+                   "(transferred, docs/validation.md §6, median over the 16 serving groups); on "
+                   "independent public runs: 45% TTFT, 32% TPOT, 37% duration") !=
+        std::string::npos);
 }
 
 TEST_CASE("matrix: each row's prediction basis, in the table and the JSON", "[cli][matrix]") {
