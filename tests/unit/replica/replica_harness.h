@@ -51,6 +51,22 @@ inline EngineConfig config(int max_num_seqs, int budget, bool prefix_caching = f
   return c;
 }
 
+// Request `id` (records[id] filled as the client fills it) reaches `replica` now.
+inline void send(engine::Simulator& sim, Replica& replica,
+                 std::vector<metrics::RequestRecord>& records, int64_t id, int32_t prompt,
+                 int32_t output, int32_t priority = 0) {
+  workloads::RequestSpec spec;
+  spec.id = id;
+  spec.prompt_tokens = prompt;
+  spec.output_tokens = output;
+  spec.priority = priority;
+  records[id].id = id;
+  records[id].arrival = sim.now();
+  records[id].prompt_tokens = prompt;
+  records[id].output_tokens = output;
+  replica.add_request(sim, spec);
+}
+
 struct Harness : engine::EventHandler {
   AffineCost cost;
   Counter observer;
@@ -65,16 +81,7 @@ struct Harness : engine::EventHandler {
   }
   // Request `id` reaches the replica now.
   void add(int64_t id, int32_t prompt, int32_t output, int32_t priority = 0) {
-    workloads::RequestSpec spec;
-    spec.id = id;
-    spec.prompt_tokens = prompt;
-    spec.output_tokens = output;
-    spec.priority = priority;
-    records[id].id = id;
-    records[id].arrival = sim.now();
-    records[id].prompt_tokens = prompt;
-    records[id].output_tokens = output;
-    replica->add_request(sim, spec);
+    send(sim, *replica, records, id, prompt, output, priority);
   }
   // Request `id` reaches the replica at `t`.
   void add_at(SimTime t, int64_t id, int32_t prompt, int32_t output) {

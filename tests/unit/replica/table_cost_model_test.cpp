@@ -17,6 +17,7 @@
 #include "models/roofline_cost_model.h"
 #include "sim/engine/simulator.h"
 #include "sim/replica/replica.h"
+#include "tests/unit/replica/replica_harness.h"
 
 namespace servesim::sim {
 namespace {
@@ -49,32 +50,12 @@ class TableCost : public models::CostModel {
 // then the prefill's growth).
 TableCost table() { return TableCost({{1, 10e-3}, {33, 11e-3}, {128, 13e-3}, {512, 25e-3}}); }
 
-class NoObserver : public RequestObserver {
- public:
-  void on_request_done(engine::Simulator&, int64_t) override {}
-};
-
-EngineConfig config(int max_num_seqs, int budget) {
-  EngineConfig c;
-  c.max_num_seqs = max_num_seqs;
-  c.max_num_batched_tokens = budget;
-  c.block_size = 16;
-  c.enable_prefix_caching = false;
-  c.max_model_len = 1 << 20;
-  return c;
-}
+using testing::config;
+using NoObserver = testing::Counter;
 
 void add(engine::Simulator& sim, Replica& replica, std::vector<metrics::RequestRecord>& records,
          int64_t id, int32_t prompt, int32_t output) {
-  workloads::RequestSpec spec;
-  spec.id = id;
-  spec.prompt_tokens = prompt;
-  spec.output_tokens = output;
-  records[id].id = id;
-  records[id].arrival = sim.now();
-  records[id].prompt_tokens = prompt;
-  records[id].output_tokens = output;
-  replica.add_request(sim, spec);
+  testing::send(sim, replica, records, id, prompt, output);
 }
 
 TEST_CASE("a table-driven cost model with estimate() alone runs a replica", "[replica][cost]") {
