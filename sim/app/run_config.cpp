@@ -262,9 +262,9 @@ std::vector<ConfigField> build_fields() {
                             &sim::EngineRequest::max_model_len, json(0)));
   f.push_back(engine_field("scheduling_policy", K::kString, "fcfs | priority [fcfs]",
                            &sim::EngineRequest::scheduling_policy));
-  f.push_back(engine_field("num_gpu_blocks_override", K::kInt,
-                           "force the KV block count, 0 = from memory [0]",
-                           &sim::EngineRequest::num_gpu_blocks_override));
+  f.push_back(optional_engine_field("num_gpu_blocks_override", K::kPositiveInt,
+                                    "force the KV block count per replica [from memory]",
+                                    &sim::EngineRequest::num_gpu_blocks_override, json(0)));
   f.push_back(engine_field("disable_hybrid_kv_cache_manager", K::kBool,
                            "sliding-window layers keep KV blocks for every token, not only their "
                            "window (docs/semantics.md) [false: hybrid from 0.9]",

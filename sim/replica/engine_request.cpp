@@ -35,7 +35,7 @@ EngineConfig resolve_defaults(const EngineRequest& r, const hardware::GpuSpec& g
   c.block_size = r.block_size;
   c.long_prefill_token_threshold = r.long_prefill_token_threshold;
   c.scheduling_policy = r.scheduling_policy;
-  c.num_gpu_blocks_override = r.num_gpu_blocks_override;
+  c.num_gpu_blocks_override = r.num_gpu_blocks_override.value_or(0);
   c.disable_hybrid_kv_cache_manager = r.disable_hybrid_kv_cache_manager;
   c.num_scheduler_steps = r.num_scheduler_steps;
   c.kv_offloading_size = r.kv_offloading_size;
@@ -156,8 +156,11 @@ EngineConfig resolve_defaults(const EngineRequest& r, const hardware::GpuSpec& g
             "a value >= --max-model-len (" + std::to_string(c.max_model_len) +
                 ") without chunked prefill (vLLM V0 refuses to start otherwise)");
   }
-  require(c.num_gpu_blocks_override >= 0, "--num-gpu-blocks-override",
-          std::to_string(c.num_gpu_blocks_override), "an integer >= 0");
+  // vLLM takes any override as the block count (None: from memory); 0 blocks cannot serve.
+  if (r.num_gpu_blocks_override) {
+    require(*r.num_gpu_blocks_override >= 1, "--num-gpu-blocks-override",
+            std::to_string(*r.num_gpu_blocks_override), "an integer >= 1");
+  }
   return c;
 }
 

@@ -43,18 +43,18 @@ namespace servesim::sim {
 struct EngineRequest {
   // --vllm-version: the vLLM release whose defaults apply ("0.8.3" selects the 0.8 row).
   std::string vllm_version = kDefaultVllmVersion;
-  std::optional<bool> async_scheduling;          // --async-scheduling / --no-async-scheduling
-  std::optional<int> max_num_seqs;               // --max-num-seqs
-  std::optional<int> max_num_batched_tokens;     // --max-num-batched-tokens
-  int block_size = 16;                           // --block-size (vLLM CUDA default)
-  std::optional<double> gpu_memory_utilization;  // --gpu-memory-utilization
-  std::optional<bool> enable_prefix_caching;     // --[no-]enable-prefix-caching
-  int long_prefill_token_threshold = 0;          // --long-prefill-token-threshold; 0 = off
-  std::optional<int> max_model_len;              // --max-model-len
-  std::string scheduling_policy = "fcfs";        // --scheduling-policy: fcfs | priority
-  int64_t num_gpu_blocks_override = 0;           // --num-gpu-blocks-override; 0 = none
-  bool disable_hybrid_kv_cache_manager = false;  // --disable-hybrid-kv-cache-manager
-  std::optional<bool> enable_chunked_prefill;    // --[no-]enable-chunked-prefill
+  std::optional<bool> async_scheduling;            // --async-scheduling / --no-async-scheduling
+  std::optional<int> max_num_seqs;                 // --max-num-seqs
+  std::optional<int> max_num_batched_tokens;       // --max-num-batched-tokens
+  int block_size = 16;                             // --block-size (vLLM CUDA default)
+  std::optional<double> gpu_memory_utilization;    // --gpu-memory-utilization
+  std::optional<bool> enable_prefix_caching;       // --[no-]enable-prefix-caching
+  int long_prefill_token_threshold = 0;            // --long-prefill-token-threshold; 0 = off
+  std::optional<int> max_model_len;                // --max-model-len
+  std::string scheduling_policy = "fcfs";          // --scheduling-policy: fcfs | priority
+  std::optional<int64_t> num_gpu_blocks_override;  // --num-gpu-blocks-override; unset: from memory
+  bool disable_hybrid_kv_cache_manager = false;    // --disable-hybrid-kv-cache-manager
+  std::optional<bool> enable_chunked_prefill;      // --[no-]enable-chunked-prefill
   // --num-scheduler-steps: V0 multi-step scheduling; > 1 needs a V0 row with chunked prefill off.
   int num_scheduler_steps = 1;
   double kv_offloading_size = 0;      // --kv-offloading-size: GiB over the TP x PP ranks; 0 = off
