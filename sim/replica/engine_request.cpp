@@ -156,7 +156,8 @@ EngineConfig resolve_defaults(const EngineRequest& r, const hardware::GpuSpec& g
             "a value >= --max-model-len (" + std::to_string(c.max_model_len) +
                 ") without chunked prefill (vLLM V0 refuses to start otherwise)");
   }
-  // vLLM takes any override as the block count (None: from memory); 0 blocks cannot serve.
+  // Unset (vLLM's None): blocks from memory. An override of 0 blocks could serve nothing, so it is
+  // refused (how vLLM itself treats 0 was not checked).
   if (r.num_gpu_blocks_override) {
     require(*r.num_gpu_blocks_override >= 1, "--num-gpu-blocks-override",
             std::to_string(*r.num_gpu_blocks_override), "an integer >= 1");
