@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/edit_distance.h"
 #include "sim/base/error.h"
 #include "sim/base/json_file.h"
 
@@ -74,21 +75,6 @@ bool has_hf_id_shape(const std::string& s) {
   });
 }
 
-size_t levenshtein(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // How far `candidate` is from `key` for suggesting it: the edit distance less the length of the
 // common prefix, so that a name which starts as the key does ("qwen3-235b-a22b" for
 // "qwen3-235b-a22b-instruct-2507") comes before one of similar length that does not.
@@ -97,7 +83,7 @@ long nearness(const std::string& key, const std::string& candidate) {
   while (prefix < key.size() && prefix < candidate.size() && key[prefix] == candidate[prefix]) {
     ++prefix;
   }
-  return static_cast<long>(levenshtein(key, candidate)) - static_cast<long>(prefix);
+  return static_cast<long>(edit_distance(key, candidate)) - static_cast<long>(prefix);
 }
 
 // "name (first id)" for listing an entry in a message.

@@ -28,32 +28,14 @@ int32_t KvCacheManager::new_node(const Node& n) {
     i = static_cast<int32_t>(nodes_.size());
     nodes_.push_back(n);
   }
-  Node& node = nodes_[i];
-  node.prev = tail_;
-  node.next = -1;
-  if (tail_ >= 0) {
-    nodes_[tail_].next = i;
-  } else {
-    head_ = i;
-  }
-  tail_ = i;
-  num_free_ += node.size();
+  queue_.push_back(nodes_, i);
+  num_free_ += nodes_[i].size();
   return i;
 }
 
 void KvCacheManager::unlink(int32_t i) {
+  queue_.unlink(nodes_, i);
   Node& n = nodes_[i];
-  if (n.prev >= 0) {
-    nodes_[n.prev].next = n.next;
-  } else {
-    head_ = n.next;
-  }
-  if (n.next >= 0) {
-    nodes_[n.next].prev = n.prev;
-  } else {
-    tail_ = n.prev;
-  }
-  n.prev = n.next = -1;
   n.kind = Kind::kDead;
   n.a = 0;
   n.request_id = -1;
@@ -62,8 +44,8 @@ void KvCacheManager::unlink(int32_t i) {
 
 void KvCacheManager::push_dead(int64_t n, Kind kind) {
   if (n <= 0) return;
-  if (tail_ >= 0 && nodes_[tail_].kind == kind) {
-    nodes_[tail_].a += static_cast<int32_t>(n);
+  if (queue_.tail >= 0 && nodes_[queue_.tail].kind == kind) {
+    nodes_[queue_.tail].a += static_cast<int32_t>(n);
     num_free_ += n;
     return;
   }
@@ -103,7 +85,7 @@ void KvCacheManager::pop_head(int64_t n) {
   SERVESIM_CHECK(n <= num_free_, "KV cache over-allocated");
   num_free_ -= n;
   while (n > 0) {
-    const int32_t i = head_;
+    const int32_t i = queue_.head;
     Node& h = nodes_[i];
     if (h.kind == Kind::kDead || h.kind == Kind::kDeadKeyed) {
       const int64_t take = std::min<int64_t>(n, h.a);
@@ -129,11 +111,11 @@ void KvCacheManager::pop_head(int64_t n) {
 }
 
 int32_t KvCacheManager::pop_identified() {
-  SERVESIM_CHECK(head_ >= 0 && num_free_ > 0, "KV cache over-allocated");
-  const Node& h = nodes_[head_];
+  SERVESIM_CHECK(queue_.head >= 0 && num_free_ > 0, "KV cache over-allocated");
+  const Node& h = nodes_[queue_.head];
   if (h.kind == Kind::kBlock) {  // reuse the popped block's id
     const int32_t b = h.a;
-    unlink(head_);
+    unlink(queue_.head);
     --num_free_;
     evict(b);
     return b;

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/replica/index_list.h"
 #include "sim/replica/key_index.h"
 
 namespace servesim::sim {
@@ -174,7 +175,7 @@ class KvCacheManager {
   int64_t num_free_;
   std::vector<Node> nodes_;
   std::vector<int32_t> free_nodes_;
-  int32_t head_ = -1, tail_ = -1;
+  IndexList queue_;            // the free queue: head evicted first
   std::vector<Block> blocks_;  // identified blocks, by id
   std::vector<int32_t> free_ids_;
   KeyIndex shared_;  // shared key -> block id

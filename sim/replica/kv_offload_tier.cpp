@@ -9,33 +9,6 @@ KvOffloadTier::KvOffloadTier(int64_t capacity_blocks) : capacity_(capacity_block
                  "offload tier capacity out of range");
 }
 
-void KvOffloadTier::unlink(int32_t i) {
-  Node& n = nodes_[i];
-  if (n.prev >= 0) {
-    nodes_[n.prev].next = n.next;
-  } else {
-    head_ = n.next;
-  }
-  if (n.next >= 0) {
-    nodes_[n.next].prev = n.prev;
-  } else {
-    tail_ = n.prev;
-  }
-  n.prev = n.next = -1;
-}
-
-void KvOffloadTier::push_back(int32_t i) {
-  Node& n = nodes_[i];
-  n.prev = tail_;
-  n.next = -1;
-  if (tail_ >= 0) {
-    nodes_[tail_].next = i;
-  } else {
-    head_ = i;
-  }
-  tail_ = i;
-}
-
 int64_t KvOffloadTier::lookup(const uint64_t* keys, int64_t n) const {
   int64_t hits = 0;
   while (hits < n && index_.find(keys[hits]) >= 0) ++hits;
@@ -45,9 +18,9 @@ int64_t KvOffloadTier::lookup(const uint64_t* keys, int64_t n) const {
 void KvOffloadTier::touch(const uint64_t* keys, int64_t n) {
   for (int64_t j = n - 1; j >= 0; --j) {
     const int32_t i = index_.find(keys[j]);
-    if (i < 0 || i == tail_) continue;
-    unlink(i);
-    push_back(i);
+    if (i < 0 || i == lru_.tail) continue;
+    lru_.unlink(nodes_, i);
+    lru_.push_back(nodes_, i);
   }
 }
 
@@ -60,8 +33,8 @@ int64_t KvOffloadTier::store(const uint64_t* keys, int64_t n) {
   if (add == 0) return 0;
   if (add > capacity_) return -1;  // vLLM: "we could not evict enough blocks"
   for (int64_t over = size() + add - capacity_; over > 0; --over) {
-    const int32_t i = head_;
-    unlink(i);
+    const int32_t i = lru_.head;
+    lru_.unlink(nodes_, i);
     index_.erase(nodes_[i].key);
     free_.push_back(i);
     ++evicted_;
@@ -76,7 +49,7 @@ int64_t KvOffloadTier::store(const uint64_t* keys, int64_t n) {
       nodes_.emplace_back();
     }
     nodes_[i].key = k;
-    push_back(i);
+    lru_.push_back(nodes_, i);
     index_.insert(k, i);
   }
   return add;
@@ -84,7 +57,7 @@ int64_t KvOffloadTier::store(const uint64_t* keys, int64_t n) {
 
 std::vector<uint64_t> KvOffloadTier::lru_order() const {
   std::vector<uint64_t> out;
-  for (int32_t i = head_; i >= 0; i = nodes_[i].next) out.push_back(nodes_[i].key);
+  for (int32_t i = lru_.head; i >= 0; i = nodes_[i].next) out.push_back(nodes_[i].key);
   return out;
 }
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/replica/index_list.h"
 #include "sim/replica/key_index.h"
 
 namespace servesim::sim {
@@ -51,14 +52,12 @@ class KvOffloadTier {
     uint64_t key = 0;
     int32_t prev = -1, next = -1;
   };
-  void unlink(int32_t i);
-  void push_back(int32_t i);  // at the most recently used end
 
   int64_t capacity_;
   std::vector<Node> nodes_;
   std::vector<int32_t> free_;
-  int32_t head_ = -1, tail_ = -1;  // head: least recently used
-  KeyIndex index_;                 // key -> node
+  IndexList lru_;   // head: least recently used
+  KeyIndex index_;  // key -> node
   int64_t evicted_ = 0;
   std::vector<uint64_t> fresh_;  // scratch: the keys of a store not yet held
 };
