@@ -275,6 +275,7 @@ SimulationResult run_pd_simulation(const SimulationConfig& config,
     prefill.push_back(std::make_unique<Replica>(i, pre.engine, *pre.cost, ideal_p,
                                                 pre.memory.num_blocks, &prefill_records,
                                                 &prefill_observer));
+    prefill.back()->set_prefill_role();
     prefill_ptrs.push_back(prefill.back().get());
   }
   for (int i = 0; i < config.decode_replicas; ++i) {

@@ -89,6 +89,10 @@ int64_t Replica::num_waiting() const {
 }
 
 void Replica::add_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
+  SERVESIM_CHECK(remote_.role != Role::kPrefill || spec.output_tokens == 1,
+                 "prefill instance " + std::to_string(id_) + " given request " +
+                     std::to_string(spec.id) + " with " + std::to_string(spec.output_tokens) +
+                     " output tokens; it runs the proxy's max_tokens=1 requests");
   if (faults_.down) {  // a crashed engine: the request fails where it meets it (set_down)
     metrics::RequestRecord& rec = (*out_.records)[spec.id];
     rec.replica = id_;

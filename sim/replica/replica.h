@@ -209,6 +209,18 @@ class Replica : public engine::EventHandler {
   int64_t local_num_running() const { return static_cast<int64_t>(running_.size()); }
   int64_t local_num_waiting() const { return waiting_size(); }
 
+  // The replica's part in disaggregated prefill/decode, as vLLM's --kv-transfer-config
+  // "kv_role" names an instance's: a prefill instance (kv_producer) runs only the proxy's
+  // max_tokens=1 requests (PdCluster::send) and takes no remote KV; a decode instance
+  // (kv_consumer, set_remote_kv_source) takes requests whose KV another instance computed, and
+  // local ones (conditional disaggregation); an aggregated engine (no connector) takes neither.
+  // vLLM itself decides per request (kv_transfer_params from the proxy); the role states which
+  // requests a pool's replicas may be given and is checked when one arrives.
+  enum class Role { kAggregated, kPrefill, kDecode };
+  Role role() const { return remote_.role; }
+  // REQUIRES: before any request arrives; no remote KV source.
+  void set_prefill_role() { remote_.role = Role::kPrefill; }
+
   // Disaggregated prefill/decode (sim/replica/replica_remote.cpp), as vLLM V1's scheduler runs a
   // request with do_remote_prefill through its KV connector (NixlConnector): the request waits
   // in the queue like any other; at its admission (running < max_num_seqs, budget left) the
@@ -221,7 +233,11 @@ class Replica : public engine::EventHandler {
   // locally. Loading requests count as waiting (num_waiting). REQUIRES: one engine (no virtual
   // engines, no DP group), chunked prefill on (V1), no sliding-window groups; `source` outlives
   // the replica.
-  void set_remote_kv_source(RemoteKvSource* source) { remote_.source = source; }
+  // It also makes this replica a decode instance (role() kDecode).
+  void set_remote_kv_source(RemoteKvSource* source) {
+    remote_.source = source;
+    remote_.role = Role::kDecode;
+  }
   void add_remote_request(engine::Simulator& sim, const workloads::RequestSpec& spec);
   void remote_kv_loaded(engine::Simulator& sim, int64_t request_id);
   // Prompt tokens of `spec` this replica's prefix cache holds now (full blocks, at most all but
@@ -471,6 +487,7 @@ class Replica : public engine::EventHandler {
   Links links_;
   // Disaggregated prefill/decode (set_remote_kv_source): requests whose KV comes from elsewhere.
   struct Remote {
+    Role role = Role::kAggregated;
     RemoteKvSource* source = nullptr;
     std::vector<int64_t> arriving;  // ids added by add_remote_request, not yet given a slot
     std::vector<int32_t> loading;   // slots with blocks reserved, KV in transit

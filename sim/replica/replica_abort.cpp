@@ -9,7 +9,7 @@
 namespace servesim::sim {
 
 void Replica::abort_request(engine::Simulator& sim, int64_t request_id) {
-  SERVESIM_CHECK(offload_ == nullptr && remote_.source == nullptr && !spec_.on,
+  SERVESIM_CHECK(offload_ == nullptr && remote_.role != Role::kDecode && !spec_.on,
                  "abort is not modelled with KV offloading, remote KV or speculative decoding");
   const metrics::RequestRecord& rec = (*out_.records)[static_cast<size_t>(request_id)];
   if (rec.completed || rec.failed) return;

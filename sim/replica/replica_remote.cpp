@@ -13,10 +13,11 @@
 namespace servesim::sim {
 
 void Replica::add_remote_request(engine::Simulator& sim, const workloads::RequestSpec& spec) {
-  SERVESIM_CHECK(remote_.source != nullptr && links_.virtual_engines.empty() &&
-                     links_.dp == nullptr && !prefill_first() && sliding_groups() == 0 &&
-                     config_.kv_mamba_groups == 0,
-                 "remote KV needs a source, one V1 engine and no sliding-window groups");
+  SERVESIM_CHECK(
+      remote_.role == Role::kDecode && links_.virtual_engines.empty() && links_.dp == nullptr &&
+          !prefill_first() && sliding_groups() == 0 && config_.kv_mamba_groups == 0,
+      "remote KV needs a decode instance (a source), one V1 engine and no sliding-window "
+      "groups");
   remote_.arriving.push_back(spec.id);  // take_slot() marks its slot remote
   add_local_request(sim, spec);
   if ((*out_.records)[spec.id].failed) {  // refused at once (too long): it will never take a slot

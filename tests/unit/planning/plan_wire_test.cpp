@@ -64,8 +64,8 @@ bool same(const SloEvaluation& a, const SloEvaluation& b) {
 TEST_CASE("a candidate result survives the wire, field by field", "[plan_wire]") {
   const CandidateResult r = sample();
   const nlohmann::json sent = candidate_result_to_json(r);
-  const CandidateResult b = candidate_result_from_json(
-      nlohmann::json::from_cbor(nlohmann::json::to_cbor(sent)));
+  const CandidateResult b =
+      candidate_result_from_json(nlohmann::json::from_cbor(nlohmann::json::to_cbor(sent)));
   CHECK(b.gpu == r.gpu);
   CHECK(b.catalog_model == r.catalog_model);
   CHECK(b.tensor_parallel_size == 2);
