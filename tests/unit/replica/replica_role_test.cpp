@@ -37,8 +37,7 @@ struct Source : RemoteKvSource, engine::EventHandler {
   void on_event(engine::Simulator& sim, int64_t id) override { replica->remote_kv_loaded(sim, id); }
 };
 
-TEST_CASE("an aggregated replica takes local requests and refuses remote ones",
-          "[replica][role]") {
+TEST_CASE("an aggregated replica takes local requests and refuses remote ones", "[replica][role]") {
   Harness h(testing::config(4, 2048), 64, 1);
   CHECK(h.replica->role() == Replica::Role::kAggregated);
   CHECK_THROWS_AS(h.replica->add_remote_request(h.sim, spec(0, 100, 3)), InternalError);
