@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -388,10 +389,10 @@ class PlanCommand : public Command {
     if (sim::pd_enabled(best.candidate.config)) {
       // Two pools: each instance's vllm serve with the NIXL connector, behind a P/D proxy.
       const sim::SimulationConfig& k = best.candidate.config;
-      auto pool = [&](const std::string& g, int t) {
+      auto pool = [&](const std::string& g, const std::optional<int>& t) {
         sim::SimulationConfig c = k;
         if (!g.empty()) c.gpu = g;
-        if (t > 0) c.tensor_parallel_size = t;
+        if (t) c.tensor_parallel_size = *t;
         return vllm_serve_command(c) +
                " --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":"
                "\"kv_both\"}'";

@@ -58,25 +58,35 @@ ConfigField engine_field(std::string key, FieldKind kind, std::string help,
                      [member](SimulationConfig& c, const json& v) { c.engine.*member = as<T>(v); },
                      [member](const SimulationConfig& c) { return json(c.engine.*member); }};
 }
-// An engine flag whose default vLLM decides (sim/replica/engine_request.h): a value sets it; the
-// echo writes an unset flag as `unset_echo`, what config files have always carried for it (0 for
-// the counts, null for the utilisation, true for prefix caching).
-template <typename T>
-ConfigField optional_engine_field(std::string key, FieldKind kind, std::string help,
-                                  std::optional<T> sim::EngineRequest::*member, json unset_echo) {
+// A flag whose unset value is decided elsewhere (by vLLM, or by another flag): `at(config)` is
+// its std::optional; a value sets it; the echo writes an unset flag as `unset_echo`, what config
+// files have always carried for it (0 for the counts, null for the utilisation, true for prefix
+// caching).
+template <typename T, typename At>
+ConfigField optional_field(std::string key, FieldKind kind, std::string help, At at,
+                           json unset_echo) {
   return ConfigField{std::move(key),
                      kind,
                      std::move(help),
                      "",
-                     [member](SimulationConfig& c, const json& v) {
+                     [at](SimulationConfig& c, const json& v) {
                        // null: unset (a --config file's echo of an unset flag, ConfigField::unset)
-                       c.engine.*member = v.is_null() ? std::nullopt : std::optional<T>(as<T>(v));
+                       at(c) = v.is_null() ? std::nullopt : std::optional<T>(as<T>(v));
                      },
-                     [member, unset_echo](const SimulationConfig& c) {
-                       const std::optional<T>& value = c.engine.*member;
+                     [at, unset_echo](const SimulationConfig& c) {
+                       const std::optional<T>& value = at(c);
                        return value ? json(*value) : unset_echo;
                      },
                      unset_echo};
+}
+// An engine flag whose default vLLM decides (sim/replica/engine_request.h).
+template <typename T>
+ConfigField optional_engine_field(std::string key, FieldKind kind, std::string help,
+                                  std::optional<T> sim::EngineRequest::*member, json unset_echo) {
+  return optional_field<T>(
+      std::move(key), kind,
+      std::move(help), [member](auto& c) -> auto& { return c.engine.*member; },
+      std::move(unset_echo));
 }
 // --enable-lora and its flags (sim/replica/lora_config.h).
 template <typename T>
@@ -174,13 +184,15 @@ std::vector<ConfigField> build_fields() {
   f.push_back(field("decode_replicas", K::kInt,
                     "disaggregated prefill/decode: decode instances (with --prefill-replicas) [0]",
                     &SimulationConfig::decode_replicas));
-  f.push_back(field("prefill_tensor_parallel_size", K::kInt,
-                    "P/D: tensor-parallel GPUs per prefill instance [-tp]",
-                    &SimulationConfig::prefill_tensor_parallel_size));
-  f.push_back(field("decode_tensor_parallel_size", K::kInt,
-                    "P/D: tensor-parallel GPUs per decode instance, a multiple of the prefill "
-                    "TP [-tp]",
-                    &SimulationConfig::decode_tensor_parallel_size));
+  // Unset: the pool takes -tp (an echo writes 0 for it).
+  f.push_back(optional_field<int>(
+      "prefill_tensor_parallel_size", K::kPositiveInt,
+      "P/D: tensor-parallel GPUs per prefill instance [-tp]",
+      [](auto& c) -> auto& { return c.prefill_tensor_parallel_size; }, json(0)));
+  f.push_back(optional_field<int>(
+      "decode_tensor_parallel_size", K::kPositiveInt,
+      "P/D: tensor-parallel GPUs per decode instance, a multiple of the prefill TP [-tp]",
+      [](auto& c) -> auto& { return c.decode_tensor_parallel_size; }, json(0)));
   f.push_back(field("prefill_gpu", K::kString, "P/D: GPU of the prefill pool [--gpu]",
                     &SimulationConfig::prefill_gpu));
   f.push_back(field("decode_gpu", K::kString, "P/D: GPU of the decode pool [--gpu]",

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hardware/topology.h"
@@ -21,16 +23,16 @@ namespace {
 
 using nlohmann::json;
 
-int pool_tp(int pool, const SimulationConfig& c) {
-  return pool > 0 ? pool : c.tensor_parallel_size;
+int pool_tp(const std::optional<int>& pool, const SimulationConfig& c) {
+  return pool.value_or(c.tensor_parallel_size);
 }
 
 }  // namespace
 
 void check_pd_flags_need_pools(const SimulationConfig& c) {
   const std::pair<const char*, bool> set[] = {
-      {"--prefill-tensor-parallel-size", c.prefill_tensor_parallel_size != 0},
-      {"--decode-tensor-parallel-size", c.decode_tensor_parallel_size != 0},
+      {"--prefill-tensor-parallel-size", c.prefill_tensor_parallel_size.has_value()},
+      {"--decode-tensor-parallel-size", c.decode_tensor_parallel_size.has_value()},
       {"--prefill-gpu", !c.prefill_gpu.empty()},
       {"--decode-gpu", !c.decode_gpu.empty()},
       {"--kv-transfer-link", !c.kv_transfer_link.empty()},
@@ -61,7 +63,7 @@ SimulationConfig pool_config(const SimulationConfig& c, const std::string& gpu, 
   if (!gpu.empty()) p.gpu = gpu;
   p.tensor_parallel_size = tp;
   p.prefill_replicas = p.decode_replicas = 0;
-  p.prefill_tensor_parallel_size = p.decode_tensor_parallel_size = 0;
+  p.prefill_tensor_parallel_size = p.decode_tensor_parallel_size = std::nullopt;
   p.prefill_gpu.clear();
   p.decode_gpu.clear();
   p.kv_transfer_link.clear();
@@ -102,11 +104,13 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
                       " / --decode-replicas " + std::to_string(config.decode_replicas) +
                       ": disaggregated prefill/decode needs both pools; expected both >= 1");
   }
-  if (config.prefill_tensor_parallel_size < 0 || config.decode_tensor_parallel_size < 0) {
-    throw ConfigError("--prefill-tensor-parallel-size / --decode-tensor-parallel-size: " +
-                      std::to_string(std::min(config.prefill_tensor_parallel_size,
-                                              config.decode_tensor_parallel_size)) +
-                      " is invalid; expected an integer >= 1 (or unset for -tp)");
+  for (const auto& [flag, tp] :
+       {std::pair{"--prefill-tensor-parallel-size", config.prefill_tensor_parallel_size},
+        std::pair{"--decode-tensor-parallel-size", config.decode_tensor_parallel_size}}) {
+    if (tp && *tp < 1) {
+      throw ConfigError(std::string(flag) + " " + std::to_string(*tp) +
+                        " is invalid; expected an integer >= 1 (or unset for -tp)");
+    }
   }
   if (config.pd_local_prefill_threshold < 0) {
     throw ConfigError(

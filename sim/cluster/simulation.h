@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,14 +74,14 @@ struct SimulationConfig {
                                        //   prefix-aware (router.h says why this default)
 
   // --- disaggregated prefill/decode (pd_simulation.h): on when either pool count is set ---
-  int prefill_replicas = 0;              // --prefill-replicas: prefill instances
-  int decode_replicas = 0;               // --decode-replicas: decode instances
-  int prefill_tensor_parallel_size = 0;  // --prefill-tensor-parallel-size (0 = -tp)
-  int decode_tensor_parallel_size = 0;   // --decode-tensor-parallel-size (0 = -tp)
-  std::string prefill_gpu;               // --prefill-gpu ("" = --gpu)
-  std::string decode_gpu;                // --decode-gpu ("" = --gpu)
-  std::string kv_transfer_link;          // --kv-transfer-link: nvlink | network name | JSON file
-  int pd_local_prefill_threshold = 0;    // --pd-local-prefill-threshold: 0 = always remote
+  int prefill_replicas = 0;                         // --prefill-replicas: prefill instances
+  int decode_replicas = 0;                          // --decode-replicas: decode instances
+  std::optional<int> prefill_tensor_parallel_size;  // --prefill-tensor-parallel-size (unset: -tp)
+  std::optional<int> decode_tensor_parallel_size;   // --decode-tensor-parallel-size (unset: -tp)
+  std::string prefill_gpu;                          // --prefill-gpu ("" = --gpu)
+  std::string decode_gpu;                           // --decode-gpu ("" = --gpu)
+  std::string kv_transfer_link;        // --kv-transfer-link: nvlink | network name | JSON file
+  int pd_local_prefill_threshold = 0;  // --pd-local-prefill-threshold: 0 = always remote
 
   // --- load (vllm bench serve) ---
   workloads::WorkloadConfig workload;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -176,7 +177,7 @@ void set_replicas(sim::SimulationConfig& c, const sim::SimulationConfig& unit, i
 // GPUs of one replica: TP × PP × DP, or a P/D unit's prefill and decode GPUs.
 int gpus_per_replica(const sim::SimulationConfig& c) {
   if (sim::pd_enabled(c)) {
-    auto tp = [&](int pool) { return pool > 0 ? pool : c.tensor_parallel_size; };
+    auto tp = [&](const std::optional<int>& pool) { return pool.value_or(c.tensor_parallel_size); };
     return c.prefill_replicas * tp(c.prefill_tensor_parallel_size) +
            c.decode_replicas * tp(c.decode_tensor_parallel_size);
   }

@@ -1,6 +1,7 @@
 #include "sim/planning/plan_candidates.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -20,9 +21,9 @@ PlanCandidate make_candidate(const sim::SimulationConfig& config, const std::str
   c.label = gpu + " TP" + std::to_string(tp);
   if (sim::pd_enabled(c.config)) {  // one unit of the P/D pools (plan.h, set_replicas)
     const sim::SimulationConfig& k = c.config;
-    auto pool = [&](int n, const char* side, const std::string& g, int t) {
+    auto pool = [&](int n, const char* side, const std::string& g, const std::optional<int>& t) {
       return std::to_string(n) + side + " " + (g.empty() ? gpu : g) + " TP" +
-             std::to_string(t > 0 ? t : tp);
+             std::to_string(t.value_or(tp));
     };
     c.label = pool(k.prefill_replicas, "P", k.prefill_gpu, k.prefill_tensor_parallel_size) + " : " +
               pool(k.decode_replicas, "D", k.decode_gpu, k.decode_tensor_parallel_size);

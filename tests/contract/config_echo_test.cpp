@@ -122,5 +122,27 @@ TEST_CASE(
   CHECK_THAT(typed.err, Contains("--max-num-seqs") && Contains("an integer >= 1"));
 }
 
+TEST_CASE("a P/D pool's TP is unset (-tp) until given, 0 is the echo's unset and refused as a flag",
+          "[cli][config]") {
+  sim::SimulationConfig c;
+  c.prefill_replicas = c.decode_replicas = 1;  // the echo holds the pools' keys only then
+  CHECK_FALSE(c.prefill_tensor_parallel_size.has_value());
+  CHECK(config_to_json(c).at("prefill_tensor_parallel_size") == 0);
+  apply_config_file_json(c, json{{"prefill_tensor_parallel_size", 2}}, "a.json");
+  CHECK(c.prefill_tensor_parallel_size == 2);
+  CHECK(config_to_json(c).at("prefill_tensor_parallel_size") == 2);
+  apply_config_file_json(
+      c, json{{"prefill_tensor_parallel_size", 0}, {"decode_tensor_parallel_size", nullptr}},
+      "echo.json");
+  CHECK_FALSE(c.prefill_tensor_parallel_size.has_value());
+  CHECK_FALSE(c.decode_tensor_parallel_size.has_value());
+  REQUIRE_THROWS_WITH(apply_config_json(c, json{{"decode_tensor_parallel_size", 0}}, "--vary"),
+                      Catch::Contains("expected an integer >= 1"));
+  const Outcome typed = run({"simulate", "--prefill-replicas", "1", "--decode-replicas", "1",
+                             "--prefill-tensor-parallel-size", "0", "--num-prompts", "1"});
+  CHECK(typed.code == 2);
+  CHECK_THAT(typed.err, Contains("--prefill-tensor-parallel-size") && Contains("an integer >= 1"));
+}
+
 }  // namespace
 }  // namespace servesim::app
