@@ -91,10 +91,22 @@ std::string model_line(const std::string& name) {
 class ListCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
-    return app.add_subcommand(
+    CLI::App* sub = app.add_subcommand(
         "list", "list the model and GPU catalogs; per GPU, its kernel table and shipped profiles");
+    sub->add_option("catalog", catalog_, "models or gpus: list only that catalog [both]")
+        ->check(CLI::IsMember({"models", "gpus"}));
+    return sub;
   }
   int run(std::ostream& out, std::ostream&) override {
+    if (catalog_ != "gpus") list_models(out);
+    if (catalog_ != "models") list_gpus(out);
+    return 0;
+  }
+
+ private:
+  std::string catalog_;  // "", "models" or "gpus"
+
+  static void list_models(std::ostream& out) {
     out << "Models (models/catalog): parameters (total / active per token), KV cache bytes per\n"
            "token at 16 bits on one GPU, attention and MLP (docs/models.md); below each, the\n"
            "Hugging Face ids --model also takes for it (and with -Instruct, -Chat or -it appended;\n"
@@ -103,6 +115,9 @@ class ListCommand : public Command {
       out << model_line(m.name) << "\n"
           << "  " << std::string(18, ' ') << " ids: " << join_names(m.hf_ids) << "\n";
     }
+  }
+
+  static void list_gpus(std::ostream& out) {
     out << "GPUs (hardware/catalog): the kernel times a simulation uses by default, and the\n"
            "calibration profiles shipped (the host lines they were fitted on; hardware/calibration/\n"
            "<gpu>.json applies to every line without a vllm-<line> profile of its own):\n";
@@ -125,7 +140,6 @@ class ListCommand : public Command {
           << " profiles: " << (profiles.empty() ? std::string("none (datasheet-only)") : profiles)
           << "\n";
     }
-    return 0;
   }
 };
 

@@ -167,5 +167,21 @@ TEST_CASE("list shows both catalogs", "[cli]") {
         std::string::npos);
 }
 
+TEST_CASE("list models and list gpus show one catalog each", "[cli]") {
+  const Outcome all = run({"list"});
+  const Outcome models = run({"list", "models"});
+  const Outcome gpus = run({"list", "gpus"});
+  REQUIRE(models.code == 0);
+  REQUIRE(gpus.code == 0);
+  CHECK(models.out.rfind("Models (models/catalog)", 0) == 0);
+  CHECK(models.out.find("GPUs (hardware/catalog)") == std::string::npos);
+  CHECK(gpus.out.rfind("GPUs (hardware/catalog)", 0) == 0);
+  CHECK(gpus.out.find("mixtral-8x7b") == std::string::npos);
+  CHECK(models.out + gpus.out == all.out);  // the two halves of `list`, in its order
+  const Outcome other = run({"list", "kernels"});
+  CHECK(other.code == 2);
+  CHECK(other.err.find("kernels") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace servesim::app
