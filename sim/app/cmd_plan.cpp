@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
-#include <optional>
 #include <set>
 #include <sstream>
 
@@ -389,18 +388,18 @@ class PlanCommand : public Command {
     if (sim::pd_enabled(best.candidate.config)) {
       // Two pools: each instance's vllm serve with the NIXL connector, behind a P/D proxy.
       const sim::SimulationConfig& k = best.candidate.config;
-      auto pool = [&](const std::string& g, const std::optional<int>& t) {
+      auto pool = [&](const std::string& g, int t) {
         sim::SimulationConfig c = k;
         if (!g.empty()) c.gpu = g;
-        if (t) c.tensor_parallel_size = *t;
+        c.tensor_parallel_size = t;
         return vllm_serve_command(c) +
                " --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":"
                "\"kv_both\"}'";
       };
       serve = "prefill (" + std::to_string(k.prefill_replicas * best.replicas) +
-              " instances): " + pool(k.prefill_gpu, k.prefill_tensor_parallel_size) +
-              "\n  decode (" + std::to_string(k.decode_replicas * best.replicas) +
-              " instances): " + pool(k.decode_gpu, k.decode_tensor_parallel_size) +
+              " instances): " + pool(k.prefill_gpu, k.prefill_tp()) + "\n  decode (" +
+              std::to_string(k.decode_replicas * best.replicas) +
+              " instances): " + pool(k.decode_gpu, k.decode_tp()) +
               "\n  (behind a P/D proxy that sends each request to a prefill instance with "
               "max_tokens=1, then to a decode instance; docs/deployment-modes.md)";
     }

@@ -23,10 +23,6 @@ namespace {
 
 using nlohmann::json;
 
-int pool_tp(const std::optional<int>& pool, const SimulationConfig& c) {
-  return pool.value_or(c.tensor_parallel_size);
-}
-
 }  // namespace
 
 void check_pd_flags_need_pools(const SimulationConfig& c) {
@@ -149,8 +145,8 @@ PreparedDeployment prepare_pd_deployment(const SimulationConfig& config) {
         "--kv-offloading-size with disaggregated prefill/decode: a CPU tier behind a pool's "
         "KV connector is not modelled; expected --kv-offloading-size unset");
   }
-  const int tp_p = pool_tp(config.prefill_tensor_parallel_size, config);
-  const int tp_d = pool_tp(config.decode_tensor_parallel_size, config);
+  const int tp_p = config.prefill_tp();
+  const int tp_d = config.decode_tp();
   if (tp_d % tp_p != 0) {
     throw ConfigError("--decode-tensor-parallel-size " + std::to_string(tp_d) +
                       " with --prefill-tensor-parallel-size " + std::to_string(tp_p) +

@@ -78,8 +78,11 @@ struct SimulationConfig {
   int decode_replicas = 0;                          // --decode-replicas: decode instances
   std::optional<int> prefill_tensor_parallel_size;  // --prefill-tensor-parallel-size (unset: -tp)
   std::optional<int> decode_tensor_parallel_size;   // --decode-tensor-parallel-size (unset: -tp)
-  std::string prefill_gpu;                          // --prefill-gpu ("" = --gpu)
-  std::string decode_gpu;                           // --decode-gpu ("" = --gpu)
+  // Each pool's TP: its flag's, or -tp when that is unset.
+  int prefill_tp() const { return prefill_tensor_parallel_size.value_or(tensor_parallel_size); }
+  int decode_tp() const { return decode_tensor_parallel_size.value_or(tensor_parallel_size); }
+  std::string prefill_gpu;             // --prefill-gpu ("" = --gpu)
+  std::string decode_gpu;              // --decode-gpu ("" = --gpu)
   std::string kv_transfer_link;        // --kv-transfer-link: nvlink | network name | JSON file
   int pd_local_prefill_threshold = 0;  // --pd-local-prefill-threshold: 0 = always remote
 

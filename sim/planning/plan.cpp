@@ -8,7 +8,6 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <optional>
 #include <set>
 #include <sstream>
 
@@ -177,9 +176,7 @@ void set_replicas(sim::SimulationConfig& c, const sim::SimulationConfig& unit, i
 // GPUs of one replica: TP × PP × DP, or a P/D unit's prefill and decode GPUs.
 int gpus_per_replica(const sim::SimulationConfig& c) {
   if (sim::pd_enabled(c)) {
-    auto tp = [&](const std::optional<int>& pool) { return pool.value_or(c.tensor_parallel_size); };
-    return c.prefill_replicas * tp(c.prefill_tensor_parallel_size) +
-           c.decode_replicas * tp(c.decode_tensor_parallel_size);
+    return c.prefill_replicas * c.prefill_tp() + c.decode_replicas * c.decode_tp();
   }
   // A replica of a data-parallel deployment is its DP ranks (one router target).
   return c.tensor_parallel_size * c.pipeline_parallel_size * std::max(1, c.data_parallel_size);

@@ -1,7 +1,6 @@
 #include "sim/planning/plan_candidates.h"
 
 #include <algorithm>
-#include <optional>
 #include <set>
 #include <sstream>
 
@@ -21,12 +20,11 @@ PlanCandidate make_candidate(const sim::SimulationConfig& config, const std::str
   c.label = gpu + " TP" + std::to_string(tp);
   if (sim::pd_enabled(c.config)) {  // one unit of the P/D pools (plan.h, set_replicas)
     const sim::SimulationConfig& k = c.config;
-    auto pool = [&](int n, const char* side, const std::string& g, const std::optional<int>& t) {
-      return std::to_string(n) + side + " " + (g.empty() ? gpu : g) + " TP" +
-             std::to_string(t.value_or(tp));
+    auto pool = [&](int n, const char* side, const std::string& g, int t) {
+      return std::to_string(n) + side + " " + (g.empty() ? gpu : g) + " TP" + std::to_string(t);
     };
-    c.label = pool(k.prefill_replicas, "P", k.prefill_gpu, k.prefill_tensor_parallel_size) + " : " +
-              pool(k.decode_replicas, "D", k.decode_gpu, k.decode_tensor_parallel_size);
+    c.label = pool(k.prefill_replicas, "P", k.prefill_gpu, k.prefill_tp()) + " : " +
+              pool(k.decode_replicas, "D", k.decode_gpu, k.decode_tp());
   }
   if (c.config.pipeline_parallel_size > 1) {
     c.label += " PP" + std::to_string(c.config.pipeline_parallel_size);
