@@ -8,6 +8,7 @@
 # Installs clang-14 and its compiler-rt (libFuzzer, sanitizer runtimes) if missing.
 #   FUZZ_SECONDS   seconds per fuzz target (default 20; 0 skips fuzzing)
 #   SKIP_TESTS=1   build and fuzz only
+#   SERVESIM_UNITY_BUILD=1  a new build-asan compiles the libraries as unity units (.ci/run sets it)
 # Each fuzzer's last status line ("#N DONE cov: ... exec/s: ...") is printed: N executions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,7 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
     -DSERVESIM_SANITIZE="address,undefined,fuzzer-no-link" \
     -DCMAKE_CXX_FLAGS="-fno-sanitize-recover=undefined" \
     -DSERVESIM_FUZZ=ON -DSERVESIM_BUILD_BENCH=OFF -DSERVESIM_MPI=OFF -DSERVESIM_BUILD_PYTHON=OFF \
+    -DCMAKE_UNITY_BUILD="$([ "${SERVESIM_UNITY_BUILD:-0}" = 1 ] && echo ON || echo OFF)" \
     "${launcher[@]}" >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >&2

@@ -10,6 +10,8 @@
 #   SERVESIM_WITH_TORCH=1  also install python3-torch, which only scripts/profile_gpu.py and its
 #               test (profile_gpu_script, on the CPU) need: 237 packages, ~77 MB, ~5 minutes the
 #               first time. Opt-in (.ci/run sets it); without it that test is reported as skipped.
+#   SERVESIM_UNITY_BUILD=1  a new build folder compiles the libraries as unity units (.ci/run
+#               sets it): less CPU from scratch, more after an edit
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/install_missing.sh
@@ -63,11 +65,15 @@ fi
 install_missing setup "${packages[@]}"
 # Tests and benchmarks on, also in a folder that --minimal configured (its cache says OFF, and
 # its failed searches for MPI and pybind11 are retried now that their packages are installed); the
-# unity build --minimal chose is turned off: one file per unit rebuilds less after an edit).
+# unity build --minimal chose is turned off: one file per unit rebuilds less after an edit.
+# SERVESIM_UNITY_BUILD=1 keeps the libraries' unity units (test files still compile one by one):
+# a build from scratch costs less CPU, which CI (.ci/run) wants and an edit-build loop does not.
+unity=OFF
+if [ "${SERVESIM_UNITY_BUILD:-0}" = 1 ]; then unity=ON; fi
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] ||
    grep -q '^SERVESIM_BUILD_TESTS:BOOL=OFF' "$BUILD_DIR/CMakeCache.txt"; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${launcher[@]}" \
-    -DSERVESIM_BUILD_TESTS=ON -DSERVESIM_BUILD_BENCH=ON -DCMAKE_UNITY_BUILD=OFF >/dev/null
+    -DSERVESIM_BUILD_TESTS=ON -DSERVESIM_BUILD_BENCH=ON -DCMAKE_UNITY_BUILD="$unity" >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" >&2
 # The OpenAI Node SDK for serve's client test (tests/scripts/serve_test.py), from the npm registry
