@@ -72,6 +72,10 @@ std::string model_line(const std::string& name) {
     attn += ", " + std::to_string(m.num_sliding_layers) + " sliding (" +
             std::to_string(m.sliding_window) + ")";
   }
+  if (m.num_chunked_layers > 0) {
+    attn += ", " + std::to_string(m.num_chunked_layers) + " chunked-local (" +
+            std::to_string(m.attention_chunk_size) + ")";
+  }
   std::string mlp = "dense";
   if (m.is_moe()) {
     mlp = std::to_string(m.num_experts) + " experts top-" + std::to_string(m.experts_per_token);

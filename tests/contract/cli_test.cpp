@@ -165,6 +165,11 @@ TEST_CASE("list shows both catalogs", "[cli]") {
   // A profile outside its line's vllm-<line> folder is not applied by default.
   CHECK(o.out.find("hardware/calibration/vllm-v0/a100-40gb.json (0.8 V0; opt-in: --calibration)") !=
         std::string::npos);
+  // Per model, its attention kind: Llama-4 Scout's 36 RoPE layers attend within 8,192-token
+  // chunks (48 layers, every 4th NoPE); Gemma-3 27B slides 52 of its 62 layers over 1,024 tokens.
+  CHECK(o.out.find("GQA 40q/8kv x128, 36 chunked-local (8192); 16 experts top-1 + shared\n") !=
+        std::string::npos);
+  CHECK(o.out.find("x128, 52 sliding (1024); dense\n") != std::string::npos);
 }
 
 TEST_CASE("list models and list gpus show one catalog each", "[cli]") {

@@ -43,14 +43,15 @@ TEST_CASE("every catalog model loads", "[models]") {
   // The 13 models of the brief, qwen3-32b (the realdata LLMServingSim run), the two InferenceX
   // models (gpt-oss-120b, the FP8 Llama-3.1-70B checkpoint) and the frontier models
   // (frontier_models_test.cpp, multimodal_hybrid_models_test.cpp), in sorted order.
-  REQUIRE(names == std::vector<std::string>{
-                       "codellama-34b", "deepseek-r1",       "deepseek-v3",     "gemma-3-27b",
-                       "gemma-3-4b",    "glm-4.5-air",       "gpt-oss-120b",    "gpt-oss-20b",
-                       "kimi-k2",       "llama-2-13b",       "llama-2-70b",     "llama-2-7b",
-                       "llama-3.1-70b", "llama-3.1-70b-fp8", "llama-3.1-8b",    "llama-3.3-70b",
-                       "mistral-7b",    "mixtral-8x22b",     "mixtral-8x7b",    "qwen2.5-72b",
-                       "qwen2.5-7b",    "qwen3-14b",         "qwen3-235b-a22b", "qwen3-30b-a3b",
-                       "qwen3-32b",     "qwen3-next-80b-a3b"});
+  REQUIRE(names ==
+          std::vector<std::string>{
+              "codellama-34b",    "deepseek-r1",       "deepseek-v3",  "gemma-3-27b",
+              "gemma-3-4b",       "glm-4.5-air",       "gpt-oss-120b", "gpt-oss-20b",
+              "kimi-k2",          "llama-2-13b",       "llama-2-70b",  "llama-2-7b",
+              "llama-3.1-70b",    "llama-3.1-70b-fp8", "llama-3.1-8b", "llama-3.3-70b",
+              "llama-4-maverick", "llama-4-scout",     "mistral-7b",   "mixtral-8x22b",
+              "mixtral-8x7b",     "qwen2.5-72b",       "qwen2.5-7b",   "qwen3-14b",
+              "qwen3-235b-a22b",  "qwen3-30b-a3b",     "qwen3-32b",    "qwen3-next-80b-a3b"});
   for (const auto& n : names) {
     INFO(n);
     const ModelSpec m = load_model(n);

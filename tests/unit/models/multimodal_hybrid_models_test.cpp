@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "models/model_name.h"
 #include "models/model_spec.h"
 #include "sim/base/error.h"
 #include "tests/test_paths.h"
@@ -165,6 +166,29 @@ TEST_CASE("qwen3-next-80b-a3b in the catalog: the published config, 79.7 B / 3.8
   CHECK_THAT(c.active_param_count(), Catch::Matchers::WithinAbs(3.87e9, 0.005e9));
   CHECK_THAT(c.active_param_count() - 2 * vocab_matrix(c),
              Catch::Matchers::WithinAbs(3.25e9, 0.005e9));
+}
+
+TEST_CASE("llama-4-scout and llama-4-maverick in the catalog: the abridged configs by HF id",
+          "[models]") {
+  // Each catalog entry is its test file plus _source and _hf_ids: the same model, named by the
+  // Hugging Face id as `vllm serve` takes it (the -Instruct repositories; a base model is not
+  // assumed to share its config).
+  struct Case {
+    std::string name, file, hf_id;
+  };
+  for (const Case& c : {Case{"llama-4-scout", "llama-4-scout.PARTIAL.json",
+                             "meta-llama/Llama-4-Scout-17B-16E-Instruct"},
+                        Case{"llama-4-maverick", "llama-4-maverick.PARTIAL.json",
+                             "meta-llama/Llama-4-Maverick-17B-128E-Instruct"}}) {
+    INFO(c.name);
+    CHECK(resolve_model(c.hf_id).catalog_name == c.name);
+    const ModelSpec cat = load_model(c.name);
+    const ModelSpec t = load_model(frontier_config(c.file));
+    CHECK(cat.param_count() == t.param_count());
+    CHECK(cat.active_param_count() == t.active_param_count());
+    CHECK(cat.kv_bytes_per_token_per_rank(2, 8) == t.kv_bytes_per_token_per_rank(2, 8));
+    CHECK(cat.max_position_embeddings == t.max_position_embeddings);
+  }
 }
 
 TEST_CASE("multimodal configs need their text and vision parts", "[models]") {
