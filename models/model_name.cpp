@@ -217,4 +217,14 @@ std::string catalog_name_for_id(const std::string& id) {
   return matches.size() == 1 ? matches.front() : "";
 }
 
+std::string vllm_model_argument(const std::string& value) {
+  if (value.find('/') != std::string::npos) return value;  // an ORG/NAME id or a path: as given
+  const ModelSource source = resolve_model(value);
+  if (source.catalog_name.empty()) return value;  // a file or folder in the working directory
+  for (const CatalogModelIds& e : catalog_model_ids()) {
+    if (e.name == source.catalog_name && !e.hf_ids.empty()) return e.hf_ids.front();
+  }
+  return value;
+}
+
 }  // namespace servesim::models

@@ -72,6 +72,13 @@ struct ModelSource {
 // message names them). Reads the filesystem; never the network.
 ModelSource resolve_model(const std::string& value);
 
+// The model as `vllm serve MODEL` and `vllm bench serve --model MODEL` take it: a catalog name
+// ("llama-3.1-70b", or an id without its organisation) becomes the first Hugging Face id the
+// entry records ("meta-llama/Llama-3.1-70B", the repository whose config.json it copies), which
+// vLLM can download; an ORG/NAME id, a path, or an entry that records no id stays as given.
+// Throws ConfigError as resolve_model does.
+std::string vllm_model_argument(const std::string& value);
+
 // The catalog entry a model id in a measured run's file names ("meta-llama/Llama-3.3-70B-Instruct"
 // -> "llama-3.3-70b"), by catalog_matches; an id that is a local path on the machine that served
 // it ("/models/Llama-3.3-70B-Instruct") by its last component. "" when it names none or several.

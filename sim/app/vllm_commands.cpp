@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "hardware/gpu_spec.h"
+#include "models/model_name.h"
 #include "models/model_spec.h"
 #include "sim/app/shell_words.h"
 #include "sim/replica/engine_request.h"
@@ -129,8 +130,8 @@ std::string vllm_serve_command(const sim::SimulationConfig& c) {
   deployment.kv_cache_dtype = c.kv_cache_dtype;
   const sim::EngineConfig e = sim::resolve_engine_config(c.engine, deployment);
   const sim::EngineRequest d;  // the flags' fixed defaults
-  std::vector<std::string> w = {"vllm", "serve", c.model, "--tensor-parallel-size",
-                                std::to_string(c.tensor_parallel_size)};
+  std::vector<std::string> w = {"vllm", "serve", models::vllm_model_argument(c.model),
+                                "--tensor-parallel-size", std::to_string(c.tensor_parallel_size)};
   auto add = [&](const char* flag, const std::string& value) {
     w.push_back(flag);
     w.push_back(value);
@@ -191,7 +192,13 @@ std::string vllm_serve_command(const sim::SimulationConfig& c) {
 
 BenchCommand vllm_bench_command(const sim::SimulationConfig& c, double rate, int64_t num_prompts,
                                 const std::vector<planning::Slo>& slos) {
-  std::vector<std::string> w = {"vllm", "bench", "serve", "--backend", "vllm", "--model", c.model};
+  std::vector<std::string> w = {"vllm",
+                                "bench",
+                                "serve",
+                                "--backend",
+                                "vllm",
+                                "--model",
+                                models::vllm_model_argument(c.model)};
   BenchCommand out;
   if (!dataset_words(c.workload, w, out.why_not)) return out;
   auto add = [&](const char* flag, const std::string& value) {

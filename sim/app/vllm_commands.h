@@ -3,11 +3,13 @@
 // prints and records both for its answer (docs/capacity-planning.md).
 //
 // Contract:
-//  - The serve command names the model as given (--model), TP, PP and DP, expert parallelism
-//    when set, and the engine limits as servesim resolved them for the config's vLLM release and
-//    GPU (--max-model-len, --max-num-seqs, --max-num-batched-tokens, --gpu-memory-utilization),
-//    so that it runs the engine that was simulated whatever release's defaults apply; every other
-//    engine flag only when set to other than vLLM's default. Speculative decoding is its
+//  - The serve command names the model as vLLM takes it (a catalog name as the first Hugging Face
+//    id its entry records, anything else as given: models::vllm_model_argument), TP, PP and DP,
+//    expert parallelism when set, and the engine limits as servesim resolved them for the config's
+//    vLLM release and GPU (--max-model-len, --max-num-seqs, --max-num-batched-tokens,
+//    --gpu-memory-utilization), so that it runs the engine that was simulated whatever release's
+//    defaults apply; every other engine flag only when set to other than vLLM's default.
+//    Speculative decoding is its
 //    --speculative-config with vLLM's keys only (servesim's acceptance_* keys say what vLLM would
 //    measure, not what it takes).
 //  - The bench command sends the simulated workload (dataset and lengths, --ignore-eos so that

@@ -129,7 +129,7 @@ need("candidates-table", "table")
 need("latency-curve", "figure", svg=True)
 need("gpu-chart", "figure", svg=True)
 need("max-rate", text="h100-sxm TP4: max 7.61 req/s at p99 TTFT <= 500 ms")
-need("vllm-serve", "pre", "vllm serve llama-3.1-70b --tensor-parallel-size 4")
+need("vllm-serve", "pre", "vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size 4")
 need("vllm-bench", "pre", "vllm bench serve")
 if len(dom.rows) != len(plan["candidates"]):
     fails.append(f"{len(dom.rows)} candidate rows; the plan has {len(plan['candidates'])}")

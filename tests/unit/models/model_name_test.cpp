@@ -231,6 +231,22 @@ TEST_CASE("an existing relative path comes before the catalog, as in vLLM", "[mo
   fs::remove_all(root);
 }
 
+TEST_CASE("vllm serve names a catalog model by its first Hugging Face id", "[models][names]") {
+  // vLLM downloads ORG/NAME; a catalog name is servesim's own and would not resolve there.
+  CHECK(vllm_model_argument("llama-3.1-70b") == "meta-llama/Llama-3.1-70B");
+  CHECK(vllm_model_argument("deepseek-r1") == "deepseek-ai/DeepSeek-R1");
+  CHECK(vllm_model_argument("Llama-3.3-70B-Instruct") == "meta-llama/Llama-3.3-70B-Instruct");
+  // An ORG/NAME id as typed (a fine-tune keeps its own name), and a path, stay as given.
+  CHECK(vllm_model_argument("meta-llama/Llama-3.1-8B-Instruct") ==
+        "meta-llama/Llama-3.1-8B-Instruct");
+  const fs::path dir = temp_dir("vllm_arg");
+  const std::string config = (dir / "config.json").string();
+  { std::ofstream(config) << R"({"hidden_size": 64})"; }
+  CHECK(vllm_model_argument(config) == config);
+  fs::remove_all(dir);
+  CHECK_THROWS_WITH(vllm_model_argument("no-such-model"), Contains("no-such-model"));
+}
+
 TEST_CASE("measured runs' model ids use the same mapping", "[models][names]") {
   CHECK(catalog_name_for_id("meta-llama/Llama-3.3-70B-Instruct") == "llama-3.3-70b");
   CHECK(catalog_name_for_id("codellama/CodeLlama-34b-Instruct-hf") == "codellama-34b");

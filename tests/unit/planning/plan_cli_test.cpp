@@ -184,14 +184,15 @@ TEST_CASE(
   const nlohmann::json& v = j["vllm_commands"];
   const nlohmann::json& best = j["candidates"][0];
   const std::string serve = v["serve"], bench = v["bench"];
-  // One replica of the answer, with the engine limits servesim resolved (H100: vLLM 0.19's).
-  REQUIRE(serve == "vllm serve llama-3.1-8b --tensor-parallel-size " +
+  // One replica of the answer, with the engine limits servesim resolved (H100: vLLM 0.19's); the
+  // catalog's llama-3.1-8b as the Hugging Face id vLLM downloads (the entry's first recorded id).
+  REQUIRE(serve == "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size " +
                        std::to_string(best["tensor_parallel_size"].get<int>()) +
                        " --kv-cache-dtype fp8 --max-model-len 4096 --max-num-seqs 1024 "
                        "--max-num-batched-tokens 8192 --gpu-memory-utilization 0.9");
   REQUIRE(v["replicas"] == best["replicas"]);
   REQUIRE(bench ==
-          "vllm bench serve --backend vllm --model llama-3.1-8b --dataset-name random "
+          "vllm bench serve --backend vllm --model meta-llama/Llama-3.1-8B --dataset-name random "
           "--random-input-len 256 --random-output-len 32 --ignore-eos --num-prompts " +
               std::to_string(best["cluster_prompts"].get<int64_t>()) +
               " --request-rate 30 --seed 0 --percentile-metrics ttft,tpot,itl,e2el "
