@@ -5,6 +5,7 @@
 #include "hardware/gpu_spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -120,11 +121,26 @@ GpuSpec load_gpu(const std::string& name_or_path) {
                      name_or_path);
   }
   const fs::path file = catalog_dir() / (name_or_path + ".json");
-  if (!fs::is_regular_file(file)) {
-    throw ConfigError("unknown GPU '" + name_or_path + "'; known: " +
-                      join_names(gpu_catalog_names()) + " (or give a path to a GPU JSON file)");
+  if (fs::is_regular_file(file))
+    return parse_gpu(read_json_file(file), name_or_path, file.string());
+  // "H100-SXM" is h100-sxm; "h100" is a family of several entries, which one is not guessed.
+  auto lower = [](std::string t) {
+    std::transform(t.begin(), t.end(), t.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    return t;
+  };
+  const std::string key = lower(name_or_path);
+  std::vector<std::string> family;
+  for (const std::string& name : gpu_catalog_names()) {
+    if (name == key) return load_gpu(name);
+    if (name.rfind(key + "-", 0) == 0) family.push_back(name);
   }
-  return parse_gpu(read_json_file(file), name_or_path, file.string());
+  if (!family.empty()) {
+    throw ConfigError("unknown GPU '" + name_or_path + "'; the catalog has " + join_names(family) +
+                      ": pass one of them (servesim list gpus)");
+  }
+  throw ConfigError("unknown GPU '" + name_or_path + "'; known: " +
+                    join_names(gpu_catalog_names()) + " (or give a path to a GPU JSON file)");
 }
 
 std::vector<std::string> gpu_catalog_names() { return catalog_names_in(catalog_dir()); }

@@ -48,9 +48,10 @@ struct GpuSpec {
   nlohmann::json sources;         // field -> where the number comes from
 };
 
-// Loads a GPU by catalog name (hardware/catalog/<name>.json) or by path to a JSON file.
-// Throws ConfigError naming the file and field on bad input, and listing the known names when a
-// name is unknown.
+// Loads a GPU by catalog name (hardware/catalog/<name>.json; any case: "H100-SXM" is h100-sxm,
+// and the spec carries the catalog name) or by path to a JSON file. Throws ConfigError naming the
+// file and field on bad input; for an unknown name, listing the entries it is the family of
+// ("h100": h100-nvl, h100-pcie, h100-sxm — which one is not guessed), else every known name.
 GpuSpec load_gpu(const std::string& name_or_path);
 
 // Names of all GPUs in the catalog, sorted.

@@ -72,6 +72,7 @@ std::vector<BadInput> flag_rows() {
        "not in the catalog"},
       {"model folder without config.json", S({"--model", "{dir}"}), {}, 2, "without config.json"},
       {"GPU name unknown", S({"--gpu", "no-such-gpu"}), {}, 2, "no-such-gpu"},
+      {"GPU family name, several entries", S({"--gpu", "h100"}), {}, 2, "h100-nvl, h100-pcie"},
       {"dataset unknown", S({"--dataset-name", "no-such-dataset"}), {}, 2, "--dataset-name"},
       {"percentile metric unknown",
        S({"--percentile-metrics", "foo"}),

@@ -14,6 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
 using Catch::Matchers::WithinRel;
 
 std::string write_temp(const std::string& file_name, const std::string& text) {
@@ -99,12 +100,25 @@ TEST_CASE("loading by path", "[hardware]") {
   }
 }
 
+TEST_CASE("a catalog GPU is found in any case, under its catalog name", "[hardware]") {
+  const GpuSpec upper = load_gpu("H100-SXM");
+  CHECK(upper.name == "h100-sxm");
+  CHECK(upper.bf16_flops == load_gpu("h100-sxm").bf16_flops);
+  CHECK(load_gpu("H200").name == "h200");
+}
+
 TEST_CASE("errors name the file and the field", "[hardware]") {
   SECTION("unknown name lists the catalog") {
-    CHECK_THROWS_WITH(load_gpu("h100"),
-                      Contains("unknown GPU 'h100'; known: a100-40gb, a100-80gb, ") &&
+    CHECK_THROWS_WITH(load_gpu("h1000"),
+                      Contains("unknown GPU 'h1000'; known: a100-40gb, a100-80gb, ") &&
                           Contains("rtx-pro-6000") &&
                           Contains("(or give a path to a GPU JSON file)"));
+  }
+  SECTION("a family name lists its entries and picks none") {
+    CHECK_THROWS_WITH(load_gpu("h100"),
+                      Equals("unknown GPU 'h100'; the catalog has h100-nvl, h100-pcie, h100-sxm: "
+                             "pass one of them (servesim list gpus)"));
+    CHECK_THROWS_WITH(load_gpu("A100"), Contains("a100-40gb, a100-80gb: pass one of them"));
   }
   SECTION("missing field") {
     const std::string p = write_temp("nobw.json",
