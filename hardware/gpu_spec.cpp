@@ -121,8 +121,9 @@ GpuSpec load_gpu(const std::string& name_or_path) {
                      name_or_path);
   }
   const fs::path file = catalog_dir() / (name_or_path + ".json");
-  if (fs::is_regular_file(file))
+  if (fs::is_regular_file(file)) {
     return parse_gpu(read_json_file(file), name_or_path, file.string());
+  }
   // "H100-SXM" is h100-sxm; "h100" is a family of several entries, which one is not guessed.
   auto lower = [](std::string t) {
     std::transform(t.begin(), t.end(), t.begin(),
