@@ -17,6 +17,7 @@ std::optional<ChatTemplateTokens> chat_template_tokens(const std::string& hf_mod
   static constexpr Family kFamilies[] = {
       {"Qwen/Qwen3-", 8, 3, "Qwen3 ChatML"},
       {"zai-org/GLM-4.5", 5, 4, "GLM-4.5"},
+      {"openai/gpt-oss-", 65, 62, "gpt-oss harmony (system message)"},
   };
   for (const Family& f : kFamilies) {
     if (std::string_view(hf_model_id).substr(0, f.prefix.size()) == f.prefix) {

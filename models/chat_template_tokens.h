@@ -10,9 +10,21 @@
 //    198]); Qwen3's template adds no default system message (Qwen2's does).
 //  - GLM-4.5 (zai-org/GLM-4.5, -Air): "[gMASK]<sop><|user|>\n" + message + "<|assistant|>" =
 //    5 tokens.
-// gpt-oss renders a harmony system message (identity, knowledge cutoff, today's date, reasoning
-// effort, channels) whose length needs the o200k_harmony tokenizer: not counted (nullopt), and
-// so is every family not listed.
+//  - gpt-oss (openai/gpt-oss-*): vLLM renders the conversation in OpenAI's harmony format
+//    (vllm/entrypoints/harmony_utils.py: get_system_message, render_for_completion): a system
+//    message vLLM writes itself, then the user's message, then the assistant's header:
+//      "<|start|>system<|message|>" + body + "<|end|>" + "<|start|>user<|message|>" + message +
+//      "<|end|>" + "<|start|>assistant"
+//    with the body harmony's SystemContent defaults render (no reasoning_effort in the request:
+//    medium; no tools: the commentary channel removed):
+//      "You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\n"
+//      "Current date: YYYY-MM-DD\n\nReasoning: medium\n\n# Valid channels: analysis, final. "
+//      "Channel must be included for every message."
+//    55 tokens in o200k_base (o200k_harmony is o200k_base plus the special tokens; counted with
+//    the js-tiktoken package, any date of that form gives 55), so 65 in all: 62 before the
+//    message (3 + 55 + 1 + 3), 3 after. A vLLM that keeps the commentary channel renders 2
+//    more. The date changes daily, so the shared prefix lasts a day.
+// Every family not listed is not counted (nullopt).
 //
 // Used twice: the public-runs reader adds the count to a chat run's recorded lengths, and a run
 // with --endpoint /v1/chat/completions adds it to every prompt the workload sends

@@ -36,6 +36,11 @@ double Deployment::expert_weight_bytes_per_param() const {
 
 bool Deployment::weight_only_fp8() const { return weight_format() == "fp8" && gpu.fp8_flops <= 0; }
 
+bool Deployment::mxfp4_marlin() const {
+  // Compute capability below 9.0 in the catalog's architectures (sm80 Ampere, sm89 Ada).
+  return weight_format() == "mxfp4" && (gpu.architecture == "ampere" || gpu.architecture == "ada");
+}
+
 std::string Deployment::linear_compute_dtype() const {
   return weight_format() == "fp8" && !weight_only_fp8() ? "fp8" : "bf16";
 }

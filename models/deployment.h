@@ -71,6 +71,14 @@ struct Deployment {
   // Ampere) vLLM runs an fp8 checkpoint's linear layers as W8A16 in its Marlin GEMM, the weights
   // dequantised to bf16 (models/marlin_gemm.h).
   bool weight_only_fp8() const;
+  // Whether MXFP4 experts run vLLM's Marlin MoE kernel: Mxfp4MoEMethod picks the Marlin backend
+  // below compute capability 9.0 (get_mxfp4_backend in
+  // vllm/model_executor/layers/quantization/mxfp4.py), i.e. on Ampere and Ada GPUs; Hopper and
+  // Blackwell run triton_kernels or FlashInfer. The weights are padded for Marlin
+  // (models/marlin_moe.h, marlin_mxfp4_padded).
+  bool mxfp4_marlin() const;
+  // The routed experts run vLLM's Marlin MoE kernel: weight_only_fp8() or mxfp4_marlin().
+  bool marlin_experts() const { return weight_only_fp8() || mxfp4_marlin(); }
   // The dtype whose GEMM peak and kernel tables time the linear layers: "fp8" under fp8 (w8a8) on
   // a GPU with FP8 tensor cores, else "bf16" (MXFP4 experts and integer weights run as w4a16 /
   // w8a16 on Hopper, fp8 weights as w8a16 without FP8 tensor cores: dequantized to bf16 in the

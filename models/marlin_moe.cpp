@@ -6,6 +6,11 @@
 
 namespace servesim::models {
 
+MarlinPaddedExpert marlin_mxfp4_padded(double hidden, double intermediate_rank) {
+  auto round_up = [](double x, double m) { return std::ceil(x / m) * m; };
+  return {round_up(hidden, 256), round_up(intermediate_rank, 128)};
+}
+
 int marlin_moe_block_size(double tokens, double top_k, double local_experts) {
   // fused_marlin_moe: `for block_size_m in [8, 16, 32, 48, 64]: if M * topk / E / block_size_m
   // < 0.9: break` (the loop variable keeps 64 when no size breaks it).

@@ -30,13 +30,29 @@
 // credited (the traffic the kernel's partition issues, an upper bound of what reaches HBM, as in
 // models/marlin_gemm.h); the dequantisation's ALU work is not charged.
 //
-// Not modelled here: MXFP4 experts through Marlin (gpt-oss on Ampere) and AWQ/GPTQ (w4a16/w8a16)
-// experts through fused_marlin_moe keep the grouped-GEMM rule at their bytes per weight
-// (docs/models.md).
+// MXFP4 experts (gpt-oss) take the same kernel below compute capability 9.0: Mxfp4MoEMethod's
+// Marlin backend (vllm/model_executor/layers/quantization/mxfp4.py: get_mxfp4_backend,
+// prepare_moe_fp4_layer_for_marlin) runs them weight-only through fused_marlin_moe, the 4-bit
+// weights and their e8m0 scales dequantised to bf16, with the weights padded as
+// marlin_mxfp4_padded() says.
+//
+// Not modelled here: AWQ/GPTQ (w4a16/w8a16) experts through fused_marlin_moe keep the
+// grouped-GEMM rule at their bytes per weight (docs/models.md).
 #ifndef SERVESIM_MODELS_MARLIN_MOE_H_
 #define SERVESIM_MODELS_MARLIN_MOE_H_
 
 namespace servesim::models {
+
+// One MXFP4 expert as vLLM allocates it for Marlin (Mxfp4MoEMethod.create_weights, MARLIN
+// backend): the kernel needs n % 256 == 0 and k % 128 == 0 in both GEMMs, so the intermediate
+// width per partition is rounded up to a multiple of 128 and the hidden size to a multiple of
+// 256, zero-padded. gpt-oss's 2,880-wide experts hold 3,072 × 2,944 at TP 1 (+9 % weights) and
+// 3,072 × 768 for 720 columns at TP 4 (+14 %): the padding is stored, read and multiplied.
+struct MarlinPaddedExpert {
+  double hidden = 0;        // round_up(hidden, 256)
+  double intermediate = 0;  // round_up(intermediate per partition, 128)
+};
+MarlinPaddedExpert marlin_mxfp4_padded(double hidden, double intermediate_rank);
 
 // The block size fused_marlin_moe picks for `tokens` tokens routed top-`top_k` over the
 // `local_experts` experts of one rank: the first of 8, 16, 32, 48, 64 with

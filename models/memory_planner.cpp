@@ -33,10 +33,11 @@
 //   sizing the KV cache (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS), which plausibly explains it.
 //
 // Weights per rank: linear layers at weight_bytes_per_param (routed experts at
-// expert_weight_bytes_per_param), embeddings/LM head at the model dtype,
-// both sharded over TP (KV projections replicated once TP > num_kv_heads); norms and the RoPE cache
-// replicated. Pipeline parallel: the planner sizes the most loaded stage, ceil(L/PP) layers plus
-// one of the embedding / LM head (both when PP = 1), and its KV holds those layers only.
+// expert_weight_bytes_per_param; MXFP4 experts on Marlin at their padded shape,
+// models/marlin_moe.h), embeddings/LM head at the model dtype, both sharded over TP (KV projections
+// replicated once TP > num_kv_heads); norms and the RoPE cache replicated. Pipeline parallel: the
+// planner sizes the most loaded stage, ceil(L/PP) layers plus one of the embedding / LM head (both
+// when PP = 1), and its KV holds those layers only.
 #include "models/memory_planner.h"
 
 #include <algorithm>
@@ -46,6 +47,7 @@
 
 #include "models/linear_attention.h"
 #include "models/lora_shapes.h"
+#include "models/marlin_moe.h"
 #include "sim/base/error.h"
 
 namespace servesim::models {
@@ -103,9 +105,18 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
     const double routed = 3 * h * moe_i * static_cast<double>(m.num_experts);
     const double shared = m.moe_mlp_params(m.num_experts) - router - routed;
     const double group = static_cast<double>(tp) * d.data_parallel_size;
-    mlp = moe_share * (routed / group + shared / tp + router) +
+    // MXFP4 experts on Marlin are allocated at their padded shape (models/marlin_moe.h): E / group
+    // whole experts under expert parallelism, else every expert's slice of the group.
+    double routed_gpu = routed / group;
+    if (d.mxfp4_marlin()) {
+      const bool ep = d.enable_expert_parallel && group > 1;
+      const MarlinPaddedExpert e = marlin_mxfp4_padded(h, ep ? moe_i : moe_i / group);
+      routed_gpu =
+          3 * e.hidden * e.intermediate * static_cast<double>(m.num_experts) / (ep ? group : 1.0);
+    }
+    mlp = moe_share * (routed_gpu + shared / tp + router) +
           (1.0 - moe_share) * m.dense_mlp_params() / tp;
-    expert_params = moe_share * routed / group;
+    expert_params = moe_share * routed_gpu;
     i_eff = std::max(static_cast<double>(m.experts_per_token) * moe_i + shared_i,
                      m.num_dense_layers > 0 ? static_cast<double>(m.intermediate_size) : 0.0);
   } else {

@@ -10,6 +10,7 @@
 
 #include "hardware/topology.h"
 #include "models/kernel_timer.h"
+#include "models/marlin_moe.h"
 #include "models/moe_routing.h"
 #include "models/roofline_cost_model.h"
 #include "sim/base/error.h"
@@ -192,11 +193,16 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
                                                                          : m.intermediate_size) /
                          (expert_parallel_ ? 1.0 : static_cast<double>(moe_group_));
     expert_inter_rank_ = moe_i;
-    expert_op_.flops_per_token = 2.0 * 3.0 * h * moe_i;
-    expert_op_.weight_bytes = 3.0 * h * moe_i * d.expert_weight_bytes_per_param();
-    expert_op_.act_bytes_per_token = (h + 2 * moe_i + moe_i + h) * ab;
-    // fp8 experts without FP8 tensor cores: Fp8MoEMethod's use_marlin (models/marlin_moe.h).
-    expert_marlin_ = d.weight_only_fp8();
+    // MXFP4 experts on Marlin are stored, read and multiplied at their padded shape.
+    const MarlinPaddedExpert shape =
+        d.mxfp4_marlin() ? marlin_mxfp4_padded(h, moe_i) : MarlinPaddedExpert{h, moe_i};
+    const double eh = shape.hidden, ei = shape.intermediate;
+    expert_op_.flops_per_token = 2.0 * 3.0 * eh * ei;
+    expert_op_.weight_bytes = 3.0 * eh * ei * d.expert_weight_bytes_per_param();
+    expert_op_.act_bytes_per_token = (eh + 2 * ei + ei + eh) * ab;
+    // fp8 experts without FP8 tensor cores (Fp8MoEMethod's use_marlin) and MXFP4 experts below
+    // compute capability 9.0 (Mxfp4MoEMethod's Marlin backend): models/marlin_moe.h.
+    expert_marlin_ = d.marlin_experts();
     // Router (replicated, tiny) and the shared expert (always active).
     LinearOp router = gemm(h, num_experts_);
     router.weight_bytes = h * num_experts_ * m.dtype_bytes;  // routers stay unquantized
@@ -204,9 +210,10 @@ RooflineCostModel::RooflineCostModel(const Deployment& d, const RooflineOptions&
     router.layer_share = moe_layer_share_;
     dense_ops_.push_back(router);
     // The routed experts' SwiGLU is a kernel of its own in vLLM's fused MoE (silu_and_mul on the
-    // intermediate cache), except under MXFP4, whose triton_kernels matmul_ogs fuses it into the
-    // gate_up GEMM's epilogue (FusedActivation "swiglu"): then it moves no extra bytes.
-    swiglu_width_rank_ = d.weight_format() == "mxfp4" ? 0.0 : top_k_ * moe_i;
+    // intermediate cache), except under MXFP4 on triton_kernels, whose matmul_ogs fuses it into
+    // the gate_up GEMM's epilogue (FusedActivation "swiglu"): then it moves no extra bytes. The
+    // Marlin backend runs the activation on its (padded) intermediate cache between the GEMMs.
+    swiglu_width_rank_ = d.weight_format() == "mxfp4" && !d.mxfp4_marlin() ? 0.0 : top_k_ * ei;
     if (m.shared_expert_intermediate_size > 0) {
       const double si = static_cast<double>(m.shared_expert_intermediate_size) / t;
       dense_ops_.push_back(gemm(h, 2 * si));

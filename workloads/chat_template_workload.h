@@ -7,8 +7,11 @@
 // Contract: every request keeps its id, arrival, output length, class, adapter and priority; its
 // prompt_tokens grow by `tokens`. A request with a shared prefix (prefix_group >= 0) has its
 // prefix_tokens grow by `leading`: the template's opening is identical for every request, so the
-// shared part starts with it. A request without one keeps prefix_tokens 0 (the opening alone is
-// shorter than a KV block, so no cache hit is lost). Requests carrying a prefix chain (traces) and
+// shared part starts with it. A request without one keeps prefix_tokens 0: Qwen3's and GLM-4.5's
+// openings (3 and 4 tokens) are shorter than a KV block, so no cache hit is lost; gpt-oss's
+// (harmony's 62-token system message) fills 3 blocks of 16 that vLLM's prefix cache shares
+// between requests, which this wrapper does not share, so such a run prefills 48 tokens per
+// request more than vLLM (docs/cli.md, --endpoint). Requests carrying a prefix chain (traces) and
 // multi-turn sessions are refused by validate() before this wrapper is built.
 #ifndef SERVESIM_WORKLOADS_CHAT_TEMPLATE_WORKLOAD_H_
 #define SERVESIM_WORKLOADS_CHAT_TEMPLATE_WORKLOAD_H_

@@ -400,9 +400,13 @@ std::vector<MeasuredRun> read_public_runs_csv(const std::string& path) {
     if (chat) {
       if (const auto t = models::chat_template_tokens(model_id)) {
         for (MeasuredRequest& r : run.requests) r.input_tokens += t->tokens;
+        // The template's opening is the same in every request (gpt-oss's system message: 62
+        // tokens, 3 KV blocks vLLM's prefix cache shares; Qwen3's 3 and GLM's 4 fill none).
+        run.shared_prefix_tokens = t->leading;
         run.notes.push_back("/v1/chat/completions: + " + std::to_string(t->tokens) +
                             " prompt tokens per request, the " + t->family +
-                            " chat template around one user message");
+                            " chat template around one user message, the first " +
+                            std::to_string(t->leading) + " shared by every request");
       } else {
         run.notes.push_back(
             "/v1/chat/completions: the chat template's prompt tokens are not counted for " +

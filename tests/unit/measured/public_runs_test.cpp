@@ -140,12 +140,12 @@ TEST_CASE("public runs: GPUStack's serve flags and ShareGPT bursts", "[measured]
 
 TEST_CASE("public runs: the chat endpoint adds the chat template's prompt tokens",
           "[measured][realdata]") {
-  // Qwen3's ChatML around one user message is 8 tokens, GLM-4.5's 5
-  // (models/chat_template_tokens.h); gpt-oss's harmony system message is not counted.
+  // Qwen3's ChatML around one user message is 8 tokens, GLM-4.5's 5, gpt-oss's harmony system
+  // message and headers 65 (models/chat_template_tokens.h).
   CHECK(models::chat_template_tokens("Qwen/Qwen3-14B-FP8")->tokens == 8);
   CHECK(models::chat_template_tokens("Qwen/Qwen3-235B-A22B-Instruct-2507")->tokens == 8);
   CHECK(models::chat_template_tokens("zai-org/GLM-4.5-Air")->tokens == 5);
-  CHECK_FALSE(models::chat_template_tokens("openai/gpt-oss-120b").has_value());
+  CHECK(models::chat_template_tokens("openai/gpt-oss-120b")->tokens == 65);
   CHECK_FALSE(models::chat_template_tokens("Qwen/Qwen2-7B-Instruct").has_value());
   const auto all = by_row(read_measured(kFile, {}));
   // Random 128/4 on Qwen3-14B (row 90, chat endpoint): every prompt the row's even split + 8.
@@ -156,6 +156,17 @@ TEST_CASE("public runs: the chat endpoint adds the chat template's prompt tokens
   CHECK(static_cast<double>(in) / static_cast<double>(qwen.requests.size()) ==
         Approx(client_mean + 8).margin(1.0));
   (void)out;
+  // gpt-oss-120b, ShareGPT on the chat endpoint (row 30): every prompt gains harmony's 65
+  // tokens, and the 62 before the message are the same in every request: a shared prefix.
+  const MeasuredRun& oss = all.at("30");
+  CHECK(oss.shared_prefix_tokens == 62);
+  const auto [oin, oout] = totals(oss);
+  REQUIRE(oss.requests.size() == 1000);
+  // The row's 215,312 client tokens (each scaled length rounded: at most 0.5 per request off) plus
+  // 65 per request.
+  CHECK(static_cast<double>(oin) == Approx(215312.0 + 65 * 1000).margin(500));
+  CHECK(static_cast<double>(oin) != Approx(215312.0).margin(500));
+  (void)oout;
   // dennislee22's runs use the completions endpoint (--backend vllm): nothing added.
   const auto [din, dout] = totals(all.at("145"));
   CHECK(din == 102140);  // the row's total_input_tokens

@@ -22,8 +22,14 @@ TEST_CASE("chat template tokens of a --model value", "[models][chat]") {
   REQUIRE(glm.has_value());
   CHECK(glm->tokens == 5);
   CHECK(glm->leading == 4);
-  // Not counted: gpt-oss's harmony system message, Llama 3's template.
-  CHECK_FALSE(chat_template_tokens_for_model("gpt-oss-20b").has_value());
+  // gpt-oss: harmony's system message, 3 + 55 + 1 tokens, the user's header 3 (62 before the
+  // message), and "<|end|><|start|>assistant" 3 after it.
+  const auto oss = chat_template_tokens_for_model("gpt-oss-20b");
+  REQUIRE(oss.has_value());
+  CHECK(oss->tokens == 65);
+  CHECK(oss->leading == 62);
+  CHECK(chat_template_tokens("openai/gpt-oss-120b")->tokens == 65);
+  // Not counted: Llama 3's template.
   CHECK_FALSE(chat_template_tokens_for_model("llama-3.1-8b").has_value());
 }
 

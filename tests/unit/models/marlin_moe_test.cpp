@@ -1,6 +1,6 @@
-// fp8 experts on a GPU without FP8 tensor cores (models/marlin_moe.h): vLLM's fused_marlin_moe
-// picks a block size from the rows per expert, pads each expert's rows to whole blocks and reads
-// the expert's weights once per block.
+// fp8 experts on a GPU without FP8 tensor cores, and MXFP4 experts below compute capability 9.0
+// (models/marlin_moe.h): vLLM's fused_marlin_moe picks a block size from the rows per expert, pads
+// each expert's rows to whole blocks and reads the expert's weights once per block.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -175,6 +175,68 @@ TEST_CASE("Marlin MoE under expert parallelism: vLLM's block size from the local
   const double share = expected_max_group_rows(256, 8, 128, 4) / (256 * 32);
   CHECK_THAT(marlin_moe_work(256, 8, 32, share).blocks,
              WithinAbs(32 * (1 - std::pow(1 - share, 256)), 1e-6));
+}
+
+TEST_CASE("Marlin MXFP4 padding: the intermediate width to 128, the hidden size to 256",
+          "[models][cost]") {
+  // Mxfp4MoEMethod.create_weights under the Marlin backend: round_up(I/partition, 128),
+  // round_up(hidden, 256). gpt-oss: hidden 2880 → 3072; 2880 → 2944 (TP1), 720 → 768 (TP4),
+  // 360 → 384 (TP8); multiples stay as they are.
+  CHECK(marlin_mxfp4_padded(2880, 2880).hidden == 3072);
+  CHECK(marlin_mxfp4_padded(2880, 2880).intermediate == 2944);
+  CHECK(marlin_mxfp4_padded(2880, 720).intermediate == 768);
+  CHECK(marlin_mxfp4_padded(2880, 360).intermediate == 384);
+  CHECK(marlin_mxfp4_padded(4096, 1536).hidden == 4096);
+  CHECK(marlin_mxfp4_padded(4096, 1536).intermediate == 1536);
+  // The boundaries: one past a multiple rounds up a whole multiple.
+  CHECK(marlin_mxfp4_padded(2817, 129).hidden == 3072);
+  CHECK(marlin_mxfp4_padded(2816, 128).hidden == 2816);
+  CHECK(marlin_mxfp4_padded(2816, 129).intermediate == 256);
+}
+
+TEST_CASE("MXFP4 experts below compute capability 9.0 run the Marlin MoE kernel, padded",
+          "[models][cost]") {
+  // gpt-oss-like MoE (hidden 2880, 128 experts of intermediate 2880, top-4) at TP4 on an Ampere
+  // GPU: vLLM's get_mxfp4_backend picks Marlin below capability 9.0. One expert on a rank is
+  // 3·3072·768 padded weights at 0.53125 B; a routed row moves 2·(3072 + 3·768) bf16 bytes;
+  // a padded row costs 6·3072·768 FLOPs. The ideal model (η = 1, no ramp, no t0):
+  //   experts_s(T) = max(flops · padded(T) / 312e12, (wb · blocks(T) + act · 4T) / 1.555e12).
+  ModelSpec m = testing::llama_like("gpt-oss-like", 2880, 2880, 36, 64, 8, 201088, 131072);
+  m.num_experts = 128;
+  m.experts_per_token = 4;
+  m.moe_intermediate_size = 2880;
+  m.checkpoint_quantization = "mxfp4";
+  Deployment d;
+  d.model = m;
+  d.gpu = a100_40gb();
+  d.gpu.architecture = "ampere";
+  d.tensor_parallel_size = 4;
+  REQUIRE(d.mxfp4_marlin());
+  REQUIRE(d.marlin_experts());
+  const IdealCostModel ideal(d);
+  const double w = kMxfp4BytesPerWeight;
+  const double wb = 3.0 * 3072 * 768 * w, act = 2.0 * (3072 + 3 * 768 + 3072),
+               flops = 6.0 * 3072 * 768;
+  for (const double t : {1.0, 64.0, 256.0, 2048.0}) {
+    INFO("T = " << t);
+    const MarlinMoeWork work = marlin_moe_work(t, 4, 128, 4.0 / 128);
+    const double want =
+        std::max(flops * work.padded_rows / 312e12, (wb * work.blocks + act * 4 * t) / 1.555e12);
+    CHECK_THAT(ideal.routed_experts_s(t), WithinRel(want, 1e-12));
+  }
+  // On Hopper the experts run triton_kernels at their own shape: not Marlin.
+  Deployment hopper = d;
+  hopper.gpu.architecture = "hopper";
+  CHECK_FALSE(hopper.mxfp4_marlin());
+  CHECK_FALSE(hopper.marlin_experts());
+  // Ada (sm89) has FP8 tensor cores but still takes Marlin for MXFP4; a bf16 checkpoint never.
+  Deployment ada = d;
+  ada.gpu.architecture = "ada";
+  ada.gpu.fp8_flops = 733e12;
+  CHECK(ada.mxfp4_marlin());
+  Deployment bf = d;
+  bf.model.checkpoint_quantization.clear();
+  CHECK_FALSE(bf.mxfp4_marlin());
 }
 
 }  // namespace

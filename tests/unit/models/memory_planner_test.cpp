@@ -232,6 +232,27 @@ TEST_CASE("MXFP4 experts: weights per rank at 4.25 bits per expert weight", "[mo
   CHECK(plan_memory(d, options(8192, 64)).weight_bytes / kGiB == Approx(30.4).margin(0.5));
 }
 
+TEST_CASE("MXFP4 experts on Marlin are stored at their padded shape", "[models][memory]") {
+  // Below compute capability 9.0 vLLM allocates each MXFP4 expert for Marlin with the hidden size
+  // rounded up to 256 and the intermediate width per partition to 128 (models/marlin_moe.h):
+  // gpt-oss-120b at TP4 holds 36 · 128 experts of 3·3072·768 instead of 3·2880·720 weights per
+  // rank, at 0.53125 B; nothing else changes. Under expert parallelism a rank holds 128/4 whole
+  // experts of 3·3072·2944.
+  Deployment hopper = deploy(load_model("gpt-oss-120b"), testing::h100_sxm(), 4);
+  hopper.gpu.architecture = "hopper";
+  Deployment ampere = hopper;
+  ampere.gpu.architecture = "ampere";
+  const double w = kMxfp4BytesPerWeight;
+  CHECK_THAT(plan_memory(ampere, options(8192, 64)).weight_bytes -
+                 plan_memory(hopper, options(8192, 64)).weight_bytes,
+             WithinRel(36.0 * 128 * 3 * (3072.0 * 768 - 2880.0 * 720) * w, 1e-9));
+  hopper.enable_expert_parallel = true;
+  ampere.enable_expert_parallel = true;
+  CHECK_THAT(plan_memory(ampere, options(8192, 64)).weight_bytes -
+                 plan_memory(hopper, options(8192, 64)).weight_bytes,
+             WithinRel(36.0 * 32 * 3 * (3072.0 * 2944 - 2880.0 * 2880) * w, 1e-9));
+}
+
 TEST_CASE("hybrid KV blocks hold one group of layers", "[models][memory]") {
   // gpt-oss-120b, 18 full + 18 sliding layers: vLLM's hybrid manager makes blocks of 18 layers
   // (page = 18 · block_size · kv hidden size) shared by 2 groups, and reports num_blocks / 2 ·

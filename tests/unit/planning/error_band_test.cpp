@@ -250,7 +250,7 @@ TEST_CASE("the independent-runs error of a basis is the median of the stored pub
   CHECK_FALSE(independent_error("calibrated").has_value());
   CHECK(expected_error_text("transferred") ==
         band_text("transferred") +
-            "; on independent public runs: 45% TTFT, 32% TPOT, 37% duration (docs/validation.md "
+            "; on independent public runs: 40% TTFT, 29% TPOT, 33% duration (docs/validation.md "
             "§7, 61 public A100 runs, shipped profile)");
   CHECK(expected_error_text("calibrated") == band_text("calibrated"));
 }
