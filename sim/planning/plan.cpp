@@ -130,26 +130,23 @@ int smallest_passing(int start, int floor, int cap, const std::function<bool(int
     if (it != memo.end()) return it->second;
     return memo[n] = passes(n);
   };
-  int pass_at = 0,
-      fail_at = floor - 1;  // fail_at < answer <= pass_at; floor − 1 fails by definition
-  if (p(start)) {
-    pass_at = start;
-    if (start == floor || p(floor)) return floor;
-    fail_at = floor;
-  } else {
-    fail_at = start;
-    int step = 1;
-    while (fail_at < cap) {
-      const int m = std::min(cap, fail_at + step);
-      if (p(m)) {
-        pass_at = m;
-        break;
-      }
-      fail_at = m;
-      step *= 2;
+  // From the floor up: pooling usually brings the answer to the floor or just above it, and a
+  // count near the floor is the cheapest to simulate. fail_at < answer <= pass_at.
+  if (p(floor)) return floor;
+  int fail_at = floor, pass_at = 0, step = 1;
+  while (fail_at < cap) {
+    int m = fail_at + step;
+    if (fail_at < start) m = std::min(m, start);  // the estimate is tried before any count above it
+    m = std::min(m, cap);
+    if (p(m)) {
+      pass_at = m;
+      break;
     }
-    if (pass_at == 0) return 0;
+    // Above the estimate, steps restart from it: 1, 2, 4, ...
+    step = m == start ? 1 : 2 * step;
+    fail_at = m;
   }
+  if (pass_at == 0) return 0;
   while (pass_at - fail_at > 1) {
     const int mid = fail_at + (pass_at - fail_at) / 2;
     if (p(mid)) {

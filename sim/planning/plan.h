@@ -9,11 +9,12 @@
 //     n_s = ceil(L / S) is the stability bound (S = one replica's saturation throughput: fewer
 //     replicas cannot serve L at all, so they count as failing without a run);
 //  4. verifies: simulates the whole cluster (n replicas behind config.router) at rate L and
-//     finds the smallest n >= n_s that passes (same SLO rule: mean over seeds): if n0 passes,
-//     n_s is tried next (pooling often brings the answer down to it) and then the gap is
-//     bisected; if n0 fails, n goes up by 1, 2, 4, ... until it passes, then the last gap is
-//     bisected. Pooling behind a load-aware router usually lets n go below n0; a bursty workload
-//     may push it above. Searched up to max(4·n0, n0 + 8) replicas, else "unverified".
+//     finds the smallest n >= n_s that passes (same SLO rule: mean over seeds): n_s first
+//     (pooling behind a load-aware router often brings the answer down to it, and the fewest
+//     replicas are the cheapest run), then n_s + 1, + 3, + 7, ... (n0 tried before any count
+//     above it) until one passes, then the last gap is bisected (smallest_passing). A bursty
+//     workload may push n above n0. Searched up to max(4·n0, n0 + 8) replicas, else
+//     "unverified".
 //     Cluster runs send N_c = clamp(num_prompts·n0, num_prompts, max_cluster_prompts) requests
 //     (about as many per replica as a capacity probe, capped for speed), the same for every n
 //     and seed-matched, so the comparison between counts is paired; --warmup-requests scales by
@@ -162,10 +163,10 @@ void add_window_throughputs(const std::vector<metrics::BenchmarkMetrics>& runs, 
                             bool multi_turn, std::map<std::string, SeedStat>* at_target);
 
 // Smallest n in [floor, cap] with passes(n), for passes monotone in n (false … true …) and every
-// n < floor failing by definition. Starts at `start` (clamped to [floor, cap]): if it passes,
-// tries floor, then bisects between them; if not, steps up by 1, 2, 4, … until it passes, then
-// bisects the last gap. Returns 0 when nothing up to `cap` passes. Calls passes(n) at most once
-// per n.
+// n < floor failing by definition. Tries `floor` first; if it fails, steps up from it by 1, 2,
+// 4, … (never past `start`, clamped to [floor, cap], before trying `start` itself; from `start`
+// by 1, 2, 4, … again) until a count passes, then bisects the last gap. Returns 0 when nothing up to `cap` passes. Calls passes(n)
+// at most once per n.
 int smallest_passing(int start, int floor, int cap, const std::function<bool(int)>& passes);
 
 // Evaluates one candidate (steps 1–6 above) with `jobs` threads for its seeds, or, with `share`,

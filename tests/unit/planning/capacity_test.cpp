@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include "sim/planning/capacity.h"
 #include "sim/planning/plan.h"
@@ -60,6 +61,31 @@ TEST_CASE("smallest passing replica count is found from any start", "[planning][
     }
   }
   REQUIRE(smallest_passing(10, 1, 30, [](int m) { return m >= 31; }) == 0);
+}
+
+TEST_CASE("smallest passing replica count: the floor first, then up from it to the estimate",
+          "[planning][capacity]") {
+  // The order the counts are tried in (each a cluster simulation, costlier with more replicas):
+  // floor; floor + 1, + 3, + 7, ... capped at the estimate `start`; from `start` + 1, + 3, ...;
+  // then bisection of the last gap.
+  auto order = [](int start, int floor, int k) {
+    std::vector<int> tried;
+    const int n = smallest_passing(start, floor, 1000, [&](int m) {
+      tried.push_back(m);
+      return m >= k;
+    });
+    REQUIRE(n == std::max(k, floor));
+    return tried;
+  };
+  // The answer at the floor (pooling): one run, the estimate never simulated.
+  CHECK(order(168, 88, 88) == std::vector<int>{88});
+  CHECK(order(168, 88, 50) == std::vector<int>{88});
+  // One above the floor: two runs.
+  CHECK(order(145, 74, 75) == std::vector<int>{74, 75});
+  // 74 fails, 75, 77 fail, 81 passes, bisect 77..81: 79 passes, 78 fails.
+  CHECK(order(145, 74, 79) == std::vector<int>{74, 75, 77, 81, 79, 78});
+  // Steps stop at the estimate: 10, 11, 13, 17, then 20 (not 25), which fails; from 20: 21, 23.
+  CHECK(order(20, 10, 23) == std::vector<int>{10, 11, 13, 17, 20, 21, 23, 22});
 }
 
 TEST_CASE("seed statistics: mean, range and a Student-t interval", "[planning][capacity]") {
