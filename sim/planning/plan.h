@@ -165,8 +165,8 @@ void add_window_throughputs(const std::vector<metrics::BenchmarkMetrics>& runs, 
 // Smallest n in [floor, cap] with passes(n), for passes monotone in n (false … true …) and every
 // n < floor failing by definition. Tries `floor` first; if it fails, steps up from it by 1, 2,
 // 4, … (never past `start`, clamped to [floor, cap], before trying `start` itself; from `start`
-// by 1, 2, 4, … again) until a count passes, then bisects the last gap. Returns 0 when nothing up to `cap` passes. Calls passes(n)
-// at most once per n.
+// by 1, 2, 4, … again) until a count passes, then bisects the last gap. Returns 0 when nothing up
+// to `cap` passes. Calls passes(n) at most once per n.
 int smallest_passing(int start, int floor, int cap, const std::function<bool(int)>& passes);
 
 // Evaluates one candidate (steps 1–6 above) with `jobs` threads for its seeds, or, with `share`,
