@@ -36,9 +36,17 @@ double Deployment::expert_weight_bytes_per_param() const {
 
 bool Deployment::weight_only_fp8() const { return weight_format() == "fp8" && gpu.fp8_flops <= 0; }
 
-bool Deployment::mxfp4_marlin() const {
-  // Compute capability below 9.0 in the catalog's architectures (sm80 Ampere, sm89 Ada).
-  return weight_format() == "mxfp4" && (gpu.architecture == "ampere" || gpu.architecture == "ada");
+namespace {
+// Compute capability below 9.0 in the catalog's architectures (sm80 Ampere, sm89 Ada).
+bool below_sm90(const hardware::GpuSpec& gpu) {
+  return gpu.architecture == "ampere" || gpu.architecture == "ada";
+}
+}  // namespace
+
+bool Deployment::mxfp4_marlin() const { return weight_format() == "mxfp4" && below_sm90(gpu); }
+
+bool Deployment::triton_sink_attention() const {
+  return model.architecture == "GptOssForCausalLM" && below_sm90(gpu);
 }
 
 std::string Deployment::linear_compute_dtype() const {

@@ -77,6 +77,12 @@ struct Deployment {
   // Blackwell run triton_kernels or FlashInfer. The weights are padded for Marlin
   // (models/marlin_moe.h, marlin_mxfp4_padded).
   bool mxfp4_marlin() const;
+  // Whether vLLM runs this model's attention with its Triton backend (TRITON_ATTN) instead of
+  // FlashAttention: gpt-oss's attention sinks are supported by FlashAttention 3 (Hopper) and
+  // FlashInfer, not by FlashAttention 2, so below compute capability 9.0 vLLM picks TRITON_ATTN
+  // (vllm-project/recipes OpenAI/GPT-OSS.md, "A100"). servesim still times that attention as
+  // FlashAttention; the prediction basis says so.
+  bool triton_sink_attention() const;
   // The routed experts run vLLM's Marlin MoE kernel: weight_only_fp8() or mxfp4_marlin().
   bool marlin_experts() const { return weight_only_fp8() || mxfp4_marlin(); }
   // The dtype whose GEMM peak and kernel tables time the linear layers: "fp8" under fp8 (w8a8) on

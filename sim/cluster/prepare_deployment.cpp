@@ -348,6 +348,13 @@ calibration::PredictionBasis prediction_basis(const PreparedDeployment& prepared
     b.reason += std::string("; LoRA: kernels roofline, adapter loads at ") +
                 (assumed ? "assumed" : "given") + " bandwidths, not validated";
   }
+  // An attention kernel vLLM runs that the cost model does not time (docs/validation.md §7).
+  if (prepared.deployment.triton_sink_attention()) {
+    b.reason +=
+        "; attention: vLLM runs gpt-oss's sink attention with its TRITON_ATTN backend on this "
+        "GPU, timed here as FlashAttention (not modelled: the public A100 runs with 32k-token "
+        "prompts took 2.7-3.0x the predicted time, docs/validation.md §7)";
+  }
   // Speculative decoding and KV offload likewise (docs/deployment-modes.md).
   if (prepared.engine.spec.enabled()) {
     b.reason += "; speculative decoding: acceptance from the given " +

@@ -45,6 +45,27 @@ TEST_CASE("simulate prints vLLM's table and the engine summary", "[cli]") {
   REQUIRE(o.out.find("KV cache blocks (tokens):") != std::string::npos);
 }
 
+TEST_CASE("gpt-oss on an Ampere GPU: the basis says its attention kernel is not timed as run",
+          "[cli]") {
+  // vLLM runs gpt-oss's sink attention with TRITON_ATTN below compute capability 9.0 (no sinks in
+  // FlashAttention 2); servesim times FlashAttention and says so on the A100, not on the H100.
+  auto basis = [](const std::string& gpu) {
+    Outcome o = run({"simulate", "--model", "gpt-oss-20b", "--gpu", gpu, "--num-prompts", "20",
+                     "--random-output-len", "16"});
+    REQUIRE(o.code == 0);
+    return o.out;
+  };
+  CHECK(basis("a100-80gb")
+            .find("attention: vLLM runs gpt-oss's sink attention with its "
+                  "TRITON_ATTN backend on this GPU") != std::string::npos);
+  CHECK(basis("h100-sxm").find("TRITON_ATTN") == std::string::npos);
+  // Another model on the A100: nothing said.
+  Outcome llama = run({"simulate", "--model", "llama-3.1-8b", "--gpu", "a100-80gb", "--num-prompts",
+                       "20", "--random-output-len", "16"});
+  REQUIRE(llama.code == 0);
+  CHECK(llama.out.find("TRITON_ATTN") == std::string::npos);
+}
+
 TEST_CASE("same config and seed give a byte-identical result file", "[cli][determinism]") {
   const fs::path dir = temp_dir();
   auto args = kSmall;
