@@ -159,8 +159,13 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   s.other = d.gpu.non_torch_memory_bytes + (tp * pp > 1 ? kNcclBytesPerRank : 0.0);
   s.budget = d.gpu.memory_bytes * opts.gpu_memory_utilization;
   const int64_t kv_layers = m.num_layers - m.linear.num_layers;  // layers with a per-token KV
-  s.kv_bytes_per_token =
-      m.kv_bytes_per_token_per_rank(d.kv_dtype_bytes(), tp) / kv_layers * ceil_div(kv_layers, pp);
+  int64_t per_token = m.kv_bytes_per_token_per_rank(d.kv_dtype_bytes(), tp);
+  if (m.is_mla() && opts.mla_entry_align_bytes > 0) {
+    const int64_t entry = m.mla.latent_width() * d.kv_dtype_bytes();
+    per_token =
+        m.num_layers * ceil_div(entry, opts.mla_entry_align_bytes) * opts.mla_entry_align_bytes;
+  }
+  s.kv_bytes_per_token = per_token / kv_layers * ceil_div(kv_layers, pp);
   return s;
 }
 

@@ -42,6 +42,11 @@ struct MemoryPlanOptions {
   // cache is sized (models/lora_shapes.h). 0 slots: LoRA off.
   int lora_slots = 0;
   int lora_rank = 0;
+  // MLA models: each layer's cache entry (kv_lora_rank + qk_rope_head_dim elements) rounded up
+  // to a multiple of this many bytes; 0 = unpadded. vLLM's V0 CacheEngine aligned it to 256 B
+  // (VLLM_MLA_CUDA_MEM_ALIGN_KV_CACHE, default on: 576 bf16 elements = 1,152 B held in 1,280 B)
+  // until PR #14842 (vLLM 0.8) removed the alignment.
+  int mla_entry_align_bytes = 0;
 };
 
 // Throws ConfigError when the model does not fit: the message says how much memory is missing and

@@ -219,7 +219,15 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
       models::default_cuda_graph_sizes(p.engine.max_num_seqs, p.engine.max_num_batched_tokens,
                                        vllm_version(p.engine.vllm_version).cuda_graphs);
 
+  const VllmVersionInfo& version = vllm_version(p.engine.vllm_version);
+  if (d.model.is_mla() && !version.mla_cache) {
+    throw ConfigError("--vllm-version " + p.engine.vllm_version + " with " + d.model.name +
+                      ": vLLM before 0.7.1 has no MLA cache (it caches this model's attention as "
+                      "multi-head K/V), which servesim does not model; expected --vllm-version "
+                      "0.7 or later");
+  }
   models::MemoryPlanOptions mo;
+  mo.mla_entry_align_bytes = version.mla_entry_align_bytes;
   mo.gpu_memory_utilization = p.engine.gpu_memory_utilization;
   mo.block_size = p.engine.block_size;
   mo.max_num_batched_tokens = p.engine.max_num_batched_tokens;

@@ -44,8 +44,20 @@ VllmVersionInfo v1(const std::string& version) {
 
 std::vector<VllmVersionInfo> build_table() {
   std::vector<VllmVersionInfo> t;
-  t.push_back(v0("0.6"));
-  t.push_back(v0("0.7"));
+  {
+    VllmVersionInfo v = v0("0.6");
+    v.mla_cache = false;
+    v.sources += "; no MLA cache before 0.7.1 (the MLA backend, PR #11720)";
+    t.push_back(v);
+  }
+  {
+    VllmVersionInfo v = v0("0.7");
+    v.mla_entry_align_bytes = 256;
+    v.sources +=
+        "; MLA cache entries aligned to 256 B (vllm/worker/cache_engine.py, "
+        "VLLM_MLA_CUDA_MEM_ALIGN_KV_CACHE default 1; removed by PR #14842 in 0.8)";
+    t.push_back(v);
+  }
   {
     VllmVersionInfo v = v1("0.8");
     v.batch_defaults = BatchDefaultsRule::kV1DeviceName;

@@ -45,6 +45,11 @@ struct VllmVersionInfo {
   // (vllm/v1/core/single_type_kv_cache_manager.py SlidingWindowManager; without it they are
   // allocated like full attention — FullAttentionSpec.sliding_window's docstring).
   bool hybrid_kv_cache = false;
+  // MLA's latent KV cache (DeepSeek-V2/V3, Kimi-K2): none before 0.7 (vLLM 0.6 cached those
+  // models as multi-head K/V, which servesim does not model: refused), and V0's CacheEngine
+  // aligned each layer's entry to 256 bytes until 0.8 (PR #14842): mla_entry_align_bytes.
+  bool mla_cache = true;
+  int mla_entry_align_bytes = 0;
   // Benchmark client of the same release (benchmark_serving.py / vllm bench serve):
   bool legacy_random_lengths =
       false;  // random dataset lengths on [int(L·r), L] (else [L(1−r), L(1+r)])

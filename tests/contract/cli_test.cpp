@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -64,6 +65,32 @@ TEST_CASE("gpt-oss on an Ampere GPU: the basis says its attention kernel is not 
                        "20", "--random-output-len", "16"});
   REQUIRE(llama.code == 0);
   CHECK(llama.out.find("TRITON_ATTN") == std::string::npos);
+}
+
+TEST_CASE("an MLA model at a vLLM version without the MLA cache is refused by name", "[cli]") {
+  // vLLM added the MLA cache in 0.7.1; 0.6 cached DeepSeek's attention as multi-head K/V.
+  Outcome o = run({"simulate", "--model", "deepseek-r1", "--gpu", "h200", "-tp", "8",
+                   "--vllm-version", "0.6", "--num-prompts", "5"});
+  CHECK(o.code == 2);
+  CHECK(o.err.find("--vllm-version 0.6 with deepseek-r1: vLLM before 0.7.1 has no MLA cache") !=
+        std::string::npos);
+  // 0.7 holds each cache entry aligned to 256 B: 78,080 B per token on every rank against 0.8's
+  // 70,272, in the same KV memory (the same batch limits): the token counts are in that ratio
+  // to within one block of each.
+  auto kv_tokens = [](const std::string& version) {
+    Outcome r = run({"simulate", "--model", "deepseek-r1", "--gpu", "h200", "-tp", "8",
+                     "--vllm-version", version, "--max-model-len", "8192", "--max-num-seqs", "256",
+                     "--max-num-batched-tokens", "8192", "--num-prompts", "5"});
+    REQUIRE(r.code == 0);
+    const std::string key = "KV cache blocks (tokens):";
+    const size_t at = r.out.find(key);
+    REQUIRE(at != std::string::npos);
+    const size_t open = r.out.find('(', at + key.size());
+    return std::stod(r.out.substr(open + 1));
+  };
+  const double t07 = kv_tokens("0.7"), t08 = kv_tokens("0.8");
+  CHECK(t07 < t08);
+  CHECK(std::abs(t07 * 78080 - t08 * 70272) <= 16.0 * 78080);
 }
 
 TEST_CASE("same config and seed give a byte-identical result file", "[cli][determinism]") {

@@ -232,6 +232,29 @@ TEST_CASE("MXFP4 experts: weights per rank at 4.25 bits per expert weight", "[mo
   CHECK(plan_memory(d, options(8192, 64)).weight_bytes / kGiB == Approx(30.4).margin(0.5));
 }
 
+TEST_CASE("MLA cache entries aligned to 256 bytes, as vLLM 0.7's CacheEngine holds them",
+          "[models][memory]") {
+  // DeepSeek-R1: 61 layers of one 512 + 64 = 576-element latent entry, the same on every rank.
+  // bf16: 1,152 B per entry, 1,280 B aligned → 61 · 1,280 = 78,080 B per token (70,272
+  // unaligned); fp8: 576 B → 768 B → 46,848 B (35,136 unaligned). An entry already a multiple
+  // of the alignment keeps its size.
+  hardware::GpuSpec big = testing::h100_sxm();
+  big.memory_bytes = 150e9;  // the FP8 checkpoint's ~84 GB per rank fit, KV is left
+  Deployment d = deploy(load_model("deepseek-r1"), big, 8);
+  MemoryPlanOptions o = options(8192, 256);
+  o.mla_entry_align_bytes = 0;
+  CHECK(plan_memory(d, o).kv_bytes_per_token == 70272);
+  o.mla_entry_align_bytes = 256;
+  CHECK(plan_memory(d, o).kv_bytes_per_token == 78080);
+  o.mla_entry_align_bytes = 128;  // 1,152 = 9 · 128: unchanged
+  CHECK(plan_memory(d, o).kv_bytes_per_token == 70272);
+  d.kv_cache_dtype = "fp8";
+  o.mla_entry_align_bytes = 256;
+  CHECK(plan_memory(d, o).kv_bytes_per_token == 46848);
+  o.mla_entry_align_bytes = 0;
+  CHECK(plan_memory(d, o).kv_bytes_per_token == 35136);
+}
+
 TEST_CASE("MXFP4 experts on Marlin are stored at their padded shape", "[models][memory]") {
   // Below compute capability 9.0 vLLM allocates each MXFP4 expert for Marlin with the hidden size
   // rounded up to 256 and the intermediate width per partition to 128 (models/marlin_moe.h):

@@ -38,6 +38,10 @@ TEST_CASE("version table: rows 0.6 ... 0.19, oldest first, the default is the ne
     // benchmark_serving.py [int(L·r), L] through 0.8; arrivals rescaled from 0.11.
     CHECK(v.legacy_random_lengths == (minor <= 8));
     CHECK(v.rescale_arrivals == (minor >= 11));
+    // MLA's latent cache from 0.7.1, its entries aligned to 256 B by V0's CacheEngine until 0.8
+    // (PR #14842).
+    CHECK(v.mla_cache == (minor >= 7));
+    CHECK(v.mla_entry_align_bytes == (minor == 7 ? 256 : 0));
     const models::CudaGraphSizesRule want = minor <= 7    ? models::CudaGraphSizesRule::kV0
                                             : minor <= 9  ? models::CudaGraphSizesRule::kV1Dense512
                                             : minor == 10 ? models::CudaGraphSizesRule::kV1Dense2x
