@@ -1,6 +1,7 @@
 #include "workloads/chat_template_workload.h"
 
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "sim/base/error.h"
@@ -23,7 +24,18 @@ std::optional<RequestSpec> ChatTemplateWorkload::wrap(std::optional<RequestSpec>
                       std::to_string(std::numeric_limits<int32_t>::max()) + " tokens");
   }
   spec->prompt_tokens += tokens_;
-  if (spec->prefix_group >= 0) spec->prefix_tokens += leading_;
+  if (spec->prefix_group == kTemplatePrefixGroup) {
+    throw ConfigError("--endpoint /v1/chat/completions: request " + std::to_string(spec->id) +
+                      " has prefix group " + std::to_string(kTemplatePrefixGroup) +
+                      ", the group servesim reserves for the chat template's opening; expected "
+                      "another group id");
+  }
+  if (spec->prefix_group >= 0) {
+    spec->prefix_tokens += leading_;
+  } else if (leading_ >= kMinSharedOpening) {
+    spec->prefix_group = kTemplatePrefixGroup;
+    spec->prefix_tokens = leading_;
+  }
   return spec;
 }
 

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "sim/base/error.h"
@@ -62,6 +64,61 @@ TEST_CASE("chat endpoint: a shared prefix starts with the template's leading tok
     CHECK(s.prefix_tokens == 64 + 3);
     CHECK(s.prefix_group >= 0);
   }
+}
+
+TEST_CASE("chat endpoint: an opening of a KV block or more is a shared prefix of its own",
+          "[workloads][chat]") {
+  // gpt-oss's harmony prompt: 65 tokens, the first 62 (its system message) the same in every
+  // request. Requests with no prefix of their own share those 62: the template's group.
+  WorkloadConfig c;
+  c.num_prompts = 50;
+  c.random_input_len = 100;
+  c.endpoint = "/v1/chat/completions";
+  c.chat_template_tokens = 65;
+  c.chat_template_leading = 62;
+  for (const RequestSpec& s : drain(c)) {
+    CHECK(s.prompt_tokens == 100 + 65);
+    CHECK(s.prefix_group == ChatTemplateWorkload::kTemplatePrefixGroup);
+    CHECK(s.prefix_tokens == 62);
+  }
+  // The boundary: an opening of 15 tokens (one short of a 16-token block) is not shared, 16 is.
+  c.chat_template_leading = ChatTemplateWorkload::kMinSharedOpening - 1;
+  CHECK(drain(c).front().prefix_group == -1);
+  c.chat_template_leading = ChatTemplateWorkload::kMinSharedOpening;
+  CHECK(drain(c).front().prefix_tokens == 16);
+  // A workload's own shared prefix keeps its group and starts with the opening.
+  c.random_prefix_len = 64;
+  c.chat_template_leading = 62;
+  for (const RequestSpec& s : drain(c)) {
+    CHECK(s.prefix_group == 0);
+    CHECK(s.prefix_tokens == 64 + 62);
+  }
+}
+
+// One request in the prefix group reserved for the template's opening.
+class ReservedGroup final : public Workload {
+ public:
+  std::optional<RequestSpec> next() override {
+    if (done_) return std::nullopt;
+    done_ = true;
+    RequestSpec s;
+    s.id = 7;
+    s.prompt_tokens = 100;
+    s.output_tokens = 10;
+    s.prefix_group = ChatTemplateWorkload::kTemplatePrefixGroup;
+    s.prefix_tokens = 50;
+    return s;
+  }
+  int64_t size() const override { return 1; }
+
+ private:
+  bool done_ = false;
+};
+
+TEST_CASE("chat endpoint: an inner request in the template's reserved group is refused",
+          "[workloads][chat]") {
+  ChatTemplateWorkload w(std::make_unique<ReservedGroup>(), 65, 62);
+  CHECK_THROWS_WITH(w.next(), Contains("request 7 has prefix group 524287"));
 }
 
 TEST_CASE("chat endpoint: an unknown endpoint, a trace, multi-turn and a missing count are refused",
