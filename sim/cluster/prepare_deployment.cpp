@@ -215,11 +215,10 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
                       " adapters named by the requests, but --enable-lora is not set; expected "
                       "--enable-lora (vLLM rejects a request for an adapter it does not serve)");
   }
-  d.cuda_graph_sizes =
-      models::default_cuda_graph_sizes(p.engine.max_num_seqs, p.engine.max_num_batched_tokens,
-                                       vllm_version(p.engine.vllm_version).cuda_graphs);
-
   const VllmVersionInfo& version = vllm_version(p.engine.vllm_version);
+  d.cuda_graph_sizes = models::default_cuda_graph_sizes(
+      p.engine.max_num_seqs, p.engine.max_num_batched_tokens, version.cuda_graphs);
+
   if (d.model.is_mla() && !version.mla_cache) {
     throw ConfigError("--vllm-version " + p.engine.vllm_version + " with " + d.model.name +
                       ": vLLM before 0.7.1 has no MLA cache (it caches this model's attention as "

@@ -47,7 +47,9 @@ std::vector<VllmVersionInfo> build_table() {
   {
     VllmVersionInfo v = v0("0.6");
     v.mla_cache = false;
-    v.sources += "; no MLA cache before 0.7.1 (the MLA backend, PR #11720)";
+    v.sources +=
+        "; no MLA cache before 0.7.1 (asked for in vLLM issue #4625 \"MLA Support\"; the MLA "
+        "attention backends arrived in 0.7.1)";
     t.push_back(v);
   }
   {
