@@ -250,8 +250,8 @@ def parse_commands(sections):
         elif kind == "summary":
             summary = rest
         elif kind == "output":
-            m = re.search(r"(planned [0-9]+ candidates with [0-9]+ simulations|swept [0-9]+ points"
-                          r" \([^)]*\))", summary)
+            m = re.search(r"(planned [0-9]+ candidates (?:\([0-9]+ pruned\) )?with [0-9]+ "
+                          r"simulations|swept [0-9]+ points \([^)]*\))", summary)
             command = next(commands)
             name = command.split()[1] + (" (P/D, spec)" if "--pd-ratios" in command else "")
             fixed = {"command": name, "work": m.group(1) if m else summary,

@@ -26,12 +26,13 @@ $S sweep --model llama-3.1-8b --gpu h100-sxm --random-input-len 1024 --random-ou
   --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,99 --output "$tmp/sweep8.json" >/dev/null
 $PY "$tmp/sweep8.json" --kind pareto -o docs/img/pareto_8b_h100_max_num_seqs.png
 
-# 3. GPUs for Llama-3.1-8B at P99 TTFT <= 500 ms against the target load, per GPU type.
+# 3. GPUs for Llama-3.1-8B at P99 TTFT <= 500 ms against the target load, per GPU type (every
+# candidate verified: --no-prune, so each GPU type has its line).
 plans=()
 for q in 25 50 100 200; do
   $S plan --model llama-3.1-8b --gpu h100-sxm,h200,a100-80gb --tensor-parallel-size 1,2 \
     --random-input-len 1024 --random-output-len 256 --target-qps $q --slo 'p99_ttft_ms<=500' \
-    --seeds 2 --output "$tmp/plan$q.json" >/dev/null
+    --seeds 2 --no-prune --output "$tmp/plan$q.json" >/dev/null
   plans+=("$tmp/plan$q.json")
 done
 $PY "${plans[@]}" -o docs/img/gpus_vs_qps_8b.png

@@ -22,7 +22,7 @@ significant difference"), the block is left as it was, the page is named on stde
 code is 1: edit that abbreviation by hand.
 
 A stderr line that differs from the page's only in its wall time and thread count ("in 0.35 s wall
-on 2 threads") is left as the page has it, so that a refresh with unchanged outputs leaves the page
+on 2 threads"), and plan's count of simulations run ("(102 run)"), is left as the page has it, so that a refresh with unchanged outputs leaves the page
 unchanged; --timings writes the new wall times too.
 
 --check writes nothing: it exits 1, with the differing lines, when a page shows an output this
@@ -42,8 +42,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("SERVESIM_BIN") or os.path.join(ROOT, "build", "servesim")
 FENCE = re.compile(r"^```[a-z]*\n(.*?)^```\n", re.S | re.M)
-# The wall time and the thread count (all cores by default) depend on the machine, not the model.
-WALL = re.compile(r"\bin [0-9.]+ s wall(?: on [0-9]+ threads?)?\b")
+# The wall time and the thread count (all cores by default) depend on the machine, not the model;
+# so does plan's count of simulations run beyond those its results rest on ("(102 run)": work on
+# candidates a thread had started before the cheapest verified one stopped them).
+WALL = re.compile(r"(?:\([0-9]+ run\) )?\bin [0-9.]+ s wall(?: on [0-9]+ threads?)?\b")
 # A number as the outputs print them: 12, -139.43, +2.62, 1,024, 1.5e-05, x2.6; digits right after
 # another letter belong to a name (P99, TP4, h100).
 NUMBER = r"(?<![0-9A-Za-wyz_])[-+]?[0-9]+(?:[.,][0-9]+)*(?:e[-+]?[0-9]+)?"

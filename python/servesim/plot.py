@@ -20,11 +20,12 @@ a legend on every panel. Kinds:
                          1000 / median TPOT in ms), every unsaturated point of every curve, and the
                          Pareto frontier over all of them (the InferenceX / vLLM dashboard view).
   candidates  (one plan) GPUs each candidate needs, the answer marked, cost and basis beside each
-                         bar, the reason beside a candidate that fails (default for one plan).
+                         bar, a pruned one's bound as a lighter bar, the reason beside a
+                         candidate that fails (default for one plan).
   gpus        (plans)    GPUs needed against target QPS, one line per GPU type: each plan file
                          gives one marker per GPU type, the fewest GPUs of its candidates on that
-                         GPU that passed (verified on the whole cluster). Run one plan per target
-                         (default for several plans).
+                         GPU that passed (verified on the whole cluster; hollow: all pruned, the
+                         fewest bound GPUs). Run one plan per target (default for several plans).
   validation (validate)  predicted against measured, one panel per metric, log-log, the diagonal
                          and +-10% bands; runs in the fit set hollow (said in the legend).
   compare    (compare)   B - A per metric with its confidence interval: green where B is
@@ -51,6 +52,8 @@ if __name__ == "__main__":
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import (FuncFormatter, LogFormatter, LogLocator,  # noqa: E402
                                NullFormatter)
+
+from .plot_plan import candidate_bars, gpus_vs_qps  # noqa: E402,F401  (the plan figures)
 
 
 def _plain_log_labels(ax, axis="y"):
@@ -302,78 +305,6 @@ def throughput_vs_interactivity(sweeps, ax=None):
     ax.set_ylabel("output tokens/s per GPU")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    ax.figure.tight_layout()
-    return ax.figure
-
-
-def gpus_vs_qps(plans, ax=None):
-    """GPUs against target QPS per GPU type, from one or more plan outputs. Returns the figure."""
-    if isinstance(plans, dict):
-        plans = [plans]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 4.5))
-    verified = {}   # gpu -> [(target QPS, GPUs of its cheapest passing candidate)]
-    for plan in plans:
-        q = plan["servesim_plan"]["target_qps"]
-        best = {}
-        for c in plan["candidates"]:
-            if c["status"] != "ok" or not c.get("total_gpus"):
-                continue
-            g = c["gpu"]
-            if g not in best or c["total_gpus"] < best[g]:
-                best[g] = c["total_gpus"]
-        for g, n in best.items():
-            verified.setdefault(g, []).append((q, n))
-    colours = plt.cm.tab10.colors
-    for i, g in enumerate(sorted(verified)):
-        pts = sorted(verified[g])
-        ax.plot(*zip(*pts), "o-", color=colours[i % len(colours)], label=g)
-        for q, n in pts:
-            ax.annotate(str(n), (q, n), textcoords="offset points", xytext=(4, 4), fontsize=8)
-    ax.set_xlabel("target QPS (req/s)")
-    ax.set_ylabel("GPUs")
-    ax.set_title("each marker: the GPUs one plan verified at that target (any TP)", fontsize=9)
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.figure.tight_layout()
-    return ax.figure
-
-
-def candidate_bars(plan, ax=None):
-    """GPUs per candidate of one plan, cheapest first, as horizontal bars: the answer, the other
-    candidates that meet the SLOs, and those that do not (their reason instead of a bar); each
-    bar annotated with its cost per hour and prediction basis. Returns the figure."""
-    cands = plan["candidates"]
-    if ax is None:
-        _, ax = plt.subplots(figsize=(9.5, 0.45 * len(cands) + 1.6))
-    answer = next((c["label"] for c in cands if c["status"] == "ok"), None)
-    colours = {"answer": "tab:blue", "ok": "tab:cyan", "failed": "lightgrey"}
-    names, widths, kinds = [], [], []
-    for c in cands:
-        names.append(c["label"])
-        ok = c["status"] == "ok" and c.get("total_gpus")
-        widths.append(c["total_gpus"] if ok else 0)
-        kinds.append("answer" if c["label"] == answer else "ok" if ok else "failed")
-    ax.barh(names, widths, color=[colours[k] for k in kinds])
-    top = max(widths, default=0) or 1
-    for i, c in enumerate(cands):
-        if kinds[i] == "failed":
-            text = f"no answer: {c.get('reason') or c['status']}"
-        else:
-            text = (f"{c['total_gpus']} GPUs ({c['replicas']} × TP{c['tensor_parallel_size']}), "
-                    f"${c['cost_per_hour_usd']:.2f}/h, {c.get('prediction_basis', '')}")
-        if len(text) > 100:  # a long reason: cut at a word, marked as cut
-            text = text[:100].rsplit(" ", 1)[0] + " …"
-        ax.annotate(text, (widths[i], i), xytext=(4, 0), textcoords="offset points",
-                    va="center", fontsize=7)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in ("answer", "ok", "failed")]
-    ax.legend(handles, ["the answer", "meets the SLOs", "does not (reason shown)"], fontsize=7,
-              loc="upper right")
-    ax.set_xlim(0, top * 2.2)
-    ax.set_xlabel("GPUs needed at the target rate (verified on the whole cluster)")
-    ax.invert_yaxis()
-    ax.grid(True, axis="x", alpha=0.3)
     ax.figure.tight_layout()
     return ax.figure
 

@@ -148,6 +148,9 @@ class PlanCommand : public Command {
                      "rate [0.01]");
     cmd_->add_option("--max-cluster-prompts", max_cluster_prompts_,
                      "requests per cluster verification run at most [10000]");
+    cmd_->add_flag("--no-prune", no_prune_,
+                   "verify every candidate, also those whose stability bound already costs "
+                   "too much to be the answer or tie with it (pruned by default)");
     cmd_->add_option("--jobs", jobs_, "candidates simulated in parallel, 0 = all cores [0]");
     cmd_->add_option("--output", output_,
                      "write the plan JSON here, and the CSV (one row per candidate) beside it");
@@ -193,12 +196,7 @@ class PlanCommand : public Command {
     planning::print_plan_table(out, result, options);
     const json vllm = print_answer_commands(out, result, options);
     if (!output_.empty()) write_plan(out, base, gpus, tps, ratios, result, options, vllm);
-    int64_t sims = 0;
-    for (const auto& c : result.candidates) sims += c.simulations;
-    err << "servesim: planned " << candidates.size()
-        << (candidates.size() == 1 ? " candidate" : " candidates") << " with " << sims
-        << " simulations in " << std::fixed << std::setprecision(2) << wall_s << " s wall on "
-        << study_.workers_text(jobs_) << "\n";
+    print_summary(err, candidates.size(), result, wall_s);
     if (interrupt.interrupted()) {
       err << "servesim: " << interrupt.signal_name()
           << ": stopped; the candidates that finished are written, the others marked "
@@ -209,6 +207,25 @@ class PlanCommand : public Command {
   }
 
  private:
+  // "servesim: planned 24 candidates (12 pruned) with 337 simulations in 2.1 s wall on 2 threads":
+  // the simulations the results rest on (deterministic), and those run when more (work on
+  // candidates stopped early, or, in a merge, done by shards that could not stop them).
+  void print_summary(std::ostream& err, size_t n, const planning::PlanResult& result,
+                     double wall_s) const {
+    int64_t pruned = 0, sims = 0;
+    for (const auto& c : result.candidates) {
+      pruned += c.status == planning::CandidateStatus::kPruned;
+      sims += c.simulations;
+    }
+    const std::string run = result.simulations_run > sims
+                                ? " (" + std::to_string(result.simulations_run) + " run)"
+                                : "";
+    err << "servesim: planned " << n << (n == 1 ? " candidate" : " candidates")
+        << (pruned > 0 ? " (" + std::to_string(pruned) + " pruned)" : "") << " with " << sims
+        << " simulations" << run << " in " << std::fixed << std::setprecision(2) << wall_s
+        << " s wall on " << study_.workers_text(jobs_) << "\n";
+  }
+
   // --pd-ratios, refused with the pool flags and with a node-local KV link.
   std::vector<planning::PdRatio> pd_ratios(const sim::SimulationConfig& base) const {
     std::vector<planning::PdRatio> ratios;
@@ -258,6 +275,7 @@ class PlanCommand : public Command {
       throw ConfigError("--max-cluster-prompts: must be an integer >= 1");
     }
     options.max_cluster_prompts = max_cluster_prompts_;
+    options.prune = !no_prune_;
     return options;
   }
 
@@ -461,6 +479,7 @@ class PlanCommand : public Command {
   double tolerance_ = 0.01;
   int64_t max_cluster_prompts_ = 10000;
   int jobs_ = 0;
+  bool no_prune_ = false;
   StudyFlags study_;
   std::string output_;
 };

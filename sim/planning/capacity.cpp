@@ -1,9 +1,11 @@
 #include "sim/planning/capacity.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include "sim/base/error.h"
@@ -59,20 +61,33 @@ Bisection bisect_max_passing(double lo, double hi, double rel_tol,
   SERVESIM_CHECK(lo > 0 && hi > lo && rel_tol > 0, "bisection needs 0 < lo < hi and a tolerance");
   Bisection b;
   b.probes = 1;
-  if (!passes(lo)) {
-    b.low_fails = true;
-    b.min_fail = lo;
-    return b;
-  }
-  b.probes = 2;
   if (passes(hi)) {
     b.high_passes = true;
     b.max_pass = hi;
     b.min_fail = hi;
     return b;
   }
-  Bisection inner = bisect_between(lo, hi, rel_tol, passes);
-  inner.probes += 2;
+  // The bracket's first midpoint before lo (the same √(lo·hi) bisect_between takes first): when
+  // it passes, lo would pass too (monotone) and is not probed.
+  double pass_at = lo, fail_at = hi;
+  if (hi > lo * (1 + rel_tol)) {
+    const double mid = std::sqrt(lo * hi);
+    ++b.probes;
+    if (passes(mid)) {
+      Bisection inner = bisect_between(mid, hi, rel_tol, passes);
+      inner.probes += b.probes;
+      return inner;
+    }
+    fail_at = mid;
+  }
+  ++b.probes;
+  if (!passes(lo)) {
+    b.low_fails = true;
+    b.min_fail = lo;
+    return b;
+  }
+  Bisection inner = bisect_between(pass_at, fail_at, rel_tol, passes);
+  inner.probes += b.probes;
   return inner;
 }
 
@@ -138,6 +153,22 @@ std::vector<metrics::BenchmarkMetrics> run_seeds(const sim::SimulationConfig& co
   return out;
 }
 
+double saturation_throughput(const sim::SimulationConfig& config,
+                             const sim::PreparedDeployment& prepared, int seeds, int jobs,
+                             WorkShare* share) {
+  sim::SimulationConfig c = config;
+  c.num_replicas = 1;
+  c.workload.request_rate = std::numeric_limits<double>::infinity();
+  // A trace's "inf" is its recorded timing; all at once is time scale 0 (trace_replay.h).
+  if (c.workload.dataset_name == "trace") c.workload.trace_time_scale = 0;
+  std::vector<int> all_seeds(static_cast<size_t>(seeds));
+  std::iota(all_seeds.begin(), all_seeds.end(), 0);
+  const auto runs = run_seeds(c, prepared, all_seeds, jobs, share);
+  double sum = 0;
+  for (const auto& m : runs) sum += m.request_throughput;
+  return sum / double(runs.size());
+}
+
 std::string describe_value(const Slo& slo, const std::optional<double>& value) {
   if (!value) return slo.key + " has no value";
   return slo.key + " = " + sig(*value) + unit_of(slo.key);
@@ -154,16 +185,12 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
   for (int s = 0; s < options.seeds; ++s) all_seeds.push_back(s);
 
   // 1. Saturation throughput.
-  {
-    sim::SimulationConfig c = base;
-    c.workload.request_rate = std::numeric_limits<double>::infinity();
-    // A trace's "inf" is its recorded timing; all at once is time scale 0 (trace_replay.h).
-    if (c.workload.dataset_name == "trace") c.workload.trace_time_scale = 0;
-    const auto runs = run_seeds(c, prepared, all_seeds, options.jobs, options.share);
-    result.simulations += static_cast<int64_t>(runs.size());
-    double sum = 0;
-    for (const auto& m : runs) sum += m.request_throughput;
-    result.saturation_rps = sum / double(runs.size());
+  if (options.saturation_rps) {
+    result.saturation_rps = *options.saturation_rps;
+  } else {
+    result.saturation_rps =
+        saturation_throughput(base, prepared, options.seeds, options.jobs, options.share);
+    result.simulations += options.seeds;
   }
   if (!(result.saturation_rps > 0)) {
     result.reason =
@@ -172,9 +199,19 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
     return result;
   }
 
+  // Pruning: asked before each simulation from here on; once true, every probe fails at once.
+  auto stop = [&] {
+    if (!result.abandoned && options.abandon && options.abandon(result.saturation_rps)) {
+      result.abandoned = true;
+    }
+    return result.abandoned;
+  };
+  if (stop()) return result;
+
   // 2. Joint bisection (mean over seeds). Every probe is remembered for the per-seed searches.
   std::map<double, SloEvaluation> evaluated;
   auto probe = [&](double rate) {
+    if (stop()) return false;
     sim::SimulationConfig c = base;
     c.workload.request_rate = rate;
     const auto runs = run_seeds(c, prepared, all_seeds, options.jobs, options.share);
@@ -187,6 +224,7 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
   const double lo = result.saturation_rps * options.low_load_fraction;
   const double hi = result.saturation_rps;
   const Bisection b = bisect_max_passing(lo, hi, options.rel_tol, probe);
+  if (result.abandoned) return result;
 
   if (b.low_fails) {
     const SloEvaluation& e = evaluated.at(lo);
@@ -233,6 +271,7 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
   // seeds' searches are independent: they run side by side, each into its own slot.
   result.per_seed_max_rate.assign(static_cast<size_t>(options.seeds), 0.0);
   std::vector<int64_t> seed_simulations(static_cast<size_t>(options.seeds), 0);
+  std::atomic<bool> stopped{false};  // the seeds' searches run side by side: stop() is not theirs
   for_each_seed(options.seeds, options.jobs, options.share, [&](int64_t si) {
     const int s = static_cast<int>(si);
     double pass_at = 0, fail_at = std::numeric_limits<double>::infinity();
@@ -243,6 +282,26 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
         fail_at = std::min(fail_at, rate);
       }
     }
+    auto seed_probe = [&](double rate) {
+      if (stopped.load() || (options.abandon && options.abandon(result.saturation_rps))) {
+        stopped = true;
+        return false;
+      }
+      sim::SimulationConfig c = base;
+      c.workload.request_rate = rate;
+      const auto runs = run_seeds(c, prepared, {s}, 1);
+      ++seed_simulations[static_cast<size_t>(s)];
+      return evaluate_slos(runs, options.slos).pass;
+    };
+    // The joint search skipped lo (its first midpoint passed): a seed that failed everywhere it
+    // was probed is probed there alone, as the joint probe at lo would have judged it.
+    if (pass_at == 0 && evaluated.count(lo) == 0) {
+      if (seed_probe(lo)) {
+        pass_at = lo;
+      } else {
+        fail_at = std::min(fail_at, lo);
+      }
+    }
     double estimate = 0;
     if (pass_at == 0) {
       estimate = 0;  // fails at low load on its own
@@ -251,18 +310,12 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
     } else if (fail_at <= pass_at) {
       estimate = pass_at;  // not monotone on this seed: keep the highest pass seen
     } else {
-      auto seed_probe = [&](double rate) {
-        sim::SimulationConfig c = base;
-        c.workload.request_rate = rate;
-        const auto runs = run_seeds(c, prepared, {s}, 1);
-        ++seed_simulations[static_cast<size_t>(s)];
-        return evaluate_slos(runs, options.slos).pass;
-      };
       estimate = bisect_between(pass_at, fail_at, options.rel_tol, seed_probe).max_pass;
     }
     result.per_seed_max_rate[static_cast<size_t>(s)] = estimate;
   });
   for (const int64_t k : seed_simulations) result.simulations += k;
+  result.abandoned = stopped.load();
   return result;
 }
 

@@ -2,12 +2,16 @@
 //
 // Contract:
 //  - bisect_max_passing(lo, hi, rel_tol, passes) finds the boundary of a predicate that is true at
-//    low values and false at high ones (monotone). It probes lo, then hi, then geometric midpoints
-//    √(a·b) of the bracket [a passing, b failing] until b ≤ a·(1 + rel_tol). Geometric, because
-//    the bracket spans two decades (1% of saturation up to saturation) and the tolerance is
-//    relative: ⌈log2(ln(hi/lo) / ln(1 + rel_tol))⌉ + 2 probes, 11 for 100× at 1%.
-//    If lo fails: low_fails, max_pass = 0, min_fail = lo. If hi passes: high_passes,
-//    max_pass = hi. Otherwise max_pass/min_fail are the final bracket. Deterministic.
+//    low values and false at high ones (monotone). It probes hi, then geometric midpoints √(a·b)
+//    of the bracket [a passing, b failing], starting from [lo, hi], until b ≤ a·(1 + rel_tol);
+//    lo itself only when the first midpoint √(lo·hi) fails (when it passes, lo would too: the
+//    probe at lo, a near-empty server and the slowest run to simulate, is skipped). Geometric,
+//    because the bracket spans two decades (1% of saturation up to saturation) and the tolerance
+//    is relative: ⌈log2(ln(hi/lo) / ln(1 + rel_tol))⌉ + 1 probes when the boundary is above the
+//    first midpoint, one more below it; 10 and 11 for 100× at 1%. The brackets, and so the
+//    results, are those of probing lo first. If lo fails: low_fails, max_pass = 0,
+//    min_fail = lo. If hi passes: high_passes, max_pass = hi (one probe). Otherwise
+//    max_pass/min_fail are the final bracket. Deterministic.
 //  - evaluate_slos() judges runs of several seeds: an SLO holds when the MEAN over seeds of its
 //    metric holds (not the worst seed: the mean estimates the metric of the deployment, while the
 //    worst of k seeds drifts towards the tail as k grows, so the answer would depend on --seeds;
@@ -21,7 +25,9 @@
 //         each of config.workload.num_prompts requests; the same seeds at every rate (common
 //         random numbers: the curve is smooth in the rate, so the bisection is stable);
 //      3. per seed, the same search on that seed alone, starting from the bracket the joint
-//         probes already give it (its independent capacity estimate, for confidence intervals).
+//         probes already give it (its independent capacity estimate, for confidence intervals);
+//         a seed that failed at every joint probe is probed alone at the bottom of the bracket
+//         when the joint search did not probe it.
 //    A rate above S is never reported: it is not sustainable however long the run, so when S
 //    itself passes the result is capped (binding "saturation"). When the lowest rate fails, the
 //    deployment cannot meet the SLOs at any load: feasible = false with the reason.
@@ -90,6 +96,12 @@ struct CapacityOptions {
   double low_load_fraction = 0.01;  // bottom of the bracket, as a fraction of saturation
   int jobs = 1;                     // threads for the seeds of one probe
   WorkShare* share = nullptr;       // instead of `jobs`: threads shared with other candidates
+  // Step 1's result when the caller already measured it (saturation_throughput() of the same
+  // config and seeds): step 1 is not run again and its simulations are not counted here.
+  std::optional<double> saturation_rps;
+  // Asked with the saturation throughput before every later simulation; true stops the search
+  // at once (result.abandoned; the other fields then mean nothing). Plan's pruning.
+  std::function<bool(double saturation_rps)> abandon;
 };
 
 struct CapacityProbe {
@@ -108,7 +120,14 @@ struct CapacityResult {
   std::string reason;                     // why it is infeasible (empty when feasible)
   std::vector<CapacityProbe> probes;      // joint probes in the order they ran
   int64_t simulations = 0;
+  bool abandoned = false;  // options.abandon stopped the search
 };
+
+// Step 1 alone: the mean over seeds 0 … seeds−1 of request_throughput with every request sent at
+// t = 0 (for one replica: num_replicas forced to 1).
+double saturation_throughput(const sim::SimulationConfig& config,
+                             const sim::PreparedDeployment& prepared, int seeds, int jobs,
+                             WorkShare* share = nullptr);
 
 // Throws ConfigError for load errors (same for every rate, e.g. bad --warmup-requests).
 CapacityResult find_replica_capacity(const sim::SimulationConfig& config,

@@ -83,6 +83,17 @@ std::optional<double> cost_band(const std::string& basis, const std::string& bin
 
 double combined_band(double a, double b) { return std::sqrt(a * a + b * b); }
 
+double widest_cost_band(const std::string& basis) {
+  const bool profiled = basis == "calibrated" || basis == "transferred";
+  const bool known = profiled || basis == "datasheet-only";
+  double w = 0;
+  for (const ErrorBand& b : kBands) {
+    const bool same_kind = b.basis == basis || (profiled && basis_rank(b.basis) <= 1);
+    if (!known || same_kind) w = std::max({w, b.ttft, b.tpot, b.e2e});
+  }
+  return w;
+}
+
 std::string percent_text(double fraction) {
   const double p = fraction * 100;
   std::ostringstream os;

@@ -39,6 +39,13 @@ std::optional<double> cost_band(const std::string& basis, const std::string& bin
 // sqrt(a² + b²): the band on the difference of two independent predictions.
 double combined_band(double a, double b);
 
+// The widest cost band a candidate can have once verified, from its basis before (at the
+// target load): a basis moves with the load per replica only between calibrated and transferred
+// (the profile's domain includes the rate; classify_prediction), so their widest entry for
+// either, datasheet-only's own widest for datasheet-only (no profile stays no profile), and the
+// widest of the whole table for any other label.
+double widest_cost_band(const std::string& basis);
+
 // "±12% TTFT, ±4.4% TPOT, ±15% E2E (transferred, docs/validation.md §6 …)", or
 // "band unknown (basis X has no measured error in docs/validation.md)".
 std::string band_text(const std::string& basis);

@@ -18,6 +18,7 @@
 #include "sim/cluster/pd_simulation.h"
 #include "sim/planning/compare_stats.h"
 #include "sim/planning/error_band.h"
+#include "sim/planning/plan_prune.h"
 #include "sim/planning/plan_wire.h"
 
 namespace servesim::planning {
@@ -110,6 +111,8 @@ const char* status_name(CandidateStatus s) {
   switch (s) {
     case CandidateStatus::kOk:
       return "ok";
+    case CandidateStatus::kPruned:
+      return "pruned";
     case CandidateStatus::kUnverified:
       return "unverified";
     case CandidateStatus::kInfeasible:
@@ -179,16 +182,37 @@ int gpus_per_replica(const sim::SimulationConfig& c) {
   return c.tensor_parallel_size * c.pipeline_parallel_size * std::max(1, c.data_parallel_size);
 }
 
-CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOptions& options,
-                                   int jobs, WorkShare* share) {
+namespace {
+
+// A candidate ready to simulate: its result's fixed fields, its runs' config and deployment;
+// not `ready` when it cannot start (r.status kSkipped, vLLM's reason).
+struct CandidateSetup {
+  bool ready = false;
   CandidateResult r;
+  sim::SimulationConfig config;
+  sim::PreparedDeployment prepared;
+};
+
+// The prediction basis of the candidate's deployment at `rate` (its config carries none).
+calibration::PredictionBasis basis_at(const sim::SimulationConfig& config,
+                                      const sim::PreparedDeployment& prepared, double rate) {
+  sim::SimulationConfig at = config;
+  at.workload.request_rate = rate;
+  return sim::prediction_basis(prepared, sim::prediction_query(at, prepared));
+}
+
+// Step 1, the basis at the target, the price. Throws ConfigError only for load errors of all.
+CandidateSetup setup_candidate(const PlanCandidate& candidate, const PlanOptions& options) {
+  CandidateSetup setup;
+  CandidateResult& r = setup.r;
   r.candidate = candidate;
   r.gpu = candidate.config.gpu;
   r.tensor_parallel_size = candidate.config.tensor_parallel_size;
   r.pipeline_parallel_size = candidate.config.pipeline_parallel_size;
   r.gpus_per_replica = gpus_per_replica(candidate.config);
 
-  sim::SimulationConfig config = candidate.config;
+  sim::SimulationConfig& config = setup.config;
+  config = candidate.config;
   config.num_replicas = 1;
   require_slo_metrics(config.metrics, options.slos);
   // The plan reads its SLOs, report_keys() (TTFT, TPOT, E2E) and the throughputs, nothing else:
@@ -202,27 +226,58 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
     config.metrics.goodput_slo_ms = goodput_from_slos(options.slos);
   }
 
-  sim::PreparedDeployment prepared;
   try {
-    prepared = sim::prepare_deployment(config);
+    setup.prepared = sim::prepare_deployment(config);
   } catch (const ConfigError& e) {
     r.status = CandidateStatus::kSkipped;
     r.reason = e.what();
-    return r;
+    return setup;
   }
-  r.gpu = prepared.deployment.gpu.name;
-  r.catalog_model = sim::catalog_model_json(prepared);
-  // The basis at the target load (refined below to each replica's share once the count is
-  // known): the candidate's config carries no rate of its own.
-  auto basis_at = [&](double rate) {
-    sim::SimulationConfig at = config;
-    at.workload.request_rate = rate;
-    return sim::prediction_basis(prepared, sim::prediction_query(at, prepared));
-  };
-  r.basis = basis_at(options.target_qps);
+  r.gpu = setup.prepared.deployment.gpu.name;
+  r.catalog_model = sim::catalog_model_json(setup.prepared);
+  // The basis at the target load (refined to each replica's share once the count is known).
+  r.basis = basis_at(config, setup.prepared, options.target_qps);
   const auto price = options.gpu_price.find(r.gpu);
-  r.price_per_gpu_hour =
-      price != options.gpu_price.end() ? price->second : prepared.deployment.gpu.price_per_hour_usd;
+  r.price_per_gpu_hour = price != options.gpu_price.end()
+                             ? price->second
+                             : setup.prepared.deployment.gpu.price_per_hour_usd;
+  setup.ready = true;
+  return setup;
+}
+
+// ceil(x) with a guard against 2.0000000001 from rounding in a division; at least 1.
+int ceil_ratio(double x) { return std::max(1, static_cast<int>(std::ceil(x * (1 - 1e-12)))); }
+
+// The stability bound n_s = ceil(load / S) (kMaxReplicas + 1 at most: no more is ever verified).
+int stability_bound(double load, double saturation_rps) {
+  const double x = load / saturation_rps;
+  return x > kMaxReplicas ? kMaxReplicas + 1 : ceil_ratio(x);
+}
+
+struct Excluded {};  // thrown out of the verification when the incumbent excludes the candidate
+
+}  // namespace
+
+CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOptions& options,
+                                   int jobs, WorkShare* share, const CandidatePruning& pruning) {
+  CandidateSetup setup = setup_candidate(candidate, options);
+  CandidateResult& r = setup.r;
+  if (!setup.ready) return r;
+  const sim::SimulationConfig& config = setup.config;
+  const sim::PreparedDeployment& prepared = setup.prepared;
+  const double load = options.target_qps * (1 + options.headroom);
+
+  // The bound's cost at saturation throughput S (the same product as cost_per_hour below, so a
+  // verified cost is never below it), and whether the incumbent now excludes the candidate.
+  auto bound_cost = [&](double s) {
+    return r.price_per_gpu_hour * (stability_bound(load, s) * r.gpus_per_replica);
+  };
+  const double band = widest_cost_band(r.basis.label);  // the basis at the target, not refined
+  auto excluded = [&](double s) {
+    if (pruning.rule == nullptr || pruning.incumbent == nullptr) return false;
+    const std::optional<CostAndBand> best = pruning.incumbent->best();
+    return best && pruning.rule->excludes(bound_cost(s), band, best->cost, best->band);
+  };
 
   CapacityOptions co;
   co.slos = options.slos;
@@ -230,15 +285,26 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   co.rel_tol = options.rel_tol;
   co.jobs = jobs;
   co.share = share;
+  co.saturation_rps = pruning.saturation_rps;
+  if (pruning.rule != nullptr) co.abandon = excluded;
   r.capacity = find_replica_capacity(config, prepared, co);
+  // The saturation probes count where they ran: in the pre-pass, on this candidate's behalf.
+  if (pruning.saturation_rps) r.capacity.simulations += options.seeds;
   r.simulations = r.capacity.simulations;
+  if (r.capacity.saturation_rps > 0) {
+    r.bound_gpus = stability_bound(load, r.capacity.saturation_rps) * r.gpus_per_replica;
+    r.bound_cost_per_hour = bound_cost(r.capacity.saturation_rps);
+  }
+  if (r.capacity.abandoned) {
+    r.status = CandidateStatus::kPruned;
+    return r;
+  }
   if (!r.capacity.feasible) {
     r.status = CandidateStatus::kInfeasible;
     r.reason = r.capacity.reason;
     return r;
   }
 
-  const double load = options.target_qps * (1 + options.headroom);
   const double ratio = load / r.capacity.max_rate;
   if (ratio > kMaxReplicas) {
     r.status = CandidateStatus::kUnverified;
@@ -247,10 +313,6 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
                short_number(r.capacity.max_rate) + " req/s each); not verified";
     return r;
   }
-  // ceil with a guard against 2.0000000001 from rounding in the division.
-  auto ceil_ratio = [](double x) {
-    return std::max(1, static_cast<int>(std::ceil(x * (1 - 1e-12))));
-  };
   // Fewer than L / S replicas cannot serve the load at all (S = one replica's saturation
   // throughput): such counts fail without a run, however a finite run would look.
   r.min_stable_replicas = ceil_ratio(load / r.capacity.saturation_rps);
@@ -270,6 +332,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   auto eval = [&](int n) -> const SloEvaluation& {
     const auto it = evals.find(n);
     if (it != evals.end()) return it->second;
+    if (excluded(r.capacity.saturation_rps)) throw Excluded{};
     sim::SimulationConfig c = cluster;
     set_replicas(c, config, n);
     c.workload.request_rate = load;
@@ -281,25 +344,30 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   };
   const int cap =
       std::min(kMaxReplicas, std::max(4 * r.estimated_replicas, r.estimated_replicas + 8));
-  r.replicas = smallest_passing(r.estimated_replicas, r.min_stable_replicas, cap,
-                                [&](int n) { return eval(n).pass; });
-  if (r.replicas == 0) {
-    r.status = CandidateStatus::kUnverified;
-    r.reason = "the cluster missed the SLOs at " + short_number(load) + " req/s with up to " +
-               std::to_string(cap) + " replicas (estimate " + std::to_string(r.estimated_replicas) +
-               " from " + short_number(r.capacity.max_rate) + " req/s per replica)";
+  try {
+    r.replicas = smallest_passing(r.estimated_replicas, r.min_stable_replicas, cap,
+                                  [&](int n) { return eval(n).pass; });
+    if (r.replicas == 0) {
+      r.status = CandidateStatus::kUnverified;
+      r.reason = "the cluster missed the SLOs at " + short_number(load) + " req/s with up to " +
+                 std::to_string(cap) + " replicas (estimate " +
+                 std::to_string(r.estimated_replicas) + " from " +
+                 short_number(r.capacity.max_rate) + " req/s per replica)";
+      return r;
+    }
+    // Each seed's own minimum (a seed that never passes up to the cap counts as the cap).
+    for (int s = 0; s < options.seeds; ++s) {
+      const int n = smallest_passing(r.replicas, r.min_stable_replicas, cap, [&](int m) {
+        return eval(m).seed_pass(static_cast<size_t>(s), options.slos);
+      });
+      r.per_seed_replicas.push_back(n == 0 ? cap : n);
+    }
+  } catch (const Excluded&) {
+    r.status = CandidateStatus::kPruned;
     return r;
   }
   r.total_gpus = r.replicas * r.gpus_per_replica;
-  r.basis = basis_at(options.target_qps / r.replicas);  // the router spreads the load evenly
-
-  // Each seed's own minimum (a seed that never passes up to the cap counts as the cap).
-  for (int s = 0; s < options.seeds; ++s) {
-    const int n = smallest_passing(r.replicas, r.min_stable_replicas, cap, [&](int m) {
-      return eval(m).seed_pass(static_cast<size_t>(s), options.slos);
-    });
-    r.per_seed_replicas.push_back(n == 0 ? cap : n);
-  }
+  r.basis = basis_at(config, prepared, options.target_qps / r.replicas);  // the router spreads it
   const auto [lo, hi] = std::minmax_element(r.per_seed_replicas.begin(), r.per_seed_replicas.end());
   r.min_gpus = *lo * r.gpus_per_replica;
   r.max_gpus = *hi * r.gpus_per_replica;
@@ -369,17 +437,62 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
   WorkShare* const local_share = options.executor == nullptr ? &share : nullptr;
   std::vector<CandidateResult> results(static_cast<size_t>(n));
   std::vector<char> done(static_cast<size_t>(n), 0);
-  // One job per candidate: its capacity bisection and replica search run inside the job, each
-  // round pruned by the one before (capacity.h), so the search is the same wherever it runs.
+
+  // Pruning (plan.h, plan_prune.h): with local threads, every bound first, then cheapest bound
+  // first with early stops; under MPI and shards, input order and no early stop.
+  PruneRule rule;
+  std::vector<CostAndBand> bounds;
+  std::vector<std::optional<double>> saturation(static_cast<size_t>(n));
+  std::vector<int64_t> job_order(static_cast<size_t>(n));
+  std::iota(job_order.begin(), job_order.end(), 0);
+  if (options.prune && options.executor == nullptr) {
+    std::vector<CostAndBand> bound(static_cast<size_t>(n),
+                                   {std::numeric_limits<double>::infinity(), 0.0});
+    std::vector<char> unpriced(static_cast<size_t>(n), 0);
+    const double load = options.target_qps * (1 + options.headroom);
+    parallel_for(n, jobs, [&](int64_t i) {
+      const CandidateSetup setup = setup_candidate(candidates[size_t(i)], options);
+      if (!setup.ready) return;
+      unpriced[size_t(i)] = !(setup.r.price_per_gpu_hour > 0);
+      const double s = saturation_throughput(setup.config, setup.prepared, options.seeds, 1);
+      saturation[size_t(i)] = s;
+      if (s > 0) {
+        bound[size_t(i)] = {
+            setup.r.price_per_gpu_hour * (stability_bound(load, s) * setup.r.gpus_per_replica),
+            widest_cost_band(setup.r.basis.label)};
+      }
+    });
+    for (const CostAndBand& b : bound) {
+      if (std::isfinite(b.cost)) bounds.push_back(b);
+    }
+    rule.on = std::find(unpriced.begin(), unpriced.end(), 1) == unpriced.end();
+    std::stable_sort(job_order.begin(), job_order.end(), [&](int64_t a, int64_t b) {
+      return bound[size_t(a)].cost < bound[size_t(b)].cost;
+    });
+  }
+  Incumbent incumbent(std::move(bounds));
+  int64_t simulations_run = 0;
+  // One job per candidate: its capacity and replica searches, the same wherever it runs.
   JobLoop loop;
   loop.n = n;
-  loop.compute = [&](int64_t i) {
-    return to_job_bytes(candidate_result_to_json(
-        evaluate_candidate(candidates[size_t(i)], options, inner, local_share)));
+  loop.compute = [&](int64_t k) {
+    const int64_t i = job_order[size_t(k)];
+    CandidatePruning pruning;
+    pruning.saturation_rps = saturation[size_t(i)];
+    if (rule.on) {
+      pruning.rule = &rule;
+      pruning.incumbent = &incumbent;
+    }
+    const CandidateResult r =
+        evaluate_candidate(candidates[size_t(i)], options, inner, local_share, pruning);
+    if (r.status == CandidateStatus::kOk) incumbent.offer(r.cost_per_hour);
+    return to_job_bytes(candidate_result_to_json(r));
   };
-  loop.accept = [&](int64_t i, std::string&& bytes) {
+  loop.accept = [&](int64_t k, std::string&& bytes) {
+    const int64_t i = job_order[size_t(k)];
     results[size_t(i)] = candidate_result_from_json(from_job_bytes(bytes));
     results[size_t(i)].candidate = candidates[size_t(i)];
+    simulations_run += results[size_t(i)].simulations;
     done[size_t(i)] = 1;
   };
   if (progress != nullptr) loop.tick = [progress] { progress->advance(); };
@@ -391,6 +504,7 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
   }
 
   PlanResult plan;
+  plan.simulations_run = simulations_run;
   for (int64_t i = 0; i < n; ++i) {
     if (!done[static_cast<size_t>(i)]) {
       CandidateResult& r = results[static_cast<size_t>(i)];
@@ -403,12 +517,16 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
       plan.interrupted = true;
     }
   }
+  if (options.prune) prune_results(options, &results);
   std::vector<size_t> order(results.size());
   std::iota(order.begin(), order.end(), 0);
   auto rank_key = [&](size_t i) {
     const CandidateResult& r = results[i];
     const bool ok = r.status == CandidateStatus::kOk;
-    const double cost = ok ? r.cost_per_hour : std::numeric_limits<double>::infinity();
+    const double cost =
+        ok ? r.cost_per_hour
+           : (r.status == CandidateStatus::kPruned ? r.bound_cost_per_hour
+                                                   : std::numeric_limits<double>::infinity());
     return std::tuple(static_cast<int>(r.status), cost, ok ? r.total_gpus : 0, i);
   };
   std::sort(order.begin(), order.end(),

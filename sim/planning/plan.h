@@ -27,24 +27,36 @@
 // sim/cluster/pd_simulation.h): its "replica" is one unit of its pools, n replicas are n × each
 // pool, and its GPUs per replica are P·TP_p + D·TP_d.
 //
+// Pruning (options.prune, plan_prune.h): when every candidate has a price, a candidate whose
+// stability bound (n_s replicas, the fewest any verification could give) costs at least the
+// cheapest verified candidate's cost × (1 + the widest combined band) can neither be the answer
+// nor tie with it; it is reported "pruned" with that bound and not verified. With the local
+// threads, run_plan first measures every candidate's saturation throughput (step 2's first
+// simulation, which the candidate then reuses) and evaluates the candidates cheapest bound first,
+// so the cheapest are verified early; a candidate stops as soon as the least cost verified so far
+// excludes it. The same rule is applied to every candidate at the end against the final
+// cheapest, so which candidates are pruned, and every file, do not depend on the order, the
+// timing, --jobs, MPI ranks or shards (under MPI and shards, candidates run in input order and
+// are pruned only at the end). The answer, its ties and every verified candidate's numbers are
+// those of the search without pruning.
 // Ranking: candidates that meet the SLOs by cost per hour (GPUs × price), then fewer GPUs, then
-// input order; after them the unverified, then the infeasible, then the skipped ones, each group
-// in input order. Then the tie rule (resolve_ties, error_band.h): the candidates whose cost (GPU
-// count when a price is 0) lies within the combined error band of the cheapest's tie with it,
-// and the best-founded of them (calibrated > transferred > datasheet-only; the cheaper on equal
-// basis) is ranked first — the answer.
-// Determinism: every simulation is a pure function of its config and seed; candidates run in
-// parallel, one job each on the executor (executor.h: `jobs` threads sharing every candidate's
-// simulations through a WorkShare, so no thread idles while one candidate's search is left; or
-// MPI ranks; or shards), so the result and its files are identical for any `jobs`, rank count or
-// shard count.
-// The plan's outputs (answer line, table, plan file, CSV) are plan_report.h's.
+// input order; after them the pruned (by their bound's cost), then the unverified, then the
+// infeasible, then the skipped ones, each group in input order. Then the tie rule (resolve_ties,
+// error_band.h): the candidates whose cost (GPU count when a price is 0) lies within the combined
+// error band of the cheapest's tie with it, and the best-founded of them (calibrated > transferred
+// > datasheet-only; the cheaper on equal basis) is ranked first — the answer. Determinism: every
+// simulation is a pure function of its config and seed; candidates run in parallel, one job each on
+// the executor (executor.h: `jobs` threads sharing every candidate's simulations through a
+// WorkShare, so no thread idles while one candidate's search is left; or MPI ranks; or shards), so
+// the result and its files are identical for any `jobs`, rank count or shard count. The plan's
+// outputs (answer line, table, plan file, CSV) are plan_report.h's.
 #ifndef SERVESIM_SIM_PLANNING_PLAN_H_
 #define SERVESIM_SIM_PLANNING_PLAN_H_
 
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -59,6 +71,9 @@
 #include "sim/planning/slo.h"
 
 namespace servesim::planning {
+
+class Incumbent;  // plan_prune.h
+struct PruneRule;
 
 struct PlanCandidate {
   std::string label;                               // "h100-sxm TP2 max-num-seqs=64"
@@ -76,6 +91,7 @@ struct PlanOptions {
   double rel_tol = 0.01;            // capacity bisection tolerance (relative, on the rate)
   int64_t max_cluster_prompts = 10000;
   std::map<std::string, double> gpu_price;  // GPU catalog name → USD per GPU-hour (override)
+  bool prune = true;  // pruning (above); false verifies every candidate (--no-prune)
 };
 
 // A metric over seeds: mean, min, max and the 95% Student-t half-width t(0.975, k−1)·s/√k
@@ -86,8 +102,9 @@ struct SeedStat {
 };
 SeedStat seed_stat(const std::vector<double>& values);
 
-enum class CandidateStatus { kOk, kUnverified, kInfeasible, kSkipped };
-const char* status_name(CandidateStatus s);  // "ok", "unverified", "infeasible", "skipped"
+enum class CandidateStatus { kOk, kPruned, kUnverified, kInfeasible, kSkipped };
+// "ok", "pruned", "unverified", "infeasible", "skipped"
+const char* status_name(CandidateStatus s);
 
 struct VerificationStep {
   int replicas = 0;
@@ -108,8 +125,12 @@ struct CandidateResult {
   int gpus_per_replica = 1;
   CapacityResult capacity;
   int min_stable_replicas = 0;  // ceil(L / saturation throughput per replica)
-  int estimated_replicas = 0;   // max(min_stable_replicas, ceil(L / per-replica max))
-  int replicas = 0;             // verified minimum
+  // The stability bound's GPUs (min_stable_replicas · gpus_per_replica) and their cost per hour:
+  // no verification of this candidate could give fewer (0 until the saturation is measured).
+  int bound_gpus = 0;
+  double bound_cost_per_hour = 0;
+  int estimated_replicas = 0;  // max(min_stable_replicas, ceil(L / per-replica max))
+  int replicas = 0;            // verified minimum
   int total_gpus = 0;
   std::vector<int> per_seed_replicas;
   int min_gpus = 0, max_gpus = 0;  // over seeds
@@ -146,6 +167,9 @@ struct PlanResult {
   std::vector<std::string> unjudged;
   bool cheapest_passed_over = false;  // the tie rule put a better-founded candidate first
   bool interrupted = false;
+  // Simulations this plan ran, those on candidates later pruned included (each pruned candidate
+  // reports only its saturation probes, the simulations its bound rests on). Depends on timing.
+  int64_t simulations_run = 0;
   bool found() const { return !candidates.empty() && candidates[0].status == CandidateStatus::kOk; }
 };
 
@@ -169,11 +193,20 @@ void add_window_throughputs(const std::vector<metrics::BenchmarkMetrics>& runs, 
 // to `cap` passes. Calls passes(n) at most once per n.
 int smallest_passing(int start, int floor, int cap, const std::function<bool(int)>& passes);
 
+// What run_plan hands a candidate for pruning: its saturation throughput when already measured
+// (the pre-pass), and the rule and incumbent that may stop it (status kPruned, its bound set).
+struct CandidatePruning {
+  std::optional<double> saturation_rps;
+  const PruneRule* rule = nullptr;
+  const Incumbent* incumbent = nullptr;
+};
+
 // Evaluates one candidate (steps 1–6 above) with `jobs` threads for its seeds, or, with `share`,
 // handing its simulations to threads shared with the other candidates. Throws ConfigError only
 // for load errors common to every candidate.
 CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOptions& options,
-                                   int jobs, WorkShare* share = nullptr);
+                                   int jobs, WorkShare* share = nullptr,
+                                   const CandidatePruning& pruning = {});
 
 // All candidates, ranked. Throws ConfigError when target_qps <= 0, headroom < 0, seeds < 1, no
 // SLO or no candidate. `progress` (may be null) advances once per candidate; `cancel` stops

@@ -194,6 +194,10 @@ ordered_json plan_to_json(const PlanResult& result, const PlanOptions& options,
     o["estimated_replicas"] = c.estimated_replicas > 0 ? json(c.estimated_replicas) : json(nullptr);
     o["min_stable_replicas"] =
         c.min_stable_replicas > 0 ? json(c.min_stable_replicas) : json(nullptr);
+    // The stability bound's GPUs and cost: no verification could give fewer (plan_prune.h).
+    o["bound_gpus"] = c.bound_gpus > 0 ? json(c.bound_gpus) : json(nullptr);
+    o["bound_cost_per_hour_usd"] =
+        c.bound_gpus > 0 && c.price_per_gpu_hour > 0 ? json(c.bound_cost_per_hour) : json(nullptr);
     const bool measured = c.status != CandidateStatus::kSkipped || c.capacity.saturation_rps > 0;
     o["saturation_qps_per_replica"] = measured ? json(c.capacity.saturation_rps) : json(nullptr);
     o["per_replica_max_qps"] = c.capacity.feasible ? json(c.capacity.max_rate) : json(nullptr);

@@ -30,11 +30,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(VerificationStep, replicas, pass)
 // Every field but `candidate`, which every process has.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CandidateResult, gpu, catalog_model, tensor_parallel_size,
                                    pipeline_parallel_size, status, reason, basis, gpus_per_replica,
-                                   capacity, min_stable_replicas, estimated_replicas, replicas,
-                                   total_gpus, per_seed_replicas, min_gpus, max_gpus, verification,
-                                   cluster_prompts, at_target, price_per_gpu_hour, cost_per_hour,
-                                   usd_per_million_output_tokens, output_tokens_per_s_per_gpu,
-                                   output_tokens_per_usd, goodput_rps, simulations)
+                                   capacity, min_stable_replicas, bound_gpus, bound_cost_per_hour,
+                                   estimated_replicas, replicas, total_gpus, per_seed_replicas,
+                                   min_gpus, max_gpus, verification, cluster_prompts, at_target,
+                                   price_per_gpu_hour, cost_per_hour, usd_per_million_output_tokens,
+                                   output_tokens_per_s_per_gpu, output_tokens_per_usd, goodput_rps,
+                                   simulations)
 
 nlohmann::json candidate_result_to_json(const CandidateResult& r) { return r; }
 

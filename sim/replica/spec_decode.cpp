@@ -47,34 +47,38 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// The word of a seed, of a request under it, and of the request at a point of its output.
+// The word of a seed, and of a request under it at a point of its output: one mix of the seed's
+// word plus the request id and the tokens generated, each times its own odd constant (SplitMix64
+// itself is this mix of a counter times an odd constant; here two counters). The statistical
+// tests (spec_decode_test.cpp) check the mean and each survival frequency of the draws.
 uint64_t seed_word(uint64_t seed) { return mix(seed ^ 0x5bd1e9955bd1e995ull); }
 uint64_t draw_word(uint64_t seed_word, int64_t request_id, int64_t generated) {
-  const uint64_t base = mix(seed_word ^ static_cast<uint64_t>(request_id));
-  return mix(base ^ (static_cast<uint64_t>(generated) * 0x9e3779b97f4a7c15ull));
+  return mix(seed_word + static_cast<uint64_t>(request_id) * 0x9e3779b97f4a7c15ull +
+             static_cast<uint64_t>(generated) * 0xd1b54a32d192ed03ull);
 }
-// The word of draft position m (0-based) at `at`.
-uint64_t position_word(uint64_t at, int m) {
-  return mix(at + static_cast<uint64_t>(m + 1) * 0xd1b54a32d192ed03ull);
+// A rate as a probability: u < a never holds for a <= 0 (or NaN) and always for a >= 1.
+double clamp_rate(double a) {
+  if (a >= 1.0) return 1.0;
+  return a > 0.0 ? a : 0.0;
 }
 
 }  // namespace
 
 int accepted_drafts(const std::vector<double>& rates, uint64_t seed, int64_t request_id,
                     int64_t generated, int drafts) {
+  // One uniform u in [0, 1) from the top 53 bits of the word, against the survival function:
+  // A >= m exactly when u < P(A >= m) = a_1 · … · a_m (the running product, in this order). So
+  // P(A >= m) is the closed form, and the drafts accepted out of d are min(A_K, d): the first
+  // position past u ends the run whatever is scheduled after it.
   const uint64_t at = draw_word(seed_word(seed), request_id, generated);
+  const double u = static_cast<double>(at >> 11) * 0x1.0p-53;
   const int k = std::min<int>(drafts, static_cast<int>(rates.size()));
-  // The first rejected position (k when none is). Every position is drawn, last to first, with
-  // no early exit: the words are independent, so the CPU overlaps their multiplications, and the
-  // select compiles to a conditional move instead of a branch mispredicted about once a call
-  // (plan's speculative candidates spent a quarter of their time here). Same result as stopping
-  // at the first rejection: a later position's draw never changes which one is first.
-  int accepted = k;
-  for (int m = k - 1; m >= 0; --m) {
-    // A uniform double in [0, 1) from the top 53 bits of an independent word per position.
-    const uint64_t w = position_word(at, m);
-    const double u = static_cast<double>(w >> 11) * 0x1.0p-53;
-    accepted = !(u < rates[static_cast<size_t>(m)]) ? m : accepted;
+  double survive = 1.0;
+  int accepted = 0;
+  for (int m = 0; m < k; ++m) {
+    survive *= clamp_rate(rates[static_cast<size_t>(m)]);
+    if (!(u < survive)) break;
+    accepted = m + 1;
   }
   return accepted;
 }
@@ -82,27 +86,21 @@ int accepted_drafts(const std::vector<double>& rates, uint64_t seed, int64_t req
 AcceptanceSampler::AcceptanceSampler(const std::vector<double>& rates, uint64_t seed)
     : seed_word_(seed_word(seed)) {
   constexpr double kScale = 0x1.0p53;
+  double survive = 1.0;  // the same running product as accepted_drafts()
   for (const double a : rates) {
-    // u < a never holds for a <= 0 (or NaN) and always for a >= 1.
-    uint64_t t = 0;
-    if (a >= 1.0) {
-      t = uint64_t{1} << 53;
-    } else if (a > 0.0) {
-      t = static_cast<uint64_t>(std::ceil(a * kScale));
-    }
-    thresholds_.push_back(t);
+    survive *= clamp_rate(a);
+    // u = n·2^-53 < p  ⇔  n < ⌈p·2^53⌉ for an integer n (p·2^53 is exact: a power-of-two scale).
+    thresholds_.push_back(static_cast<uint64_t>(std::ceil(survive * kScale)));
   }
 }
 
 int AcceptanceSampler::accepted(int64_t request_id, int64_t generated, int drafts) const {
-  const uint64_t at = draw_word(seed_word_, request_id, generated);
+  const uint64_t n = draw_word(seed_word_, request_id, generated) >> 11;
   const int k = std::min<int>(drafts, static_cast<int>(thresholds_.size()));
-  // As accepted_drafts(): every position drawn, the first rejection kept by a select.
-  int accepted = k;
-  for (int m = k - 1; m >= 0; --m) {
-    const uint64_t n = position_word(at, m) >> 11;
-    accepted = n < thresholds_[static_cast<size_t>(m)] ? accepted : m;
-  }
+  // The thresholds never increase, so the count of those above n is the first one that is not:
+  // a sum without branches.
+  int accepted = 0;
+  for (int m = 0; m < k; ++m) accepted += n < thresholds_[static_cast<size_t>(m)] ? 1 : 0;
   return accepted;
 }
 

@@ -19,9 +19,12 @@
 // call τ) is 1 + E[A] with k = K. rates_for_acceptance_length() inverts it for a constant rate a
 // (a_i = a for every i): E[A] = a (1 − a^K) / (1 − a), monotone in a, solved by bisection.
 //
-// Draws are a pure function of (seed, request id, tokens generated so far, draft position): the
-// same request at the same point of its output accepts the same drafts whatever the batch, the
-// order of requests or a preemption in between (deterministic, and independent across requests).
+// The draw: one uniform u per verify row, a pure function of (seed, request id, tokens generated
+// so far), and A = the number of m ≤ k with u < a_1 · … · a_m (inverse transform on the survival
+// function: P(A ≥ m) is the product exactly). The same request at the same point of its output
+// accepts the same drafts whatever the batch, the order of requests or a preemption in between
+// (deterministic, and independent across requests), and out of d scheduled drafts it accepts
+// min(A_K, d).
 #ifndef SERVESIM_SIM_REPLICA_SPEC_DECODE_H_
 #define SERVESIM_SIM_REPLICA_SPEC_DECODE_H_
 
@@ -65,9 +68,10 @@ int accepted_drafts(const std::vector<double>& rates, uint64_t seed, int64_t req
                     int64_t generated, int drafts);
 
 // accepted_drafts() for one configuration (rates and seed fixed), as a replica draws it once per
-// verify row: the seed's mix is done once, and each rate is an integer threshold on the 53-bit
-// word: u = n·2^-53 < a  ⇔  n < ⌈a·2^53⌉ for an integer n (a·2^53 is exact: a scaling by a power
-// of two), so accepted() gives accepted_drafts()'s answer for every input, with fewer operations.
+// verify row: the seed's mix is done once, and each survival product p_m = a_1 · … · a_m is an
+// integer threshold on the 53-bit word: u = n·2^-53 < p  ⇔  n < ⌈p·2^53⌉ for an integer n
+// (p·2^53 is exact: a scaling by a power of two), so accepted() gives accepted_drafts()'s answer
+// for every input, with fewer operations.
 class AcceptanceSampler {
  public:
   AcceptanceSampler() = default;
@@ -77,7 +81,7 @@ class AcceptanceSampler {
 
  private:
   uint64_t seed_word_ = 0;
-  std::vector<uint64_t> thresholds_;  // ⌈a_j·2^53⌉, clamped to [0, 2^53]
+  std::vector<uint64_t> thresholds_;  // ⌈p_j·2^53⌉, p_j the running product of clamped rates
 };
 
 }  // namespace servesim::sim

@@ -85,9 +85,19 @@ def test_gpus_figure_uses_each_plans_verified_minimum(outputs):
     fig = splot.gpus_vs_qps(plans)
     lines = {l.get_label(): l for l in fig.axes[0].get_lines()}
     for gpu in ("h100-sxm", "a100-80gb"):
-        want = [min(c["total_gpus"] for c in p["candidates"] if c["gpu"] == gpu and c["status"] == "ok")
-                for p in plans]
-        assert list(lines[gpu].get_ydata()) == want
+        # A GPU with a verified candidate: the fewest verified GPUs; one whose candidates were all
+        # pruned: a hollow marker at the fewest bound GPUs.
+        want, bound = [], []
+        for p in plans:
+            ok = [c["total_gpus"] for c in p["candidates"] if c["gpu"] == gpu and c["status"] == "ok"]
+            pruned = [c["bound_gpus"] for c in p["candidates"]
+                      if c["gpu"] == gpu and c["status"] == "pruned"]
+            (want if ok else bound).append(min(ok) if ok else min(pruned))
+        if want:
+            assert list(lines[gpu].get_ydata()) == want
+        if bound:
+            assert list(lines[f"{gpu}: pruned, at least"].get_ydata()) == bound
+    assert any(c["status"] == "ok" for p in plans for c in p["candidates"])
 
 
 def test_bad_input_exits_2_and_writes_nothing(outputs, tmp_path):
@@ -206,7 +216,10 @@ def test_candidate_bars_are_each_candidates_gpus(outputs):
         plan = json.load(f)
     fig = splot.candidate_bars(plan)
     bars = fig.axes[0].patches
-    want = [c["total_gpus"] if c["status"] == "ok" else 0 for c in plan["candidates"]]
+    # A verified candidate's GPUs; a pruned one's bound (its lighter bar); nothing for the others.
+    want = [c["total_gpus"] if c["status"] == "ok" else c["bound_gpus"] if c["status"] == "pruned"
+            else 0 for c in plan["candidates"]]
+    assert any(c["status"] == "pruned" for c in plan["candidates"])
     assert [b.get_width() for b in bars] == want
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [c["label"] for c in
                                                                       plan["candidates"]]

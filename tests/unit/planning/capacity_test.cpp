@@ -13,9 +13,10 @@ namespace {
 
 TEST_CASE("bisection finds a known threshold of a monotone predicate", "[planning][capacity]") {
   // passes(x) = x <= t. Expectations: max_pass <= t < min_fail, the bracket within 1% of the
-  // rate, and at most ceil(log2(ln(hi/lo) / ln(1.01))) + 2 = ceil(log2(462.8)) + 2 = 11 probes
-  // for [0.1, 10] (geometric midpoints halve the log-width of the bracket).
-  for (double t : {0.1234, 1.0, 3.7, 9.99}) {
+  // rate, and ceil(log2(ln(hi/lo) / ln(1.01))) + 1 = ceil(log2(462.8)) + 1 = 10 probes for
+  // [0.1, 10] when t is at or above the first midpoint √(0.1·10) = 1 (lo is not probed), one
+  // more below it (geometric midpoints halve the log-width of the bracket).
+  for (double t : {0.1234, 0.99, 1.0, 3.7, 9.99}) {
     int calls = 0;
     const Bisection b = bisect_max_passing(0.1, 10, 0.01, [&](double x) {
       ++calls;
@@ -28,17 +29,31 @@ TEST_CASE("bisection finds a known threshold of a monotone predicate", "[plannin
     REQUIRE(b.min_fail > t);
     REQUIRE(b.min_fail <= b.max_pass * 1.01);
     REQUIRE(b.probes == calls);
-    REQUIRE(calls <= 11);
+    REQUIRE(calls == (t >= 1.0 ? 10 : 11));
   }
-  // Fails at the bottom: nothing passes. Passes at the top: capped there.
-  const Bisection none = bisect_max_passing(0.1, 10, 0.01, [](double) { return false; });
+  // Fails at the bottom: hi, the first midpoint and lo fail. Passes at the top: capped there after
+  // one probe.
+  std::vector<double> probed;
+  const Bisection none = bisect_max_passing(0.1, 10, 0.01, [&](double x) {
+    probed.push_back(x);
+    return false;
+  });
   REQUIRE(none.low_fails);
   REQUIRE(none.max_pass == 0);
-  REQUIRE(none.probes == 1);
+  REQUIRE(none.min_fail == 0.1);
+  REQUIRE(probed == std::vector<double>{10, std::sqrt(0.1 * 10), 0.1});
   const Bisection all = bisect_max_passing(0.1, 10, 0.01, [](double) { return true; });
   REQUIRE(all.high_passes);
   REQUIRE(all.max_pass == 10);
-  REQUIRE(all.probes == 2);
+  REQUIRE(all.probes == 1);
+  // The same final bracket as a search that probes lo first (lo passes, then bisect_between).
+  for (double t : {0.1234, 0.99, 1.0, 3.7, 9.99}) {
+    auto below = [&](double x) { return x <= t; };
+    const Bisection a = bisect_max_passing(0.1, 10, 0.01, below);
+    const Bisection b = bisect_between(0.1, 10, 0.01, below);
+    REQUIRE(a.max_pass == b.max_pass);
+    REQUIRE(a.min_fail == b.min_fail);
+  }
   // A known bracket: no probe when it is already within tolerance.
   REQUIRE(bisect_between(5, 5.04, 0.01, [](double) { return true; }).probes == 0);
 }

@@ -133,6 +133,7 @@ TEST_CASE("candidates that cannot start are skipped with vLLM's reason and ranki
   o.target_qps = 40;
   o.slos = parse_slos({"p99_ttft_ms<=300"});
   o.seeds = 2;
+  o.prune = false;  // TP2 would be pruned (plan_prune_test): here both are ranked
   std::vector<PlanCandidate> cands(3);
   cands[0].label = "llama-3.1-70b h100-sxm TP1";
   cands[0].config = c;

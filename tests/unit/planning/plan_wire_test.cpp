@@ -37,6 +37,8 @@ CandidateResult sample() {
   c.probes = {{0.125, e}, {0.75, SloEvaluation{}}};
   c.simulations = 41;
   r.min_stable_replicas = 4;
+  r.bound_gpus = 24;
+  r.bound_cost_per_hour = 24 * 2.99;
   r.estimated_replicas = 5;
   r.replicas = 7;
   r.total_gpus = 42;
@@ -112,8 +114,10 @@ TEST_CASE("a candidate result survives the wire, field by field", "[plan_wire]")
   CHECK(b.output_tokens_per_usd == std::numeric_limits<double>::max());
   CHECK(b.goodput_rps == std::numeric_limits<double>::denorm_min());
   CHECK(b.simulations == 99);
+  CHECK(b.bound_gpus == 24);
+  CHECK(b.bound_cost_per_hour == 24 * 2.99);
   // Nothing else is sent: the keys are the member names, `candidate` stays behind.
-  CHECK(sent.size() == 26);
+  CHECK(sent.size() == 28);
   CHECK_FALSE(sent.contains("candidate"));
 }
 

@@ -202,8 +202,20 @@ TEST_CASE("spec decode: accepted drafts follow the closed form of the per-positi
   SECTION("the draw itself") {
     const int n = 200000;
     double sum = 0.0;
-    for (int i = 0; i < n; ++i) sum += accepted_drafts(rates, 7, i % 97, i / 97, 3);
+    int64_t at_least[4] = {0, 0, 0, 0};  // draws with A >= m
+    for (int i = 0; i < n; ++i) {
+      const int a = accepted_drafts(rates, 7, i % 97, i / 97, 3);
+      sum += a;
+      for (int m = 1; m <= a; ++m) ++at_least[m];
+    }
     REQUIRE(std::abs(sum / n - mean) < 5 * sd / std::sqrt(double(n)));
+    // Each survival frequency against P(A >= m) = a_1 · … · a_m, within 5 binomial deviations.
+    double p = 1.0;
+    for (int m = 1; m <= 3; ++m) {
+      p *= rates[static_cast<size_t>(m - 1)];
+      const double freq = static_cast<double>(at_least[m]) / n;
+      REQUIRE(std::abs(freq - p) < 5 * std::sqrt(p * (1 - p) / n));
+    }
   }
   SECTION("through the replica") {
     // 64 requests of 2000 output tokens: ~64 · 2000 / 2.47 ≈ 52,000 verify rows.
@@ -220,8 +232,8 @@ TEST_CASE("spec decode: accepted drafts follow the closed form of the per-positi
 }
 
 TEST_CASE("spec decode: the draw accepts up to the first rejected position", "[replica][spec]") {
-  // Positions are drawn independently of how many drafts are scheduled, so the drafts accepted
-  // out of d are min(A_K, d): the first rejection ends the run, wherever the later ones fall.
+  // The draw does not depend on how many drafts are scheduled, so the drafts accepted out of d
+  // are min(A_K, d): the first rejection ends the run, whatever is scheduled after it.
   const std::vector<double> rates = {0.9, 0.7, 0.5, 0.3, 0.1};
   for (int64_t id = 0; id < 50; ++id) {
     for (int64_t gen = 0; gen < 200; ++gen) {
@@ -236,19 +248,20 @@ TEST_CASE("spec decode: the draw accepts up to the first rejected position", "[r
     REQUIRE(accepted_drafts({1.0, 1.0, 0.0, 1.0}, 3, id, id * 7, 1) == 1);
     REQUIRE(accepted_drafts({0.0, 1.0, 1.0}, 3, id, id * 7, 3) == 0);
   }
-  // The draws themselves are pinned (plans and goldens depend on them): a polynomial hash of
-  // 100,000 draws, as the implementation that stopped at the first rejection gave it.
+  // The draws themselves are pinned (plans and documented studies depend on them): a polynomial
+  // hash of 100,000 draws of the one-uniform inverse transform (spec_decode.h).
   uint64_t h = 0;
   for (int i = 0; i < 100000; ++i)
     h = h * 6 + uint64_t(accepted_drafts(rates, 11, i % 101, i / 101, 5));
-  REQUIRE(h == 2753333743576503151ull);
+  REQUIRE(h == 14163744677793213272ull);
 }
 
 TEST_CASE("spec decode: the replica's sampler gives accepted_drafts() for every input",
           "[replica][spec]") {
-  // AcceptanceSampler compares the 53-bit word with ⌈a·2^53⌉ instead of its double with a: equal
-  // answers by construction, checked here over many draws and at the rates where an off-by-one in
-  // the threshold would show: 0, 1, exact multiples of 2^-53, their neighbours, tiny and > 1.
+  // AcceptanceSampler compares the 53-bit word with ⌈p·2^53⌉ instead of its double with the
+  // survival product p: equal answers by construction, checked here over many draws and at the
+  // rates where an off-by-one in the threshold would show: 0, 1, exact multiples of 2^-53, their
+  // neighbours, tiny and > 1.
   const double ulp = 0x1.0p-53;
   const std::vector<std::vector<double>> rate_sets = {
       {0.9, 0.7, 0.5, 0.3, 0.1},
