@@ -65,6 +65,24 @@ constexpr double kNcclBytesPerRank = 0.35 * kGiB;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// MemoryPlanOptions::mla_absorbed_weights: the bytes one rank holds per layer.
+double mla_absorbed_bytes_per_layer(const Deployment& d, int tp) {
+  const ModelSpec& m = d.model;
+  const double heads = static_cast<double>(m.num_heads / tp);
+  const double q_in =
+      static_cast<double>(m.mla.q_lora_rank > 0 ? m.mla.q_lora_rank : m.hidden_size);
+  const double latent = heads * static_cast<double>(m.mla.kv_lora_rank);
+  const bool fp8 = d.weight_format() == "fp8";
+  const double absorbed = fp8 ? 1.0 : m.dtype_bytes;
+  const double w_qr = q_in * heads * static_cast<double>(m.mla.qk_rope_head_dim) * m.dtype_bytes;
+  const double w_q_uk = q_in * latent * absorbed;
+  const double w_uv_o = latent * static_cast<double>(m.hidden_size) * absorbed;
+  const double kv_b = fp8 ? heads * static_cast<double>(m.mla.qk_nope_head_dim + m.mla.v_head_dim) *
+                                static_cast<double>(m.mla.kv_lora_rank) * m.dtype_bytes
+                          : 0.0;
+  return w_qr + w_q_uk + w_uv_o + kv_b;
+}
+
 struct Sizes {
   double weights = 0;
   double lora = 0;  // LoRA slots (0 without --enable-lora)
@@ -145,6 +163,9 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   // A multimodal checkpoint's vision encoder (Gemma-3, Llama-4), TP-sharded like vLLM's
   // vision towers, in the model dtype; 0 for language models.
   s.weights += m.encoder_params / tp * m.dtype_bytes;
+  if (m.is_mla() && opts.mla_absorbed_weights) {
+    s.weights += static_cast<double>(layers_stage) * mla_absorbed_bytes_per_layer(d, tp);
+  }
 
   const double mbt = opts.max_num_batched_tokens;
   const double forward = mbt * (3 * i_eff / tp + kForwardHiddenTensors * h) * m.dtype_bytes;

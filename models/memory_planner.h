@@ -47,6 +47,17 @@ struct MemoryPlanOptions {
   // (VLLM_MLA_CUDA_MEM_ALIGN_KV_CACHE, default on: 576 bf16 elements = 1,152 B held in 1,280 B)
   // until PR #14842 (vLLM 0.8) removed the alignment.
   int mla_entry_align_bytes = 0;
+  // MLA models: the decode weights vLLM 0.7's V0 MLA backend built by matrix absorption and kept
+  // beside the raw ones (vllm/attention/backends/mla/utils.py, process_weights_after_loading;
+  // "we end up with absorbed weights for decode and another copy of raw weights for prefill").
+  // Per layer and rank, H = heads / TP, q_in = q_lora_rank (hidden without query compression):
+  //   W_QR   q_in × H·rope          in the model dtype ("small, we don't bother requantizing")
+  //   W_Q_UK q_in × H·kv_lora_rank  1 byte under fp8 weights (requantized), else the model dtype
+  //   W_UV_O H·kv_lora_rank × hidden, likewise
+  //   and, under fp8, the dequantized kv_b_proj (H·(nope + v) × kv_lora_rank, model dtype) that
+  //   W_UK and W_UV stay views of. Their fp8 scales (one float per 128 × 128 block, under 20 KB a
+  //   layer) are not counted.
+  bool mla_absorbed_weights = false;
 };
 
 // Throws ConfigError when the model does not fit: the message says how much memory is missing and

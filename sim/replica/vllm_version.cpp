@@ -55,9 +55,13 @@ std::vector<VllmVersionInfo> build_table() {
   {
     VllmVersionInfo v = v0("0.7");
     v.mla_entry_align_bytes = 256;
+    v.mla_absorbed_weights = true;
     v.sources +=
         "; MLA cache entries aligned to 256 B (vllm/worker/cache_engine.py, "
-        "VLLM_MLA_CUDA_MEM_ALIGN_KV_CACHE default 1; removed by PR #14842 in 0.8)";
+        "VLLM_MLA_CUDA_MEM_ALIGN_KV_CACHE default 1; removed by PR #14842 in 0.8); MLA's "
+        "matrix-absorbed decode weights W_Q_UK, W_UV_O (fp8 requantized) and W_QR kept beside "
+        "the raw ones (vllm/attention/backends/mla/utils.py process_weights_after_loading, "
+        "VLLM_MLA_PERFORM_MATRIX_ABSORPTION default 1)";
     t.push_back(v);
   }
   {

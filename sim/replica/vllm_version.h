@@ -50,6 +50,10 @@ struct VllmVersionInfo {
   // aligned each layer's entry to 256 bytes until 0.8 (PR #14842): mla_entry_align_bytes.
   bool mla_cache = true;
   int mla_entry_align_bytes = 0;
+  // V0's MLA backend (vllm/attention/backends/mla/utils.py, 0.7) kept matrix-absorbed decode
+  // weights next to the raw ones (MemoryPlanOptions::mla_absorbed_weights); 0.8 dropped the
+  // absorbed matrices (the dequantized kv_b_proj later releases keep for fp8 is not modelled).
+  bool mla_absorbed_weights = false;
   // Benchmark client of the same release (benchmark_serving.py / vllm bench serve):
   bool legacy_random_lengths =
       false;  // random dataset lengths on [int(L·r), L] (else [L(1−r), L(1+r)])

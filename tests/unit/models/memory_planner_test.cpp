@@ -255,6 +255,38 @@ TEST_CASE("MLA cache entries aligned to 256 bytes, as vLLM 0.7's CacheEngine hol
   CHECK(plan_memory(d, o).kv_bytes_per_token == 35136);
 }
 
+TEST_CASE("vLLM 0.7's MLA keeps its absorbed decode weights beside the raw ones",
+          "[models][memory]") {
+  // DeepSeek-R1 (fp8) at TP 8: H = 128 / 8 = 16 heads, q_lora_rank 1,536, kv_lora_rank 512,
+  // rope 64, nope 128, v 128, hidden 7,168. Per layer and rank:
+  //   W_QR   1,536 × 16·64 × 2 B (bf16)            =  3,145,728
+  //   W_Q_UK 1,536 × 16·512 × 1 B (fp8)            = 12,582,912
+  //   W_UV_O 16·512 × 7,168 × 1 B (fp8)            = 58,720,256
+  //   kv_b_proj dequantized, 16·256 × 512 × 2 B    =  4,194,304
+  //   sum 78,643,200 B; × 61 layers = 4,797,235,200 B (4.47 GiB).
+  hardware::GpuSpec big = testing::h100_sxm();
+  big.memory_bytes = 150e9;
+  Deployment d = deploy(load_model("deepseek-r1"), big, 8);
+  MemoryPlanOptions o = options(8192, 256);
+  const double without = plan_memory(d, o).weight_bytes;
+  o.mla_absorbed_weights = true;
+  CHECK(plan_memory(d, o).weight_bytes - without == Approx(4797235200.0).epsilon(1e-12));
+  // TP 4: twice the heads per rank, so twice each term.
+  d.tensor_parallel_size = 4;
+  big.memory_bytes = 300e9;
+  d.gpu = big;
+  o.mla_absorbed_weights = false;
+  const double without4 = plan_memory(d, o).weight_bytes;
+  o.mla_absorbed_weights = true;
+  CHECK(plan_memory(d, o).weight_bytes - without4 == Approx(2 * 4797235200.0).epsilon(1e-12));
+  // A dense model is unaffected.
+  Deployment dense = deploy(load_model("llama-3.1-8b"), testing::h100_sxm(), 1);
+  o.mla_absorbed_weights = false;
+  const double a = plan_memory(dense, o).weight_bytes;
+  o.mla_absorbed_weights = true;
+  CHECK(plan_memory(dense, o).weight_bytes == a);
+}
+
 TEST_CASE("MXFP4 experts on Marlin are stored at their padded shape", "[models][memory]") {
   // Below compute capability 9.0 vLLM allocates each MXFP4 expert for Marlin with the hidden size
   // rounded up to 256 and the intermediate width per partition to 128 (models/marlin_moe.h):

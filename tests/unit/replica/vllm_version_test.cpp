@@ -42,6 +42,7 @@ TEST_CASE("version table: rows 0.6 ... 0.19, oldest first, the default is the ne
     // (PR #14842).
     CHECK(v.mla_cache == (minor >= 7));
     CHECK(v.mla_entry_align_bytes == (minor == 7 ? 256 : 0));
+    CHECK(v.mla_absorbed_weights == (minor == 7));
     const models::CudaGraphSizesRule want = minor <= 7    ? models::CudaGraphSizesRule::kV0
                                             : minor <= 9  ? models::CudaGraphSizesRule::kV1Dense512
                                             : minor == 10 ? models::CudaGraphSizesRule::kV1Dense2x
