@@ -199,14 +199,19 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
     return result;
   }
 
-  // Pruning: asked before each simulation from here on; once true, every probe fails at once.
+  // Pruning: asked before each simulation from here on (the per-seed searches run side by side,
+  // hence the atomic); once true, every probe fails at once without a run.
+  std::atomic<bool> stopped{false};
   auto stop = [&] {
-    if (!result.abandoned && options.abandon && options.abandon(result.saturation_rps)) {
-      result.abandoned = true;
+    if (!stopped.load() && options.abandon && options.abandon(result.saturation_rps)) {
+      stopped = true;
     }
-    return result.abandoned;
+    return stopped.load();
   };
-  if (stop()) return result;
+  if (stop()) {
+    result.abandoned = true;
+    return result;
+  }
 
   // 2. Joint bisection (mean over seeds). Every probe is remembered for the per-seed searches.
   std::map<double, SloEvaluation> evaluated;
@@ -224,7 +229,10 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
   const double lo = result.saturation_rps * options.low_load_fraction;
   const double hi = result.saturation_rps;
   const Bisection b = bisect_max_passing(lo, hi, options.rel_tol, probe);
-  if (result.abandoned) return result;
+  if (stopped.load()) {
+    result.abandoned = true;
+    return result;
+  }
 
   if (b.low_fails) {
     const SloEvaluation& e = evaluated.at(lo);
@@ -271,7 +279,6 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
   // seeds' searches are independent: they run side by side, each into its own slot.
   result.per_seed_max_rate.assign(static_cast<size_t>(options.seeds), 0.0);
   std::vector<int64_t> seed_simulations(static_cast<size_t>(options.seeds), 0);
-  std::atomic<bool> stopped{false};  // the seeds' searches run side by side: stop() is not theirs
   for_each_seed(options.seeds, options.jobs, options.share, [&](int64_t si) {
     const int s = static_cast<int>(si);
     double pass_at = 0, fail_at = std::numeric_limits<double>::infinity();
@@ -283,10 +290,7 @@ CapacityResult find_replica_capacity(const sim::SimulationConfig& config,
       }
     }
     auto seed_probe = [&](double rate) {
-      if (stopped.load() || (options.abandon && options.abandon(result.saturation_rps))) {
-        stopped = true;
-        return false;
-      }
+      if (stop()) return false;
       sim::SimulationConfig c = base;
       c.workload.request_rate = rate;
       const auto runs = run_seeds(c, prepared, {s}, 1);

@@ -254,6 +254,12 @@ int stability_bound(double load, double saturation_rps) {
   return x > kMaxReplicas ? kMaxReplicas + 1 : ceil_ratio(x);
 }
 
+// The stability bound's cost per hour at saturation throughput S: the same product as
+// cost_per_hour, so a verified cost is never below it.
+double bound_cost(const CandidateResult& r, double load, double saturation_rps) {
+  return r.price_per_gpu_hour * (stability_bound(load, saturation_rps) * r.gpus_per_replica);
+}
+
 struct Excluded {};  // thrown out of the verification when the incumbent excludes the candidate
 
 }  // namespace
@@ -267,16 +273,12 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   const sim::PreparedDeployment& prepared = setup.prepared;
   const double load = options.target_qps * (1 + options.headroom);
 
-  // The bound's cost at saturation throughput S (the same product as cost_per_hour below, so a
-  // verified cost is never below it), and whether the incumbent now excludes the candidate.
-  auto bound_cost = [&](double s) {
-    return r.price_per_gpu_hour * (stability_bound(load, s) * r.gpus_per_replica);
-  };
+  // Whether the incumbent now excludes the candidate, at saturation throughput s.
   const double band = widest_cost_band(r.basis.label);  // the basis at the target, not refined
   auto excluded = [&](double s) {
     if (pruning.rule == nullptr || pruning.incumbent == nullptr) return false;
     const std::optional<CostAndBand> best = pruning.incumbent->best();
-    return best && pruning.rule->excludes(bound_cost(s), band, best->cost, best->band);
+    return best && pruning.rule->excludes(bound_cost(r, load, s), band, best->cost, best->band);
   };
 
   CapacityOptions co;
@@ -293,7 +295,7 @@ CandidateResult evaluate_candidate(const PlanCandidate& candidate, const PlanOpt
   r.simulations = r.capacity.simulations;
   if (r.capacity.saturation_rps > 0) {
     r.bound_gpus = stability_bound(load, r.capacity.saturation_rps) * r.gpus_per_replica;
-    r.bound_cost_per_hour = bound_cost(r.capacity.saturation_rps);
+    r.bound_cost_per_hour = bound_cost(r, load, r.capacity.saturation_rps);
   }
   if (r.capacity.abandoned) {
     r.status = CandidateStatus::kPruned;
@@ -457,9 +459,7 @@ PlanResult run_plan(const std::vector<PlanCandidate>& candidates, const PlanOpti
       const double s = saturation_throughput(setup.config, setup.prepared, options.seeds, 1);
       saturation[size_t(i)] = s;
       if (s > 0) {
-        bound[size_t(i)] = {
-            setup.r.price_per_gpu_hour * (stability_bound(load, s) * setup.r.gpus_per_replica),
-            widest_cost_band(setup.r.basis.label)};
+        bound[size_t(i)] = {bound_cost(setup.r, load, s), widest_cost_band(setup.r.basis.label)};
       }
     });
     for (const CostAndBand& b : bound) {

@@ -1,6 +1,7 @@
 #include "sim/planning/plan_prune.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "sim/base/number_format.h"
 #include "sim/planning/error_band.h"
@@ -61,8 +62,15 @@ void prune_results(const PlanOptions& options, std::vector<CandidateResult>* res
   }
   if (!cheapest) return;  // nothing verified: nothing was stopped either
   const CandidateResult best = (*results)[*cheapest];
-  const double best_band =
-      cost_band(best.basis.label, best.capacity.binding).value_or(widest_cost_band(""));
+  // The cheapest's own cost band; of several at that cost (the ranking then takes the fewer GPUs)
+  // the widest, so that no tie with whichever ranks first is missed.
+  double best_band = 0;
+  for (const CandidateResult& r : *results) {
+    if (r.status == CandidateStatus::kOk && r.cost_per_hour == best.cost_per_hour) {
+      best_band = std::max(
+          best_band, cost_band(r.basis.label, r.capacity.binding).value_or(widest_cost_band("")));
+    }
+  }
   for (CandidateResult& r : *results) {
     const double band = widest_cost_band(r.basis.label);
     const bool stopped = r.status == CandidateStatus::kPruned;

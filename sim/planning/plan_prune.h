@@ -61,7 +61,8 @@ class Incumbent {
   std::optional<double> best_;
 };
 
-// The final pruning, against the cheapest verified candidate of `results` and its own cost band:
+// The final pruning, against the cheapest verified candidate of `results` and its own cost band
+// (the widest of those at that cost):
 // every candidate that ran and the rule excludes (its widest band, error_band.h), and every one
 // stopped early (status kPruned), becomes its pruned record: its bound and the saturation probes
 // it rests on (`simulations` = seeds), nothing that depends on how far its evaluation got, with
