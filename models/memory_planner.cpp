@@ -10,10 +10,25 @@
 //   blocks      = floor(kv / (block_size · kv_bytes_per_token_per_rank))
 //
 // Activation peak (per rank, bytes):
-//   forward = mbt · (3·I_eff/TP + 3·h) · dtype_bytes
-//     I_eff = intermediate_size (dense) or top_k·moe_intermediate + shared_intermediate (MoE).
-//     The peak sits inside one layer's MLP, where the fused gate_up output (2·I/TP), the SiLU·mul
-//     output (I/TP) and three hidden-size tensors (residual, normed input, layer output) are alive.
+//   forward = (mbt · 3·h + mlp) · dtype_bytes
+//     The peak sits inside one layer's MLP, where three hidden-size tensors (residual, normed
+//     input, layer output) are alive besides the MLP's own intermediates `mlp` (elements):
+//     dense: mbt · 3·I/TP, the fused gate_up output (2·I/TP) and the SiLU·mul output (I/TP).
+//     MoE: the largest of the dense layers' (if any), the shared experts' (mbt · 3·I_shared/TP)
+//     and the fused-MoE workspace of the routed experts, allocated for M = min(tokens, 32768)
+//     tokens (VLLM_FUSED_MOE_CHUNK_SIZE, vllm/envs.py; tokens = mbt, or DP · mbt when the DP
+//     ranks' tokens are gathered into the MoE layer) and top_k picks each:
+//       M · top_k · (max(N, K) + N/2)   from vLLM 0.8 (PR #13625: cache1 [N] and cache3 [K] share
+//                                       one buffer, cache2 [N/2] apart; fused_moe.py
+//                                       fused_experts_impl; fused_marlin_moe sizes its caches the
+//                                       same way)
+//       M · top_k · (N + N/2 + K)       before (MemoryPlanOptions::fused_moe_separate_caches)
+//     with N = 2·I_part (gate_up width of one expert on this rank: moe_intermediate / (TP·DP), or
+//     whole under --enable-expert-parallel) and K = hidden; MXFP4 experts on Marlin at their
+//     padded shape. DeepSeek-R1 at TP 8 and mbt 32,000 on vLLM 0.7: 3.78 GiB, where the public
+//     0.7.3 log's activation peak exceeds the dense-layer formula by 3.2 GiB (docs/models.md).
+//     Releases that run the experts through the modular kernel's TritonExperts keep two buffers
+//     of max(·, K) instead; not modelled (docs/cost_model.md §4).
 //   sampler = 3 · min(max_num_seqs, mbt) · vocab · 4
 //     the dummy sampler run holds about three fp32 [rows, vocab] tensors (logits cast to fp32,
 //     probabilities, and the bf16 logits + top-k/top-p workspace).
@@ -62,26 +77,11 @@ constexpr double kSamplerFp32Copies = 3;
 // NCCL communicators and vLLM's custom all-reduce buffers per rank when TP·PP > 1.
 // AIConfigurator systems/*.yaml: nccl_mem 342–392 MB per GPU.
 constexpr double kNcclBytesPerRank = 0.35 * kGiB;
+// VLLM_FUSED_MOE_CHUNK_SIZE's default (vllm/envs.py): the fused-MoE workspace holds at most this
+// many tokens; longer inputs are processed in chunks.
+constexpr int64_t kFusedMoeChunkTokens = 32768;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// MemoryPlanOptions::mla_absorbed_weights: the bytes one rank holds per layer.
-double mla_absorbed_bytes_per_layer(const Deployment& d, int tp) {
-  const ModelSpec& m = d.model;
-  const double heads = static_cast<double>(m.num_heads / tp);
-  const double q_in =
-      static_cast<double>(m.mla.q_lora_rank > 0 ? m.mla.q_lora_rank : m.hidden_size);
-  const double latent = heads * static_cast<double>(m.mla.kv_lora_rank);
-  const bool fp8 = d.weight_format() == "fp8";
-  const double absorbed = fp8 ? 1.0 : m.dtype_bytes;
-  const double w_qr = q_in * heads * static_cast<double>(m.mla.qk_rope_head_dim) * m.dtype_bytes;
-  const double w_q_uk = q_in * latent * absorbed;
-  const double w_uv_o = latent * static_cast<double>(m.hidden_size) * absorbed;
-  const double kv_b = fp8 ? heads * static_cast<double>(m.mla.qk_nope_head_dim + m.mla.v_head_dim) *
-                                static_cast<double>(m.mla.kv_lora_rank) * m.dtype_bytes
-                          : 0.0;
-  return w_qr + w_q_uk + w_uv_o + kv_b;
-}
 
 struct Sizes {
   double weights = 0;
@@ -109,7 +109,8 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   }
   double mlp = 0;
   double expert_params = 0;  // the routed experts' share of mlp (MXFP4 stores them in 4.25 bits)
-  double i_eff = 0;          // MLP width per token for the activation peak
+  const double mbt = opts.max_num_batched_tokens;
+  double mlp_peak = 0;  // MLP intermediates at the profiling run's peak, elements (see above)
   if (m.is_moe()) {
     const double moe_share =
         static_cast<double>(m.num_moe_layers()) / static_cast<double>(m.num_layers);
@@ -125,21 +126,32 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
     const double group = static_cast<double>(tp) * d.data_parallel_size;
     // MXFP4 experts on Marlin are allocated at their padded shape (models/marlin_moe.h): E / group
     // whole experts under expert parallelism, else every expert's slice of the group.
+    const bool ep = d.enable_expert_parallel && group > 1;
     double routed_gpu = routed / group;
+    double i_part = ep ? moe_i : moe_i / group;  // one expert's intermediate width on this rank
+    double k = h;
     if (d.mxfp4_marlin()) {
-      const bool ep = d.enable_expert_parallel && group > 1;
-      const MarlinPaddedExpert e = marlin_mxfp4_padded(h, ep ? moe_i : moe_i / group);
+      const MarlinPaddedExpert e = marlin_mxfp4_padded(h, i_part);
       routed_gpu =
           3 * e.hidden * e.intermediate * static_cast<double>(m.num_experts) / (ep ? group : 1.0);
+      i_part = e.intermediate;
+      k = e.hidden;
     }
     mlp = moe_share * (routed_gpu + shared / tp + router) +
           (1.0 - moe_share) * m.dense_mlp_params() / tp;
     expert_params = moe_share * routed_gpu;
-    i_eff = std::max(static_cast<double>(m.experts_per_token) * moe_i + shared_i,
-                     m.num_dense_layers > 0 ? static_cast<double>(m.intermediate_size) : 0.0);
+    const double n = 2 * i_part;
+    const double per_pick = opts.fused_moe_separate_caches ? n + n / 2 + k : std::max(n, k) + n / 2;
+    const double moe_tokens =
+        std::min(mbt * d.data_parallel_size, static_cast<double>(kFusedMoeChunkTokens));
+    mlp_peak = std::max(moe_tokens * static_cast<double>(m.experts_per_token) * per_pick,
+                        mbt * 3 * shared_i / tp);
+    if (m.num_dense_layers > 0) {
+      mlp_peak = std::max(mlp_peak, mbt * 3 * static_cast<double>(m.intermediate_size) / tp);
+    }
   } else {
     mlp = m.dense_mlp_params() / tp;
-    i_eff = static_cast<double>(m.intermediate_size);
+    mlp_peak = mbt * 3 * static_cast<double>(m.intermediate_size) / tp;
   }
   const double norms = m.norm_params_per_layer();
   const double layer_params = attn + mlp + norms;
@@ -163,12 +175,10 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
   // A multimodal checkpoint's vision encoder (Gemma-3, Llama-4), TP-sharded like vLLM's
   // vision towers, in the model dtype; 0 for language models.
   s.weights += m.encoder_params / tp * m.dtype_bytes;
-  if (m.is_mla() && opts.mla_absorbed_weights) {
-    s.weights += static_cast<double>(layers_stage) * mla_absorbed_bytes_per_layer(d, tp);
-  }
+  s.weights += static_cast<double>(layers_stage) *
+               mla_extra_weight_bytes_per_layer(d, tp, opts.mla_absorbed_weights);
 
-  const double mbt = opts.max_num_batched_tokens;
-  const double forward = mbt * (3 * i_eff / tp + kForwardHiddenTensors * h) * m.dtype_bytes;
+  const double forward = (mbt * kForwardHiddenTensors * h + mlp_peak) * m.dtype_bytes;
   const double rows = std::min(opts.max_num_seqs, opts.max_num_batched_tokens);
   const double sampler = kSamplerFp32Copies * rows * static_cast<double>(m.vocab_size) * 4.0;
   s.activations = forward + sampler;
@@ -202,6 +212,25 @@ std::string fmt(const char* format, double v) {
 }
 
 }  // namespace
+
+double mla_extra_weight_bytes_per_layer(const Deployment& d, int tp, bool absorbed_weights) {
+  const ModelSpec& m = d.model;
+  if (!m.is_mla()) return 0;
+  const double heads = static_cast<double>(m.num_heads / tp);
+  const bool fp8 = d.weight_format() == "fp8";
+  const double kv_b = fp8 ? heads * static_cast<double>(m.mla.qk_nope_head_dim + m.mla.v_head_dim) *
+                                static_cast<double>(m.mla.kv_lora_rank) * m.dtype_bytes
+                          : 0.0;
+  if (!absorbed_weights) return kv_b;
+  const double q_in =
+      static_cast<double>(m.mla.q_lora_rank > 0 ? m.mla.q_lora_rank : m.hidden_size);
+  const double latent = heads * static_cast<double>(m.mla.kv_lora_rank);
+  const double absorbed = fp8 ? 1.0 : m.dtype_bytes;
+  const double w_qr = q_in * heads * static_cast<double>(m.mla.qk_rope_head_dim) * m.dtype_bytes;
+  const double w_q_uk = q_in * latent * absorbed;
+  const double w_uv_o = latent * static_cast<double>(m.hidden_size) * absorbed;
+  return w_qr + w_q_uk + w_uv_o + kv_b;
+}
 
 MemoryPlan plan_memory(const Deployment& d, const MemoryPlanOptions& opts) {
   const ModelSpec& m = d.model;

@@ -55,10 +55,24 @@ struct MemoryPlanOptions {
   //   W_Q_UK q_in × H·kv_lora_rank  1 byte under fp8 weights (requantized), else the model dtype
   //   W_UV_O H·kv_lora_rank × hidden, likewise
   //   and, under fp8, the dequantized kv_b_proj (H·(nope + v) × kv_lora_rank, model dtype) that
-  //   W_UK and W_UV stay views of. Their fp8 scales (one float per 128 × 128 block, under 20 KB a
-  //   layer) are not counted.
+  //   W_UK and W_UV stay views of — held with or without this flag: every release's MLA backend
+  //   dequantizes it after loading (get_and_maybe_dequant_weights; bf16 weights stay views).
+  //   Their fp8 scales (one float per 128 × 128 block, under 20 KB a layer) are not counted.
   bool mla_absorbed_weights = false;
+  // MoE models: vLLM's fused-MoE workspace (fused_experts_impl, fused_marlin_moe) for the
+  // profiling run's tokens, per routed token of N = 2·I_part (gate_up) and K = hidden elements:
+  // cache1 (N) and cache3 (K) share one buffer of max(N, K) since PR #13625 (vLLM 0.8), cache2
+  // (N/2) apart; before it the three were separate (N + N/2 + K). See memory_planner.cpp.
+  bool fused_moe_separate_caches = false;
 };
+
+// The bytes one rank of an MLA model holds per layer beside its checkpoint weights (0 for other
+// models): under fp8 weights the dequantized kv_b_proj (H·(nope + v) × kv_lora_rank in the model
+// dtype, H = heads / tp) that W_UK and W_UV are views of — every release's MLA backend makes it
+// once after loading (get_and_maybe_dequant_weights in process_weights_after_loading: "we just
+// store fp16/bf16 copies"; under bf16 weights they are views of kv_b_proj) — plus, with
+// `absorbed_weights`, vLLM 0.7's absorbed decode weights (MemoryPlanOptions::mla_absorbed_weights).
+double mla_extra_weight_bytes_per_layer(const Deployment& d, int tp, bool absorbed_weights);
 
 // Throws ConfigError when the model does not fit: the message says how much memory is missing and
 // the smallest tensor-parallel size that fits (or that none up to 8 does).

@@ -19,13 +19,16 @@ VllmVersionInfo v0(const std::string& version) {
   v.async_scheduling_available = false;
   v.legacy_random_lengths = true;
   v.rescale_arrivals = false;
+  v.fused_moe_separate_caches = true;
   v.sources =
       "V0 engine (VLLM_USE_V1 unset: vllm/envs.py); EngineArgs max_num_seqs=256, "
       "enable_prefix_caching=False, chunked prefill only for max_model_len > 32K "
       "(vllm/engine/arg_utils.py); budget max(max_model_len, 2048) without chunked prefill, "
       "_DEFAULT_MAX_NUM_BATCHED_TOKENS=2048 with it (vllm/config.py SchedulerConfig); _BATCH_SIZES_TO_CAPTURE = [1,2,4]+[8i, i<=32] "
       "(vllm/worker/model_runner.py); benchmark_serving.py sample_random_requests "
-      "randint(int(L*r), L+1), get_request sleeps an unrescaled gap after each request";
+      "randint(int(L*r), L+1), get_request sleeps an unrescaled gap after each request; "
+      "fused-MoE intermediate caches 1, 2, 3 allocated apart (fused_moe.py fused_experts_impl; "
+      "cache1 and cache3 share one buffer from PR #13625, vLLM 0.8)";
   return v;
 }
 

@@ -52,8 +52,11 @@ struct VllmVersionInfo {
   int mla_entry_align_bytes = 0;
   // V0's MLA backend (vllm/attention/backends/mla/utils.py, 0.7) kept matrix-absorbed decode
   // weights next to the raw ones (MemoryPlanOptions::mla_absorbed_weights); 0.8 dropped the
-  // absorbed matrices (the dequantized kv_b_proj later releases keep for fp8 is not modelled).
+  // absorbed matrices (the dequantized kv_b_proj every release keeps under fp8 weights stays).
   bool mla_absorbed_weights = false;
+  // The fused-MoE workspace before vLLM PR #13625 (0.8): intermediate caches 1, 2 and 3 each
+  // allocated (MemoryPlanOptions::fused_moe_separate_caches), from 0.8 caches 1 and 3 share one.
+  bool fused_moe_separate_caches = false;
   // Benchmark client of the same release (benchmark_serving.py / vllm bench serve):
   bool legacy_random_lengths =
       false;  // random dataset lengths on [int(L·r), L] (else [L(1−r), L(1+r)])

@@ -147,7 +147,9 @@ TEST_CASE("memory plan: experts spread over TP x DP, the rest per DP rank", "[fi
   // DeepSeek-R1 (FP8) on H200: TP 8 vs DP 8 + EP hold the same routed-expert bytes per GPU; DP 8
   // keeps attention, the dense and shared MLPs and both embeddings whole on every rank:
   //   Δweights = 61·(attn(1) − attn(8))·1 B + (3·dense + 58·shared)·(7/8)·1 B
-  //            + 2·V·h·2 B·(7/8).
+  //            + 2·V·h·2 B·(7/8)
+  //            + 61·(128 − 16) heads·256·512·2 B   (the dequantized kv_b_proj of fp8 MLA,
+  //                                                  models/memory_planner.h)
   const SimulationConfig dp8 = deepseek_r1_dp8_ep();
   SimulationConfig tp8 = dp8;
   tp8.data_parallel_size = 1;
@@ -159,7 +161,7 @@ TEST_CASE("memory plan: experts spread over TP x DP, the rest per DP rank", "[fi
   const double shared = 3.0 * 7168 * 2048;
   const double delta = 61 * (m.attention_params_per_rank(1) - m.attention_params_per_rank(8)) +
                        (3 * m.dense_mlp_params() + 58 * shared) * 7 / 8 +
-                       2.0 * 129280 * 7168 * 2 * 7 / 8;
+                       2.0 * 129280 * 7168 * 2 * 7 / 8 + 61.0 * (128 - 16) * 256 * 512 * 2;
   CHECK_THAT(b.memory.weight_bytes - a.memory.weight_bytes,
              Catch::Matchers::WithinRel(delta, 1e-9));
   CHECK(b.memory.kv_bytes_per_token == a.memory.kv_bytes_per_token);  // MLA: the same latent

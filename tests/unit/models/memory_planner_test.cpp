@@ -263,14 +263,23 @@ TEST_CASE("vLLM 0.7's MLA keeps its absorbed decode weights beside the raw ones"
   //   W_Q_UK 1,536 × 16·512 × 1 B (fp8)            = 12,582,912
   //   W_UV_O 16·512 × 7,168 × 1 B (fp8)            = 58,720,256
   //   kv_b_proj dequantized, 16·256 × 512 × 2 B    =  4,194,304
-  //   sum 78,643,200 B; × 61 layers = 4,797,235,200 B (4.47 GiB).
+  //   sum 78,643,200 B; × 61 layers = 4,797,235,200 B (4.47 GiB). The dequantized kv_b_proj is
+  //   held by every release (mla_extra_weight_bytes_per_layer), the rest only by 0.7:
+  //   74,448,896 B × 61 = 4,541,382,656 B.
   hardware::GpuSpec big = testing::h100_sxm();
   big.memory_bytes = 150e9;
   Deployment d = deploy(load_model("deepseek-r1"), big, 8);
+  CHECK(mla_extra_weight_bytes_per_layer(d, 8, false) == 4194304.0);
+  CHECK(mla_extra_weight_bytes_per_layer(d, 8, true) == 78643200.0);
   MemoryPlanOptions o = options(8192, 256);
   const double without = plan_memory(d, o).weight_bytes;
   o.mla_absorbed_weights = true;
-  CHECK(plan_memory(d, o).weight_bytes - without == Approx(4797235200.0).epsilon(1e-12));
+  CHECK(plan_memory(d, o).weight_bytes - without == Approx(4541382656.0).epsilon(1e-12));
+  // bf16 weights: W_UK and W_UV are views of kv_b_proj, nothing extra without absorption.
+  Deployment bf16 = d;
+  bf16.model.checkpoint_quantization = "";
+  CHECK(mla_extra_weight_bytes_per_layer(bf16, 8, false) == 0.0);
+  CHECK(mla_extra_weight_bytes_per_layer(deploy(load_model("llama-3.1-8b"), big), 1, true) == 0.0);
   // TP 4: twice the heads per rank, so twice each term.
   d.tensor_parallel_size = 4;
   big.memory_bytes = 300e9;
@@ -278,13 +287,49 @@ TEST_CASE("vLLM 0.7's MLA keeps its absorbed decode weights beside the raw ones"
   o.mla_absorbed_weights = false;
   const double without4 = plan_memory(d, o).weight_bytes;
   o.mla_absorbed_weights = true;
-  CHECK(plan_memory(d, o).weight_bytes - without4 == Approx(2 * 4797235200.0).epsilon(1e-12));
+  CHECK(plan_memory(d, o).weight_bytes - without4 == Approx(2 * 4541382656.0).epsilon(1e-12));
   // A dense model is unaffected.
   Deployment dense = deploy(load_model("llama-3.1-8b"), testing::h100_sxm(), 1);
   o.mla_absorbed_weights = false;
   const double a = plan_memory(dense, o).weight_bytes;
   o.mla_absorbed_weights = true;
   CHECK(plan_memory(dense, o).weight_bytes == a);
+}
+
+TEST_CASE("MoE activation peak holds the fused-MoE workspace", "[models][memory]") {
+  // activations = (mbt·3·h + M·k·per_pick)·2 B + 3·min(seqs, mbt)·V·4 B, per_pick = max(N, K) +
+  // N/2 from vLLM 0.8 (caches 1 and 3 share a buffer) or N + N/2 + K before, N = 2·I_part,
+  // K = hidden, M = min(tokens, 32768) (memory_planner.cpp).
+  hardware::GpuSpec big = testing::h100_sxm();
+  big.memory_bytes = 300e9;
+  const double sampler_r1 = 3.0 * 1024 * 129280 * 4;
+  // DeepSeek-R1 at TP 8, mbt 32,000 (the public vLLM 0.7.3 log's flags): N = 2·2048/8 = 512.
+  Deployment r1 = deploy(load_model("deepseek-r1"), big, 8);
+  MemoryPlanOptions o = options(32000, 1024);
+  const double hidden_r1 = 32000.0 * 3 * 7168 * 2;
+  CHECK_THAT(plan_memory(r1, o).activation_bytes,
+             WithinRel(hidden_r1 + 32000.0 * 8 * (7168 + 256) * 2 + sampler_r1, 1e-12));
+  o.fused_moe_separate_caches = true;  // vLLM 0.7: 3.78 GiB of workspace
+  CHECK_THAT(plan_memory(r1, o).activation_bytes,
+             WithinRel(hidden_r1 + 32000.0 * 8 * (512 + 256 + 7168) * 2 + sampler_r1, 1e-12));
+  CHECK_THAT(32000.0 * 8 * (512 + 256 + 7168) * 2 / kGiB, WithinRel(3.784, 1e-3));
+  // Expert parallel: whole experts, N = 4096, still below K = 7168.
+  o.fused_moe_separate_caches = false;
+  r1.enable_expert_parallel = true;
+  CHECK_THAT(plan_memory(r1, o).activation_bytes,
+             WithinRel(hidden_r1 + 32000.0 * 8 * (7168 + 2048) * 2 + sampler_r1, 1e-12));
+  // Qwen3-30B-A3B (hidden 2,048, 8 of 128 experts of 768): at TP 1 N = 1,536 < K; mbt 8,192.
+  const double sampler_q = 3.0 * 256 * 151936 * 4;
+  Deployment q = deploy(load_model("qwen3-30b-a3b"), big, 1);
+  CHECK_THAT(plan_memory(q, options(8192, 256)).activation_bytes,
+             WithinRel(8192.0 * 3 * 2048 * 2 + 8192.0 * 8 * (2048 + 768) * 2 + sampler_q, 1e-12));
+  // The chunk: with 4 data-parallel ranks the MoE layer gathers 4 · 16,384 tokens, of which the
+  // workspace holds 32,768 (experts sliced over TP·DP = 4: N = 384).
+  q.data_parallel_size = 4;
+  const double sampler_q16 = 3.0 * 256 * 151936 * 4;
+  CHECK_THAT(
+      plan_memory(q, options(16384, 256)).activation_bytes,
+      WithinRel(16384.0 * 3 * 2048 * 2 + 32768.0 * 8 * (2048 + 192) * 2 + sampler_q16, 1e-12));
 }
 
 TEST_CASE("MXFP4 experts on Marlin are stored at their padded shape", "[models][memory]") {
