@@ -64,6 +64,10 @@ struct MemoryPlanOptions {
   // cache1 (N) and cache3 (K) share one buffer of max(N, K) since PR #13625 (vLLM 0.8), cache2
   // (N/2) apart; before it the three were separate (N + N/2 + K). See memory_planner.cpp.
   bool fused_moe_separate_caches = false;
+  // MoE models with unquantized (16-bit) experts: the Triton experts run through the modular
+  // kernel (vLLM PR #31052, from 0.14: TritonExperts.workspace_shapes), whose two workspaces hold
+  // max(N/2, K) and max(N, K) elements per routed token instead.
+  bool fused_moe_modular_workspace = false;
 };
 
 // The bytes one rank of an MLA model holds per layer beside its checkpoint weights (0 for other

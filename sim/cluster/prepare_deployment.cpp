@@ -229,6 +229,7 @@ PreparedDeployment prepare_single_deployment(const SimulationConfig& config) {
   mo.mla_entry_align_bytes = version.mla_entry_align_bytes;
   mo.mla_absorbed_weights = version.mla_absorbed_weights;
   mo.fused_moe_separate_caches = version.fused_moe_separate_caches;
+  mo.fused_moe_modular_workspace = version.fused_moe_modular_workspace;
   mo.gpu_memory_utilization = p.engine.gpu_memory_utilization;
   mo.block_size = p.engine.block_size;
   mo.max_num_batched_tokens = p.engine.max_num_batched_tokens;

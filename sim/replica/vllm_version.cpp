@@ -111,6 +111,7 @@ std::vector<VllmVersionInfo> build_table() {
     v.cuda_graphs = CudaGraphSizesRule::kV1Sparse;
     v.hybrid_kv_cache = true;
     v.async_scheduling_default = minor >= 14;
+    v.fused_moe_modular_workspace = minor >= 14;
     v.sources +=
         "; capture sizes [1,2,4]+range(8,256,8)+range(256,max+1,16), "
         "max=min(2*max_num_seqs,512) (CompilationConfig); vllm bench serve get_request "
@@ -119,6 +120,12 @@ std::vector<VllmVersionInfo> build_table() {
                      ? "; async scheduling on by default (PR #27614, vllm/config/scheduler.py "
                        "async_scheduling=None -> on where supported)"
                      : "; async scheduling off by default (vllm/config/scheduler.py)";
+    if (minor >= 14) {
+      v.sources +=
+          "; unquantized MoE experts through the modular kernel's TritonExperts, workspaces "
+          "(M, topk, max(N/2, K)) and (M, topk, max(N, K)) (PR #31052 \"Use modular kernel for "
+          "unquantized Triton MoE\", merged 2025-12-20, after v0.13.0)";
+    }
     t.push_back(v);
   }
   return t;

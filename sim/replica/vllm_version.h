@@ -57,6 +57,9 @@ struct VllmVersionInfo {
   // The fused-MoE workspace before vLLM PR #13625 (0.8): intermediate caches 1, 2 and 3 each
   // allocated (MemoryPlanOptions::fused_moe_separate_caches), from 0.8 caches 1 and 3 share one.
   bool fused_moe_separate_caches = false;
+  // From 0.14 (PR #31052, merged after 0.13.0) unquantized MoE experts run the modular kernel's
+  // TritonExperts, with its own workspace (MemoryPlanOptions::fused_moe_modular_workspace).
+  bool fused_moe_modular_workspace = false;
   // Benchmark client of the same release (benchmark_serving.py / vllm bench serve):
   bool legacy_random_lengths =
       false;  // random dataset lengths on [int(L·r), L] (else [L(1−r), L(1+r)])

@@ -323,6 +323,17 @@ TEST_CASE("MoE activation peak holds the fused-MoE workspace", "[models][memory]
   Deployment q = deploy(load_model("qwen3-30b-a3b"), big, 1);
   CHECK_THAT(plan_memory(q, options(8192, 256)).activation_bytes,
              WithinRel(8192.0 * 3 * 2048 * 2 + 8192.0 * 8 * (2048 + 768) * 2 + sampler_q, 1e-12));
+  // From vLLM 0.14 unquantized experts run the modular kernel's TritonExperts: max(N/2, K) +
+  // max(N, K) = 2,048 + 2,048 per pick. Quantized (fp8) experts keep the 0.8 form.
+  MemoryPlanOptions modular = options(8192, 256);
+  modular.fused_moe_modular_workspace = true;
+  CHECK_THAT(plan_memory(q, modular).activation_bytes,
+             WithinRel(8192.0 * 3 * 2048 * 2 + 8192.0 * 8 * (2048 + 2048) * 2 + sampler_q, 1e-12));
+  Deployment r1_modular = deploy(load_model("deepseek-r1"), big, 8);
+  MemoryPlanOptions r1_opts = options(32000, 1024);
+  const double r1_08 = plan_memory(r1_modular, r1_opts).activation_bytes;
+  r1_opts.fused_moe_modular_workspace = true;
+  CHECK(plan_memory(r1_modular, r1_opts).activation_bytes == r1_08);
   // The chunk: with 4 data-parallel ranks the MoE layer gathers 4 · 16,384 tokens, of which the
   // workspace holds 32,768 (experts sliced over TP·DP = 4: N = 384).
   q.data_parallel_size = 4;

@@ -43,6 +43,10 @@ TEST_CASE("version table: rows 0.6 ... 0.19, oldest first, the default is the ne
     CHECK(v.mla_cache == (minor >= 7));
     CHECK(v.mla_entry_align_bytes == (minor == 7 ? 256 : 0));
     CHECK(v.mla_absorbed_weights == (minor == 7));
+    // Fused-MoE workspace: three caches apart before PR #13625 (0.8); the modular kernel's for
+    // unquantized experts from 0.14 (PR #31052).
+    CHECK(v.fused_moe_separate_caches == (minor <= 7));
+    CHECK(v.fused_moe_modular_workspace == (minor >= 14));
     const models::CudaGraphSizesRule want = minor <= 7    ? models::CudaGraphSizesRule::kV0
                                             : minor <= 9  ? models::CudaGraphSizesRule::kV1Dense512
                                             : minor == 10 ? models::CudaGraphSizesRule::kV1Dense2x
