@@ -23,14 +23,14 @@
 //                                       fused_experts_impl; fused_marlin_moe sizes its caches the
 //                                       same way)
 //       M · top_k · (N + N/2 + K)       before (MemoryPlanOptions::fused_moe_separate_caches)
-//     with N = 2·I_part (gate_up width of one expert on this rank: moe_intermediate / (TP·DP), or
-//     whole under --enable-expert-parallel) and K = hidden; MXFP4 experts on Marlin at their
-//     padded shape. DeepSeek-R1 at TP 8 and mbt 32,000 on vLLM 0.7: 3.78 GiB, where the public
-//     0.7.3 log's activation peak exceeds the dense-layer formula by 3.2 GiB (docs/models.md).
 //       M · top_k · (max(N/2, K) + max(N, K))   unquantized experts from vLLM 0.14 (the modular
 //                                       kernel's TritonExperts.workspace_shapes, PR #31052;
 //                                       MemoryPlanOptions::fused_moe_modular_workspace); the
 //                                       quantized experts keep the 0.8 form (docs/cost_model.md §4)
+//     with N = 2·I_part (gate_up width of one expert on this rank: moe_intermediate / (TP·DP), or
+//     whole under --enable-expert-parallel) and K = hidden; MXFP4 experts on Marlin at their
+//     padded shape. DeepSeek-R1 at TP 8 and mbt 32,000 on vLLM 0.7: 3.78 GiB, where the public
+//     0.7.3 log's activation peak exceeds the dense-layer formula by 3.2 GiB (docs/models.md).
 //   sampler = 3 · min(max_num_seqs, mbt) · vocab · 4
 //     the dummy sampler run holds about three fp32 [rows, vocab] tensors (logits cast to fp32,
 //     probabilities, and the bf16 logits + top-k/top-p workspace).
@@ -143,11 +143,10 @@ Sizes compute_sizes(const Deployment& d, int tp, const MemoryPlanOptions& opts) 
           (1.0 - moe_share) * m.dense_mlp_params() / tp;
     expert_params = moe_share * routed_gpu;
     const double n = 2 * i_part;
-    const bool unquantized = d.weight_format().empty();  // experts in the model dtype
-    double per_pick = std::max(n, k) + n / 2;
-    if (opts.fused_moe_separate_caches) per_pick = n + n / 2 + k;
-    if (opts.fused_moe_modular_workspace && unquantized)
-      per_pick = std::max(n / 2, k) + std::max(n, k);
+    const bool modular = opts.fused_moe_modular_workspace && d.weight_format().empty();
+    const double per_pick = opts.fused_moe_separate_caches ? n + n / 2 + k
+                            : modular                      ? std::max(n / 2, k) + std::max(n, k)
+                                                           : std::max(n, k) + n / 2;
     const double moe_tokens =
         std::min(mbt * d.data_parallel_size, static_cast<double>(kFusedMoeChunkTokens));
     mlp_peak = std::max(moe_tokens * static_cast<double>(m.experts_per_token) * per_pick,
